@@ -1,0 +1,78 @@
+"""Entry point: ``judgekit <command>``.
+
+Each command lives in its own module under ``judgekit/cli/`` and exposes a
+click command named ``command``. This module only wires them together and turns
+:class:`~judgekit.errors.JudgekitError` into a clean one-line message.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from judgekit import __version__
+from judgekit.errors import JudgekitError
+
+#: command name -> module under judgekit.cli that defines ``command``.
+COMMAND_MODULES: dict[str, str] = {
+    "demo": "demo",
+    "import": "import_items",
+    "judge": "judge",
+    "export": "export",
+    "serve-local": "serve_local",
+    "annotate": "annotate",
+    "labels": "labels",
+    "judgments": "judgments",
+    "probe": "probe",
+    "report": "report",
+    "compare": "compare",
+    "plan": "plan",
+    "agree": "agree",
+}
+
+
+class LazyGroup(click.Group):
+    """Imports a command's module only when that command runs (fast ``--help``)."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(COMMAND_MODULES)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        module_name = COMMAND_MODULES.get(cmd_name)
+        if module_name is None:
+            return None
+        module = importlib.import_module(f"judgekit.cli.{module_name}")
+        command: click.Command = module.command
+        return command
+
+
+@click.group(cls=LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="judgekit")
+def cli() -> None:
+    """Calibrate an LLM judge against humans before you trust it."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the CLI; a JudgekitError becomes ``error: message`` and its exit code."""
+    try:
+        result = cli.main(args=argv, prog_name="judgekit", standalone_mode=False)
+    except JudgekitError as exc:
+        click.echo(f"error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("aborted", err=True)
+        sys.exit(130)
+    # In non-standalone mode click returns ctx.exit(code)'s code instead of exiting.
+    if isinstance(result, int) and not isinstance(result, bool):
+        sys.exit(result)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,183 @@
+"""The store's schema, as named migrations recorded in ``_sqlite_migrations``.
+
+Each migration is a function registered on one :class:`sqlite_utils.Migrations`
+set; its name is recorded once applied, so opening an up-to-date store never
+touches the schema. Never edit an applied migration: add a new one (a user's
+database was created by the old text). ``apply_migrations`` runs every pending
+migration inside one ``BEGIN IMMEDIATE`` transaction, so two processes opening
+a fresh file at the same moment cannot both create the tables, and a failing
+migration leaves the file as it was.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+
+from sqlite_utils import Database, Migrations
+
+from judgekit.errors import StoreError
+
+MIGRATION_SET = "judgekit"
+
+migrations = Migrations(MIGRATION_SET)
+
+
+def _run(db: Database, statements: str) -> None:
+    """Execute ``;``-separated DDL inside the caller's transaction."""
+    for statement in statements.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+@migrations(name="0001_initial")
+def initial(db: Database) -> None:
+    """Every table of the first release (see docs/store.md for the meaning of each column)."""
+    _run(
+        db,
+        """
+        CREATE TABLE items (
+            dataset TEXT NOT NULL,
+            id TEXT NOT NULL,
+            input TEXT NOT NULL,
+            response TEXT,
+            response_a TEXT,
+            response_b TEXT,
+            reference TEXT,
+            slice TEXT,
+            cluster TEXT,
+            meta TEXT NOT NULL DEFAULT '{}',
+            content_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            PRIMARY KEY (dataset, id)
+        );
+        CREATE TABLE rubrics (
+            sha256 TEXT PRIMARY KEY,
+            name TEXT NOT NULL,
+            version TEXT NOT NULL,
+            text TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            dataset TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            sampling TEXT NOT NULL DEFAULT '{}',
+            capabilities TEXT NOT NULL DEFAULT '{}',
+            judgekit_version TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT,
+            summary TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX runs_by_rubric ON runs (rubric_hash, kind);
+        CREATE TABLE judgments (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs (id),
+            dataset TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            item_hash TEXT NOT NULL DEFAULT '',
+            variant TEXT NOT NULL DEFAULT '',
+            sample_index INTEGER NOT NULL,
+            status TEXT NOT NULL,
+            label TEXT,
+            score REAL,
+            reasoning TEXT,
+            raw_text TEXT,
+            model_requested TEXT NOT NULL,
+            model_returned TEXT,
+            base_url TEXT NOT NULL,
+            sampling TEXT NOT NULL DEFAULT '{}',
+            rubric_name TEXT NOT NULL,
+            rubric_version TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            cache_key TEXT NOT NULL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            latency_ms REAL,
+            finish_reason TEXT,
+            error TEXT,
+            judgekit_version TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            imported INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX judgments_by_cache_key ON judgments (cache_key, id);
+        CREATE INDEX judgments_by_rubric_dataset ON judgments (rubric_hash, dataset, item_id);
+        CREATE INDEX judgments_by_run ON judgments (run_id);
+        CREATE TABLE capabilities (
+            base_url TEXT NOT NULL,
+            model TEXT NOT NULL,
+            capabilities TEXT NOT NULL DEFAULT '{}',
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (base_url, model)
+        );
+        CREATE TABLE labels (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            dataset TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            annotator TEXT NOT NULL,
+            label TEXT,
+            note TEXT,
+            flagged INTEGER NOT NULL DEFAULT 0,
+            blind INTEGER NOT NULL DEFAULT 1,
+            seconds REAL,
+            created_at TEXT NOT NULL,
+            source TEXT NOT NULL DEFAULT 'annotate'
+        );
+        CREATE INDEX labels_by_key ON labels (rubric_hash, dataset, item_id, annotator, id);
+        CREATE TABLE queues (
+            name TEXT PRIMARY KEY,
+            rubric_hash TEXT NOT NULL,
+            strategy TEXT NOT NULL,
+            seed INTEGER,
+            params TEXT NOT NULL DEFAULT '{}',
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE queue_items (
+            queue TEXT NOT NULL REFERENCES queues (name) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            dataset TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            inclusion_prob REAL NOT NULL,
+            stratum TEXT,
+            PRIMARY KEY (queue, position)
+        );
+        CREATE TABLE probe_results (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            run_id TEXT NOT NULL REFERENCES runs (id),
+            probe TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            result TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX probe_results_by_rubric ON probe_results (rubric_hash, probe, id)
+        """,
+    )
+
+
+def pending_migrations(db: Database) -> list[str]:
+    """Names of migrations not yet applied to ``db`` (read-only)."""
+    return [migration.name for migration in migrations.pending(db)]
+
+
+def apply_migrations(db: Database) -> list[str]:
+    """Apply pending migrations atomically under the write lock; returns their names."""
+    if not migrations.pending(db):
+        return []
+    try:
+        db.conn.execute("BEGIN IMMEDIATE")
+        # Re-read inside the lock: another process may have migrated meanwhile.
+        names = pending_migrations(db)
+        migrations.apply(db)  # nested: each migration runs in a savepoint
+        db.conn.execute("COMMIT")
+    except sqlite3.Error as exc:
+        if db.conn.in_transaction:
+            db.conn.execute("ROLLBACK")
+        raise StoreError(f"could not migrate the store: {exc}") from exc
+    except BaseException:
+        if db.conn.in_transaction:
+            db.conn.execute("ROLLBACK")
+        raise
+    return names

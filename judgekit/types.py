@@ -1,0 +1,215 @@
+"""Frozen domain types shared by every layer (no I/O here).
+
+These are the nouns of judgekit: an :class:`Item` to be judged, a
+:class:`Rubric` with its :class:`Scale`, the :class:`Judgment` a judge produced
+(or the failure category it ended in), and a human :class:`Label`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+ScaleKind = Literal["binary", "ordinal", "categorical", "pairwise"]
+SCALE_KINDS: tuple[ScaleKind, ...] = ("binary", "ordinal", "categorical", "pairwise")
+
+Status = Literal[
+    "ok", "parse_error", "refusal", "truncated", "rate_limited", "timeout", "api_error"
+]
+#: Every status a judgment can end in, in report order.
+STATUSES: tuple[Status, ...] = (
+    "ok", "parse_error", "refusal", "truncated", "rate_limited", "timeout", "api_error"
+)
+#: Failures where the model never answered: retried on the next run.
+TRANSIENT_STATUSES: frozenset[str] = frozenset({"rate_limited", "timeout", "api_error"})
+#: Failures where the model did answer (a paid call): cached like a success,
+#: re-judged only with ``--retry-failed`` or ``--force``.
+ANSWERED_FAILURES: frozenset[str] = frozenset({"parse_error", "refusal", "truncated"})
+
+#: Presentation variants of an item. ``""`` is the item as written; probes add
+#: others ("swapped" = A/B exchanged, "pad25"/"pad50"/"pad100" = filler added,
+#: "reversed_levels" = rubric levels listed in reverse order).
+DEFAULT_VARIANT = ""
+
+
+def canonical_json(value: Any) -> str:
+    """Deterministic JSON (sorted keys, no whitespace) used for every hash."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def sha256_text(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class ScaleLevel:
+    """One allowed verdict: its canonical label, the key that picks it, its meaning."""
+
+    label: str
+    key: str
+    description: str = ""
+    value: float | None = None  # numeric value for ordinal levels
+
+
+@dataclass(frozen=True)
+class Scale:
+    """The verdicts a rubric allows, in order.
+
+    binary: labels ``pass``/``fail`` (keys p/f); ordinal: ``"1"``..``"5"`` with
+    numeric values (keys 1-5); categorical: named labels (keys 1..n); pairwise:
+    ``A``/``B``/``tie`` (keys a/b/t).
+    """
+
+    kind: ScaleKind
+    levels: tuple[ScaleLevel, ...]
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return tuple(level.label for level in self.levels)
+
+    def level(self, label: str) -> ScaleLevel | None:
+        for candidate in self.levels:
+            if candidate.label == label:
+                return candidate
+        return None
+
+    def is_valid(self, label: str) -> bool:
+        return self.level(label) is not None
+
+    def value_of(self, label: str) -> float | None:
+        """Numeric value of a label (ordinal only); None for other kinds."""
+        found = self.level(label)
+        return None if found is None else found.value
+
+
+@dataclass(frozen=True)
+class Rubric:
+    """A validated rubric; ``sha256`` of its canonical content is its identity."""
+
+    name: str
+    version: str
+    description: str
+    scale: Scale
+    system_prompt: str
+    user_prompt: str
+    sha256: str
+    source_text: str
+    path: str | None = None
+    options: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing to judge: a response (pointwise) or a pair of responses."""
+
+    id: str
+    input: str
+    response: str | None = None
+    response_a: str | None = None
+    response_b: str | None = None
+    reference: str | None = None
+    slice: str | None = None
+    cluster: str | None = None
+    meta: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def is_pairwise(self) -> bool:
+        return self.response_a is not None and self.response_b is not None
+
+    @property
+    def content_hash(self) -> str:
+        """sha256 of everything a judge sees, so an edited item is re-judged."""
+        return sha256_text(
+            canonical_json(
+                {
+                    "input": self.input,
+                    "response": self.response,
+                    "response_a": self.response_a,
+                    "response_b": self.response_b,
+                    "reference": self.reference,
+                    "meta": dict(self.meta),
+                }
+            )
+        )
+
+
+@dataclass(frozen=True)
+class SamplingParams:
+    """Sampling parameters, always sent explicitly (servers' defaults differ)."""
+
+    temperature: float = 0.0
+    max_tokens: int = 512
+    top_p: float = 1.0
+    seed: int | None = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "temperature": self.temperature,
+            "max_tokens": self.max_tokens,
+            "top_p": self.top_p,
+            "seed": self.seed,
+        }
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """What parsing a completion produced: a label on the scale, or a failure."""
+
+    status: Status
+    label: str | None = None
+    reasoning: str | None = None
+    detail: str | None = None  # why parsing failed, for parse_error/refusal
+    method: str | None = None  # "structured" | "json" | "regex"
+
+
+@dataclass(frozen=True)
+class Judgment:
+    """One judge call's outcome with its full provenance (one row in the store)."""
+
+    run_id: str
+    dataset: str
+    item_id: str
+    sample_index: int
+    status: Status
+    label: str | None
+    score: float | None
+    reasoning: str | None
+    raw_text: str | None
+    model_requested: str
+    model_returned: str | None
+    base_url: str
+    sampling: Mapping[str, Any]
+    rubric_name: str
+    rubric_version: str
+    rubric_hash: str
+    cache_key: str
+    variant: str = DEFAULT_VARIANT
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    latency_ms: float | None = None
+    finish_reason: str | None = None
+    error: str | None = None
+    judgekit_version: str = ""
+    created_at: str = ""
+    item_hash: str = ""
+    imported: bool = False
+
+
+@dataclass(frozen=True)
+class Label:
+    """One human label. Labels are append-only; the latest per key wins."""
+
+    dataset: str
+    item_id: str
+    rubric_hash: str
+    annotator: str
+    label: str | None  # None = skipped
+    note: str | None = None
+    flagged: bool = False
+    blind: bool = True
+    seconds: float | None = None
+    created_at: str = ""
+    source: str = "annotate"  # "annotate" | "import"
