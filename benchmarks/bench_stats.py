@@ -1,0 +1,125 @@
+"""Speed of judgekit.stats against the reference packages, measured in the same run.
+
+Run: ``python benchmarks/bench_stats.py [--quick]``. Prints one table row per
+case with judgekit's time, the baseline's time (when there is one) and their
+ratio (judgekit / baseline; below 1 means judgekit is faster). Each time is the
+best of several repeats so a busy machine distorts it less.
+
+Targets (2 cores): Cohen's kappa + 2,000-resample bootstrap CI on 100,000 pairs
+under 1 s; Krippendorff's alpha within 1.2x of the ``krippendorff`` package;
+Fleiss' kappa at least as fast as statsmodels.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from collections.abc import Callable
+from typing import Any
+
+import krippendorff
+import numpy as np
+
+from judgekit.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha
+
+
+def best_time(fn: Callable[[], Any], repeats: int) -> float:
+    """Fastest wall-clock time of ``repeats`` calls (after one warm-up call)."""
+    fn()
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return min(times)
+
+
+def kappa_case(n_pairs: int, rng: np.random.Generator) -> tuple[Callable[[], Any], None]:
+    truth = rng.integers(0, 2, n_pairs)
+    a = np.where(rng.random(n_pairs) < 0.9, truth, 1 - truth)
+    b = np.where(rng.random(n_pairs) < 0.85, truth, 1 - truth)
+    labels_a = np.where(a == 1, "pass", "fail")
+    labels_b = np.where(b == 1, "pass", "fail")
+
+    def run() -> Any:
+        result = cohen_kappa(labels_a, labels_b)
+        return result.confidence_interval(n_resamples=2000, random_state=0)
+
+    return run, None
+
+
+def alpha_case(
+    level: str, n_raters: int, n_units: int, rng: np.random.Generator
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    truth = rng.integers(1, 6, n_units)
+    noise = rng.integers(-1, 2, (n_raters, n_units))
+    data = np.clip(truth + noise * (rng.random((n_raters, n_units)) < 0.3), 1, 5).astype(float)
+    data[rng.random(data.shape) < 0.15] = np.nan
+
+    def ours() -> Any:
+        return krippendorff_alpha(data, level=level).statistic  # type: ignore[arg-type]
+
+    def package() -> Any:
+        return krippendorff.alpha(reliability_data=data, level_of_measurement=level)
+
+    assert abs(ours() - package()) < 1e-9
+    return ours, package
+
+
+def fleiss_case(
+    n_items: int, n_raters: int, rng: np.random.Generator
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
+    from statsmodels.stats.inter_rater import aggregate_raters
+    from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
+
+    truth = rng.integers(0, 4, n_items)
+    ratings = np.where(rng.random((n_raters, n_items)) < 0.7, truth, rng.integers(0, 4, n_items))
+    ratings = ratings.T.copy()  # items x raters
+
+    def ours() -> Any:
+        return fleiss_kappa(ratings).statistic
+
+    def statsmodels() -> Any:
+        table, _ = aggregate_raters(ratings)
+        return sm_fleiss(table)
+
+    assert abs(ours() - statsmodels()) < 1e-9
+    return ours, statsmodels
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="10x smaller inputs, one repeat")
+    args = parser.parse_args()
+    scale = 10 if args.quick else 1
+    repeats = 1 if args.quick else 5
+    rng = np.random.default_rng(20240601)
+    n = 100_000 // scale
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, str]] = [
+        (f"cohen_kappa + bootstrap CI (B=2000), {n:,} pairs", *kappa_case(n, rng), "< 1 s"),
+        (
+            f"krippendorff_alpha nominal, 10 x {n:,}, 15% missing",
+            *alpha_case("nominal", 10, n, rng),
+            "<= 1.2x",
+        ),
+        (
+            f"krippendorff_alpha interval, 10 x {n:,}, 15% missing",
+            *alpha_case("interval", 10, n, rng),
+            "<= 1.2x",
+        ),
+        (f"fleiss_kappa, {n:,} items x 5 raters", *fleiss_case(n, 5, rng), "<= 1.0x"),
+    ]
+    header = f"{'case':<56} {'judgekit':>10} {'baseline':>10} {'ratio':>7}  target"
+    print(header)
+    print("-" * len(header))
+    for name, ours, baseline, target in cases:
+        ours_s = best_time(ours, repeats)
+        if baseline is None:
+            print(f"{name:<56} {ours_s:>9.3f}s {'-':>10} {'-':>7}  {target}")
+            continue
+        base_s = best_time(baseline, repeats)
+        print(f"{name:<56} {ours_s:>9.3f}s {base_s:>9.3f}s {ours_s / base_s:>6.2f}x  {target}")
+
+
+if __name__ == "__main__":
+    main()

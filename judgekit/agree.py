@@ -1,0 +1,235 @@
+"""Inter-rater agreement from a plain ratings file, with no judge involved.
+
+A team that only needs the statistics writes one line per rating
+(``item_id``, ``rater``, ``label``) as CSV or JSONL and gets pairwise Cohen's
+kappa for every rater pair, Fleiss' kappa, Krippendorff's alpha and percent
+agreement, each with its n and interval. Errors name ``file:line``.
+"""
+
+from __future__ import annotations
+
+import csv
+import itertools
+import json
+import math
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import numpy as np
+
+from judgekit import stats
+from judgekit.errors import InputError
+from judgekit.report.agreement import IntervalSpec, bootstrap_stat, to_stat
+from judgekit.report.model import Stat, undefined
+
+Level = Literal["nominal", "ordinal", "interval", "ratio"]
+LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
+REQUIRED = ("item_id", "rater", "label")
+
+
+@dataclass(frozen=True)
+class Rating:
+    item_id: str
+    rater: str
+    label: Any  # str for nominal, float otherwise
+    where: str  # "file:line", for messages
+
+
+@dataclass(frozen=True)
+class PairKappa:
+    rater_a: str
+    rater_b: str
+    stat: Stat
+
+
+@dataclass(frozen=True)
+class AgreeResult:
+    """All figures for one ratings file."""
+
+    level: str
+    n_items: int
+    n_raters: int
+    n_ratings: int
+    krippendorff_alpha: Stat
+    fleiss_kappa: Stat
+    percent_agreement: Stat
+    pairs: tuple[PairKappa, ...]
+    pairs_skipped: int
+    min_overlap: int
+    kappa_weights: str | None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "level": self.level,
+            "n_items": self.n_items,
+            "n_raters": self.n_raters,
+            "n_ratings": self.n_ratings,
+            "krippendorff_alpha": self.krippendorff_alpha.to_dict(),
+            "fleiss_kappa": self.fleiss_kappa.to_dict(),
+            "percent_agreement": self.percent_agreement.to_dict(),
+            "pairwise_cohen_kappa": {
+                "weights": self.kappa_weights,
+                "min_overlap": self.min_overlap,
+                "pairs_skipped": self.pairs_skipped,
+                "pairs": [
+                    {"rater_a": p.rater_a, "rater_b": p.rater_b, **p.stat.to_dict()}
+                    for p in self.pairs
+                ],
+            },
+        }
+
+
+def _records(path: Path) -> Iterable[tuple[str, Mapping[str, Any]]]:
+    name = path.name
+    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
+        with path.open(encoding="utf-8") as handle:
+            for number, line in enumerate(handle, start=1):
+                if not line.strip():
+                    continue
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError as exc:
+                    raise InputError(f"{name}:{number}: invalid JSON ({exc.msg})") from exc
+                if not isinstance(record, dict):
+                    raise InputError(f"{name}:{number}: expected a JSON object")
+                yield f"{name}:{number}", record
+        return
+    with path.open(encoding="utf-8", newline="") as handle:
+        sample = handle.read(4096)
+        handle.seek(0)
+        delimiter = "\t" if sample.count("\t") > sample.count(",") else ","
+        reader = csv.DictReader(handle, delimiter=delimiter)
+        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
+        if missing:
+            raise InputError(f"{name}:1: header lacks column(s) {', '.join(missing)}")
+        for row in reader:
+            yield f"{name}:{reader.line_num}", row
+
+
+def read_ratings(path: str | Path, level: Level = "nominal") -> list[Rating]:
+    """Ratings from CSV/TSV (header row) or JSONL; numeric labels unless ``level`` is nominal.
+
+    Empty labels are skips and are dropped; a second rating of the same item by the
+    same rater is an error (say which one counts by removing the other).
+    """
+    if level not in LEVELS:
+        raise InputError(f"level must be one of {', '.join(LEVELS)}; got {level!r}")
+    p = Path(path)
+    if not p.is_file():
+        raise InputError(f"{p}: no such file")
+    out: list[Rating] = []
+    seen: dict[tuple[str, str], str] = {}
+    for where, record in _records(p):
+        for column in REQUIRED:
+            if column not in record or record[column] is None:
+                if column == "label":
+                    break
+                raise InputError(f"{where}: missing field {column!r}")
+        raw = record.get("label")
+        if raw is None or (isinstance(raw, str) and not raw.strip()):
+            continue
+        item_id, rater = str(record["item_id"]), str(record["rater"])
+        if (item_id, rater) in seen:
+            raise InputError(
+                f"{where}: rater {rater!r} already rated item {item_id!r} at "
+                f"{seen[(item_id, rater)]}"
+            )
+        seen[(item_id, rater)] = where
+        label: Any = str(raw).strip() if isinstance(raw, str) else raw
+        if level != "nominal":
+            try:
+                label = float(label)
+            except (TypeError, ValueError) as exc:
+                raise InputError(
+                    f"{where}: label {raw!r} is not a number (needed for --level {level})"
+                ) from exc
+            if not math.isfinite(label):
+                raise InputError(f"{where}: label {raw!r} is not a finite number")
+        else:
+            label = str(label)
+        out.append(Rating(item_id, rater, label, where))
+    if not out:
+        raise InputError(f"{p}: no ratings found")
+    return out
+
+
+def _pairwise_percent(by_item: Mapping[str, Mapping[str, Any]], spec: IntervalSpec) -> Stat:
+    agreeing, total = [], []
+    for ratings in by_item.values():
+        values = list(ratings.values())
+        if len(values) < 2:
+            continue
+        counts = np.unique(np.asarray(values, dtype=object), return_counts=True)[1]
+        agreeing.append(float(np.sum(counts * (counts - 1)) / 2))
+        total.append(len(values) * (len(values) - 1) / 2)
+    if not total:
+        return undefined("no item has two or more ratings")
+    return bootstrap_stat(
+        lambda a, t: a.sum(axis=-1) / t.sum(axis=-1),
+        [np.asarray(agreeing), np.asarray(total)],
+        spec,
+    )
+
+
+def agreement_from_ratings(
+    ratings: list[Rating],
+    level: Level = "nominal",
+    *,
+    min_overlap: int = 5,
+    confidence_level: float = 0.95,
+    n_resamples: int = 1000,
+    random_state: int = 0,
+) -> AgreeResult:
+    """Every inter-rater figure for the ratings, each with n and interval."""
+    spec = IntervalSpec(confidence_level, n_resamples, random_state)
+    by_item: dict[str, dict[str, Any]] = {}
+    for r in ratings:
+        by_item.setdefault(r.item_id, {})[r.rater] = r.label
+    items = sorted(by_item)
+    raters = sorted({r.rater for r in ratings})
+    data = [[by_item[i].get(rater) for i in items] for rater in raters]
+    alpha = to_stat(stats.krippendorff_alpha(data, level=level), spec)
+
+    multi = [i for i in items if len(by_item[i]) >= 2]
+    sizes = {len(by_item[i]) for i in multi}
+    if not multi:
+        fleiss = undefined("no item has two or more ratings")
+    elif len(sizes) > 1:
+        fleiss = undefined(
+            f"items have {min(sizes)} to {max(sizes)} ratings; Fleiss' kappa needs "
+            "the same number per item (use Krippendorff's alpha)",
+            len(multi),
+        )
+    else:
+        fleiss = to_stat(stats.fleiss_kappa([list(by_item[i].values()) for i in multi]), spec)
+
+    weights: Literal["quadratic"] | None = None if level == "nominal" else "quadratic"
+    domain = sorted({r.label for r in ratings})
+    pairs, skipped = [], 0
+    for a, b in itertools.combinations(raters, 2):
+        shared = [i for i in items if a in by_item[i] and b in by_item[i]]
+        if len(shared) < min_overlap:
+            skipped += 1
+            continue
+        result = stats.cohen_kappa(
+            [by_item[i][a] for i in shared],
+            [by_item[i][b] for i in shared],
+            weights=weights,
+            labels=domain,
+        )
+        pairs.append(PairKappa(a, b, to_stat(result, spec)))
+    return AgreeResult(
+        level=level,
+        n_items=len(items),
+        n_raters=len(raters),
+        n_ratings=len(ratings),
+        krippendorff_alpha=alpha,
+        fleiss_kappa=fleiss,
+        percent_agreement=_pairwise_percent(by_item, spec),
+        pairs=tuple(pairs),
+        pairs_skipped=skipped,
+        min_overlap=min_overlap,
+        kappa_weights=weights,
+    )

@@ -1,0 +1,68 @@
+"""``judgekit agree FILE``: inter-rater agreement from a plain ratings file."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from judgekit.agree import LEVELS, AgreeResult, Level, agreement_from_ratings, read_ratings
+from judgekit.report._format import stat_text
+
+
+def render_agree_text(result: AgreeResult) -> str:
+    """A readable table: the multi-rater figures, then every rater pair."""
+    lines = [
+        f"Agreement ({result.level}): {result.n_ratings} ratings of {result.n_items} items "
+        f"by {result.n_raters} raters; 95% intervals",
+        f"  {'Krippendorff alpha':<28}{stat_text(result.krippendorff_alpha)}",
+        f"  {'Fleiss kappa':<28}{stat_text(result.fleiss_kappa)}",
+        f"  {'Percent agreement (pairs)':<28}{stat_text(result.percent_agreement)}",
+        "",
+        f"Pairwise Cohen's kappa ({result.kappa_weights or 'unweighted'}; pairs sharing at least "
+        f"{result.min_overlap} items: {len(result.pairs)}, skipped: {result.pairs_skipped})",
+    ]
+    width = max([12, *(len(p.rater_a) + len(p.rater_b) + 6 for p in result.pairs)])
+    for pair in result.pairs:
+        name = f"{pair.rater_a} vs {pair.rater_b}"
+        lines.append(f"  {name:<{width}}{stat_text(pair.stat)}")
+    return "\n".join(lines) + "\n"
+
+
+@click.command("agree")
+@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.option(
+    "--level",
+    type=click.Choice(LEVELS),
+    default="nominal",
+    show_default=True,
+    help="Measurement level (Krippendorff); non-nominal labels must be numbers and "
+    "pairwise kappas use quadratic weights.",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+@click.option(
+    "--min-overlap",
+    type=int,
+    default=5,
+    show_default=True,
+    help="Only rater pairs sharing at least this many items get a Cohen's kappa.",
+)
+@click.option("--resamples", type=int, default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def command(file: str, level: Level, fmt: str, min_overlap: int, resamples: int, seed: int) -> None:
+    """Agreement among raters in FILE (CSV or JSONL with item_id, rater, label).
+
+    Prints pairwise Cohen's kappa for every rater pair, Fleiss' kappa,
+    Krippendorff's alpha and percent agreement, each with its n and a bootstrap
+    interval. No judge and no store are involved.
+    """
+    ratings = read_ratings(file, level)
+    result = agreement_from_ratings(
+        ratings, level, min_overlap=min_overlap, n_resamples=resamples, random_state=seed
+    )
+    if fmt == "json":
+        click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
+    else:
+        click.echo(render_agree_text(result), nl=False)

@@ -1,0 +1,144 @@
+"""``judgekit annotate``: pick items for humans and open the labeling app.
+
+The queue is drawn once and stored under a name derived from everything that
+defines it (rubric hash, dataset, strategy, seed, sample size), so running the
+same command again, in another session or on another day, resumes the same
+queue at the first item this annotator has not labeled.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import click
+
+from judgekit.cli._common import db_option, rubric_option
+from judgekit.errors import InputError
+from judgekit.rubrics import load_rubric
+from judgekit.sampling import STRATEGIES, Candidate, default_queue_name, plan_queue
+from judgekit.store import Store, open_store
+from judgekit.types import Judgment, Rubric
+
+DEFAULT_SAMPLE = 200
+
+
+@dataclass(frozen=True)
+class PreparedQueue:
+    """The queue a session works on, and whether this call drew it."""
+
+    name: str
+    size: int
+    created: bool
+    notices: tuple[str, ...] = ()
+
+
+def prepare_queue(
+    store: Store,
+    rubric: Rubric,
+    *,
+    dataset: str | None,
+    strategy: str,
+    sample: int,
+    seed: int,
+    name: str | None = None,
+) -> PreparedQueue:
+    """Load the named (or default-named) queue, drawing and saving it on first use."""
+    queue_name = name or default_queue_name(
+        rubric.name, rubric.sha256, dataset, strategy, seed, sample
+    )
+    existing = store.get_queue(queue_name)
+    if existing is not None:
+        meta, entries = existing
+        if meta["rubric_hash"] != rubric.sha256:
+            raise InputError(
+                f"queue {queue_name!r} belongs to another rubric version; "
+                "choose another --queue name"
+            )
+        return PreparedQueue(queue_name, len(entries), created=False)
+    known = store.datasets()
+    if dataset is not None and dataset not in known:
+        raise InputError(
+            f"dataset {dataset!r} is not in {store.path}"
+            + (f" (datasets: {', '.join(known)})" if known else " (import items first)")
+        )
+    datasets = [dataset] if dataset is not None else known
+    candidates: list[Candidate] = []
+    judgments: list[Judgment] = []
+    for name_ in datasets:
+        candidates.extend(Candidate(name_, item.id, item.slice) for item in store.iter_items(name_))
+        if strategy != "random":
+            judgments.extend(store.judgments(rubric_hash=rubric.sha256, dataset=name_))
+    if not candidates:
+        raise InputError(f"no items to label in {store.path} (import items first)")
+    plan = plan_queue(candidates, judgments, strategy=strategy, sample=sample, seed=seed)
+    store.save_rubric(rubric)
+    store.save_queue(
+        queue_name, rubric.sha256, strategy, seed, plan.entries,
+        params={
+            "dataset": dataset,
+            "sample": sample,
+            "population": plan.population,
+            "strata": {k: list(v) for k, v in plan.strata.items()},
+            "notices": list(plan.notices),
+        },
+    )
+    return PreparedQueue(queue_name, len(plan.entries), created=True, notices=plan.notices)
+
+
+@click.command("annotate")
+@rubric_option
+@db_option
+@click.option("--annotator", required=True, help="Your name; each annotator sees only their own labels.")
+@click.option("--dataset", default=None, help="Label items of this dataset only (default: all).")
+@click.option("--sample", type=click.IntRange(min=1), default=DEFAULT_SAMPLE, show_default=True,
+              help="Queue size (all items if the dataset is smaller).")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="random", show_default=True,
+              help="How items are picked; every queue keeps a uniform random stratum.")
+@click.option("--seed", type=int, default=0, show_default=True,
+              help="Random seed; the same seed draws the same queue.")
+@click.option("--show-judge", is_flag=True,
+              help="Show the judge's verdict and reasoning (labels record that they were not blind).")
+@click.option("--queue", "queue_name", default=None,
+              help="Queue name (default: derived from rubric, dataset, strategy, seed and sample).")
+def command(
+    rubric: str,
+    db: str,
+    annotator: str,
+    dataset: str | None,
+    sample: int,
+    strategy: str,
+    seed: int,
+    show_judge: bool,
+    queue_name: str | None,
+) -> None:
+    """Label items in the terminal, blind to the judge, one key per label.
+
+    Keys: the scale's keys (p/f, 1-5, a/b/t, 1..n) label and advance; s skip,
+    u or backspace back, f flag, n note, ? help, q quit. Every label is saved
+    the moment it is given; run the same command again to resume.
+    """
+    from judgekit.tui.app import make_app  # Textual loads only when the app opens
+
+    if not annotator.strip():
+        raise InputError("--annotator must not be empty")
+    loaded = load_rubric(rubric)
+    store = open_store(db)
+    try:
+        prepared = prepare_queue(
+            store, loaded, dataset=dataset, strategy=strategy, sample=sample, seed=seed,
+            name=queue_name,
+        )
+        for notice in prepared.notices:
+            click.echo(f"note: {notice}", err=True)
+        verb = "drew" if prepared.created else "resuming"
+        click.echo(f"{verb} queue {prepared.name} ({prepared.size} items)", err=True)
+        app = make_app(store, loaded, prepared.name, annotator=annotator.strip(),
+                       show_judge=show_judge)
+        app.run()
+        progress = app.session.progress()
+        click.echo(
+            f"{annotator}: {progress.labeled}/{progress.total} labeled in queue {prepared.name} "
+            f"({progress.session_labels} this session); saved in {store.path}"
+        )
+    finally:
+        store.close()

@@ -1,0 +1,141 @@
+"""``judgekit compare judges|candidates``: paired comparisons on the same items."""
+
+from __future__ import annotations
+
+import json
+
+import click
+
+from judgekit.cli._common import db_option, resolve_db_path, rubric_option
+from judgekit.cli.report import resolve_rubric
+from judgekit.compare import (
+    CandidateComparison,
+    JudgeComparison,
+    compare_candidates,
+    compare_judges,
+)
+from judgekit.report._format import label_of, pvalue_text, stat_text
+from judgekit.report.agreement import IntervalSpec
+from judgekit.store import open_store
+
+
+def render_judges(c: JudgeComparison) -> str:
+    lines = [f"Judges compared on {c.n_items} items with an ok verdict from both and a human label"]
+    for side in (c.a, c.b):
+        run = f", run {side.run_id}" if side.run_id else ""
+        lines.append(f"  {side.name}: {side.rubric}{run}")
+        lines.append(f"     {label_of(c.primary):<26}{stat_text(side.primary)}")
+        lines.append(f"     {'Agreement with humans':<26}{stat_text(side.percent_agreement)}")
+        statuses = ", ".join(f"{k}={v}" for k, v in sorted(side.status_counts.items()))
+        lines.append(f"     {'Statuses':<26}{statuses}")
+    lines.append(
+        f"  Agreement A - B ({c.agreement_test}): {stat_text(c.agreement_difference)} "
+        f"p={pvalue_text(c.pvalue)}"
+    )
+    lines.append(
+        f"  {label_of(c.primary)} A - B (paired bootstrap): {stat_text(c.primary_difference)}"
+    )
+    return "\n".join(lines) + "\n"
+
+
+def render_candidates(c: CandidateComparison) -> str:
+    lines = [
+        f"Candidates compared on {c.n_items} shared items ({c.score}; {c.excluded} item(s) "
+        "excluded because a judgment failed)",
+        f"  A {c.score:<22}{stat_text(c.mean_a)}",
+        f"  B {c.score:<22}{stat_text(c.mean_b)}",
+        f"  A - B micro               {stat_text(c.micro_difference)} p={pvalue_text(c.pvalue)}",
+        f"  A - B macro over slices   {stat_text(c.macro_difference)}",
+    ]
+    for name, stat in c.slices.items():
+        lines.append(f"    {name:<24}{stat_text(stat)}")
+    for side, fails in (("A", c.abstentions_a), ("B", c.abstentions_b)):
+        text = ", ".join(f"{k}={v}" for k, v in sorted(fails.items())) or "none"
+        lines.append(f"  Abstentions/failures {side}: {text}")
+    return "\n".join(lines) + "\n"
+
+
+@click.group("compare")
+def command() -> None:
+    """Compare two judges, or two candidate models scored by one judge."""
+
+
+@command.command("judges")
+@rubric_option
+@db_option
+@click.option("--rubric-b", default=None, help="Rubric of judge B (default: the same rubric).")
+@click.option("--run-a", default=None, help="Run id of judge A.")
+@click.option("--run-b", default=None, help="Run id of judge B.")
+@click.option("--dataset", default=None)
+@click.option("--annotator", default=None, help="Human reference annotator (default: majority).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--resamples", type=int, default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def judges(
+    rubric: str,
+    db: str,
+    rubric_b: str | None,
+    run_a: str | None,
+    run_b: str | None,
+    dataset: str | None,
+    annotator: str | None,
+    fmt: str,
+    resamples: int,
+    seed: int,
+) -> None:
+    """Two judges (two runs or two rubric versions) against the same human labels."""
+    store = open_store(resolve_db_path(db))
+    try:
+        rub_a = resolve_rubric(store, rubric)
+        rub_b = resolve_rubric(store, rubric_b) if rubric_b else rub_a
+        result = compare_judges(
+            store,
+            rub_a,
+            rub_b,
+            run_a=run_a,
+            run_b=run_b,
+            dataset=dataset,
+            annotator=annotator,
+            spec=IntervalSpec(n_resamples=resamples, random_state=seed),
+        )
+    finally:
+        store.close()
+    out = json.dumps(result.to_dict(), indent=2) if fmt == "json" else render_judges(result)
+    click.echo(out, nl=fmt == "json")
+
+
+@command.command("candidates")
+@rubric_option
+@db_option
+@click.option("--dataset-a", required=True, help="Dataset holding candidate A's outputs.")
+@click.option("--dataset-b", required=True, help="Dataset holding candidate B's outputs.")
+@click.option("--run", "run_id", default=None, help="Judge run (default: all plain judgments).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
+@click.option("--resamples", type=int, default=1000, show_default=True)
+@click.option("--seed", type=int, default=0, show_default=True)
+def candidates(
+    rubric: str,
+    db: str,
+    dataset_a: str,
+    dataset_b: str,
+    run_id: str | None,
+    fmt: str,
+    resamples: int,
+    seed: int,
+) -> None:
+    """Two candidate models scored by one judge on the same item ids."""
+    store = open_store(resolve_db_path(db))
+    try:
+        rub = resolve_rubric(store, rubric)
+        result = compare_candidates(
+            store,
+            rub,
+            dataset_a,
+            dataset_b,
+            run_id=run_id,
+            spec=IntervalSpec(n_resamples=resamples, random_state=seed),
+        )
+    finally:
+        store.close()
+    out = json.dumps(result.to_dict(), indent=2) if fmt == "json" else render_candidates(result)
+    click.echo(out, nl=fmt == "json")

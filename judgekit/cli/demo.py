@@ -1,0 +1,186 @@
+"""``judgekit demo``: the whole flow on the shipped demo data and a fresh database.
+
+The demo items are factual and arithmetic questions whose right answers are
+known by construction (``meta.gold``), so the reference labels are objectively
+right. The demo is a list of steps over one :class:`DemoContext`; later steps
+(a calibration report, HTML output) are added by appending to :data:`DEMO_STEPS`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import click
+
+from judgekit.cli.judge import LOCAL_CONCURRENCY, REMOTE_CONCURRENCY, judge_endpoint
+from judgekit.clients import JudgeSpec
+from judgekit.datasets import load_items
+from judgekit.errors import InputError
+from judgekit.rubrics import load_rubric
+from judgekit.runner import RunSummary, run_judgments
+from judgekit.store import Store, open_store
+from judgekit.types import STATUSES, Item, Label, Rubric
+
+#: Where the demo's data files live inside the package.
+DEMO_DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
+#: Default output folder (and database inside it).
+DEFAULT_OUT = Path("judgekit-demo")
+DB_NAME = "judgekit.db"
+#: dataset name -> (data file, rubric name). Names match ``judgekit judge --data FILE``.
+DEMO_DATASETS: dict[str, tuple[str, str]] = {
+    "facts": ("facts.jsonl", "correctness"),
+    "pairs": ("pairs.jsonl", "preference"),
+}
+REFERENCE_ANNOTATOR = "reference"
+
+
+@dataclass
+class DemoContext:
+    """Everything the demo steps share; each step reads and adds to it."""
+
+    out_dir: Path
+    db_path: Path
+    base_url: str | None = None
+    model: str | None = None
+    echo: Callable[[str], None] = click.echo
+    store: Store | None = None
+    rubrics: dict[str, Rubric] = field(default_factory=dict)
+    items: dict[str, list[Item]] = field(default_factory=dict)
+    summaries: dict[str, RunSummary] = field(default_factory=dict)
+    labels_added: int = 0
+
+    @property
+    def db(self) -> Store:
+        if self.store is None:
+            raise RuntimeError("the demo store is not open yet")
+        return self.store
+
+
+def step_fresh_database(ctx: DemoContext) -> None:
+    """Start from an empty store; only the demo's own database file is ever replaced."""
+    own = ctx.db_path.resolve() == (ctx.out_dir / DB_NAME).resolve()
+    if ctx.db_path.exists():
+        if not own:
+            raise InputError(f"{ctx.db_path} exists; the demo writes a fresh database: "
+                             "remove it or choose another --db")
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{ctx.db_path}{suffix}").unlink(missing_ok=True)
+    ctx.out_dir.mkdir(parents=True, exist_ok=True)
+    ctx.store = open_store(ctx.db_path)
+    ctx.echo(f"1. fresh database: {ctx.db_path}")
+
+
+def step_import(ctx: DemoContext) -> None:
+    """Import the demo items and remember each dataset's rubric."""
+    for name, (filename, rubric_name) in DEMO_DATASETS.items():
+        items = load_items(DEMO_DATA_DIR / filename)
+        ctx.db.import_items(name, items)
+        ctx.items[name] = items
+        ctx.rubrics[name] = load_rubric(rubric_name)
+    described = ", ".join(
+        f"{len(items)} {name} (rubric {ctx.rubrics[name].name})"
+        for name, items in ctx.items.items()
+    )
+    ctx.echo(f"2. imported demo items: {described}")
+
+
+def step_judge(ctx: DemoContext) -> None:
+    """Judge every dataset with its rubric (the local judge unless an endpoint is given)."""
+    ctx.echo("3. judging" + (f" with {ctx.model} at {ctx.base_url}" if ctx.base_url
+                             else " with the local judge (about 1 s per item)"))
+    with judge_endpoint(ctx.base_url, ctx.model) as (url, model, local):
+        spec = JudgeSpec(base_url=url, model=model,
+                         concurrency=LOCAL_CONCURRENCY if local else REMOTE_CONCURRENCY)
+        for name, items in ctx.items.items():
+            summary = run_judgments(ctx.db, ctx.rubrics[name], items, spec, dataset=name)
+            ctx.summaries[name] = summary
+            ctx.echo(f"   {name}: {_status_line(summary)} "
+                     f"({summary.elapsed_s:.1f} s, {summary.judgments_per_s:.2f}/s)")
+
+
+def step_reference_labels(ctx: DemoContext) -> None:
+    """Store each item's known-correct answer as a label by annotator "reference"."""
+    labels = [
+        Label(dataset=name, item_id=item.id, rubric_hash=ctx.rubrics[name].sha256,
+              annotator=REFERENCE_ANNOTATOR, label=str(item.meta["gold"]), source="import")
+        for name, items in ctx.items.items()
+        for item in items
+        if "gold" in item.meta
+    ]
+    ctx.labels_added = ctx.db.add_labels(labels)
+    ctx.echo(f"4. imported {ctx.labels_added} reference labels "
+             f"(annotator {REFERENCE_ANNOTATOR!r}, right by construction)")
+
+
+def step_summary(ctx: DemoContext) -> None:
+    """Say what was done and where the database is."""
+    ctx.echo("")
+    for name, summary in ctx.summaries.items():
+        ctx.echo(f"{name}: {summary.total} judgments by {summary.model}: {_status_line(summary)}")
+    ctx.echo(f"database: {ctx.db_path.resolve()}")
+
+
+def _status_line(summary: RunSummary) -> str:
+    return ", ".join(f"{s} {summary.counts[s]}" for s in STATUSES if summary.counts[s]) or "none"
+
+
+def step_report(ctx: DemoContext) -> None:
+    """Print each dataset's calibration report against the reference labels; write the HTML."""
+    from judgekit.report import ReportOptions, build_report, render
+
+    for name, rubric in ctx.rubrics.items():
+        options = ReportOptions(dataset=name, annotator=REFERENCE_ANNOTATOR)
+        report = build_report(ctx.db, rubric, options)
+        html_path = ctx.db_path.parent / f"report-{name}.html"
+        html_path.write_text(render(report, "html"), encoding="utf-8")
+        ctx.echo("")
+        ctx.echo(f"calibration report: {name} (rubric {rubric.name}), judge vs reference labels")
+        ctx.echo(render(report, "text").rstrip("\n"))
+        ctx.echo(f"HTML report: {html_path.resolve()}")
+
+
+#: The demo, in order. Append steps (they receive the :class:`DemoContext`).
+DEMO_STEPS: list[Callable[[DemoContext], None]] = [
+    step_fresh_database,
+    step_import,
+    step_judge,
+    step_reference_labels,
+    step_summary,
+    step_report,
+]
+
+
+def run_demo(
+    out_dir: Path = DEFAULT_OUT,
+    db_path: Path | None = None,
+    *,
+    base_url: str | None = None,
+    model: str | None = None,
+    echo: Callable[[str], None] = click.echo,
+    steps: list[Callable[[DemoContext], None]] | None = None,
+) -> DemoContext:
+    """Run the demo steps; returns the context (the store is closed on return)."""
+    ctx = DemoContext(out_dir=out_dir, db_path=db_path or out_dir / DB_NAME,
+                      base_url=base_url, model=model, echo=echo)
+    try:
+        for step in DEMO_STEPS if steps is None else steps:
+            step(ctx)
+    finally:
+        if ctx.store is not None:
+            ctx.store.close()
+    return ctx
+
+
+@click.command("demo")
+@click.option("--db", "db", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help=f"Database to create [default: OUT/{DB_NAME}]; must not exist yet.")
+@click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
+              default=DEFAULT_OUT, show_default=True, help="Folder for the demo's files.")
+@click.option("--base-url", default=None,
+              help="Judge with this OpenAI-compatible endpoint instead of the local judge.")
+@click.option("--model", default=None, help="Judge model (with --base-url).")
+def command(db: Path | None, out: Path, base_url: str | None, model: str | None) -> None:
+    """Run the whole flow on shipped demo data with the local judge and a fresh database."""
+    run_demo(out, db, base_url=base_url, model=model)

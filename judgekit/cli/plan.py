@@ -1,0 +1,187 @@
+"""``judgekit plan``: how many human labels a confidence interval of a given width needs.
+
+Uses the large-sample formulas in :mod:`judgekit.stats.planning` (Cohen's
+approximate SE for kappa, the binomial SE for proportions), so the answer can
+be checked with a calculator; treat it as a floor and plan more per slice.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from judgekit import stats
+from judgekit.errors import InputError
+
+
+def chance_agreement(prevalence: float, n_categories: int = 2) -> float:
+    """p_e when both raters share the marginal ``prevalence`` of the first category.
+
+    Binary: p^2 + (1 - p)^2; with more categories the rest is spread evenly.
+    """
+    if not 0.0 < prevalence < 1.0:
+        raise InputError(f"--prevalence must be between 0 and 1, got {prevalence}")
+    rest = (1.0 - prevalence) / (n_categories - 1)
+    return prevalence**2 + (n_categories - 1) * rest**2
+
+
+def plan(
+    statistic: str,
+    half_width: float,
+    *,
+    expected: float | None,
+    prevalence: float,
+    n_categories: int,
+    p_observed: float | None,
+    p_expected: float | None,
+    confidence_level: float,
+    current: int,
+) -> dict[str, Any]:
+    """The plan as a dict (what ``--format json`` prints)."""
+    out: dict[str, Any] = {
+        "statistic": statistic,
+        "half_width": half_width,
+        "confidence_level": confidence_level,
+    }
+    try:
+        if statistic == "kappa":
+            pe = (
+                p_expected
+                if p_expected is not None
+                else (
+                    None
+                    if p_observed is not None and expected is not None
+                    else chance_agreement(prevalence, n_categories)
+                )
+            )
+            kappa = expected if expected is not None or p_observed is not None else 0.7
+            n = stats.kappa_sample_size(
+                half_width=half_width,
+                expected_kappa=kappa,
+                p_observed=p_observed,
+                p_expected=pe,
+                confidence_level=confidence_level,
+            )
+            if pe is None:
+                assert kappa is not None and p_observed is not None
+                pe = (p_observed - kappa) / (1 - kappa)
+            po = p_observed if p_observed is not None else (kappa or 0.0) * (1 - pe) + pe
+            kappa = (po - pe) / (1 - pe)
+            out.update(
+                expected_kappa=round(kappa, 6),
+                p_observed=round(po, 6),
+                p_expected=round(pe, 6),
+                formula="n = z^2 p_o (1 - p_o) / (d^2 (1 - p_e)^2)",
+            )
+        else:
+            p = expected if expected is not None else 0.5
+            n = stats.proportion_sample_size(
+                half_width=half_width, p=p, confidence_level=confidence_level
+            )
+            out.update(expected_proportion=p, formula="n = z^2 p (1 - p) / d^2")
+    except ValueError as exc:
+        raise InputError(str(exc)) from exc
+    out["labels_needed"] = n
+    out["current"] = current
+    out["more_needed"] = max(0, n - current)
+    return out
+
+
+@click.command("plan")
+@click.option(
+    "--statistic", type=click.Choice(["kappa", "proportion"]), default="kappa", show_default=True
+)
+@click.option(
+    "--half-width",
+    type=float,
+    default=0.1,
+    show_default=True,
+    help="Wanted half-width d of the interval (e.g. 0.1 for +/-0.10).",
+)
+@click.option(
+    "--expected",
+    type=float,
+    default=None,
+    help="Expected kappa (default 0.7) or proportion (default 0.5, the worst case).",
+)
+@click.option(
+    "--prevalence",
+    type=float,
+    default=0.5,
+    show_default=True,
+    help="Share of the first category (sets chance agreement p_e for kappa).",
+)
+@click.option("--categories", "n_categories", type=int, default=2, show_default=True)
+@click.option(
+    "--observed-agreement",
+    "p_observed",
+    type=float,
+    default=None,
+    help="p_o instead of --expected (kappa).",
+)
+@click.option(
+    "--chance-agreement",
+    "p_expected",
+    type=float,
+    default=None,
+    help="p_e instead of --prevalence (kappa).",
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option(
+    "--current",
+    type=int,
+    default=0,
+    show_default=True,
+    help="Labels you already have (prints how many more are needed).",
+)
+@click.option(
+    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
+)
+def command(
+    statistic: str,
+    half_width: float,
+    expected: float | None,
+    prevalence: float,
+    n_categories: int,
+    p_observed: float | None,
+    p_expected: float | None,
+    confidence: float,
+    current: int,
+    fmt: str,
+) -> None:
+    """How many labels for a confidence interval of +/- HALF-WIDTH.
+
+    Example: --statistic kappa --half-width 0.1 --expected 0.7 --prevalence 0.5
+    gives 196 (p_o 0.85, p_e 0.5).
+    """
+    if n_categories < 2:
+        raise InputError("--categories must be at least 2")
+    result = plan(
+        statistic,
+        half_width,
+        expected=expected,
+        prevalence=prevalence,
+        n_categories=n_categories,
+        p_observed=p_observed,
+        p_expected=p_expected,
+        confidence_level=confidence,
+        current=current,
+    )
+    if fmt == "json":
+        click.echo(json.dumps(result, indent=2))
+        return
+    if statistic == "kappa":
+        what = (
+            f"kappa {result['expected_kappa']:.3f} (p_o {result['p_observed']:.3f}, "
+            f"p_e {result['p_expected']:.3f})"
+        )
+    else:
+        what = f"proportion {result['expected_proportion']:g}"
+    click.echo(
+        f"{result['labels_needed']} labels for a {confidence:.0%} interval of "
+        f"+/-{half_width:g} around {what}; {result['formula']}."
+    )
+    if current:
+        click.echo(f"You have {current}; {result['more_needed']} more needed.")

@@ -1,0 +1,168 @@
+"""``judgekit report``: the calibration report and its verdict as an exit code.
+
+Exit codes: 0 PASS, 1 FAIL, 3 INSUFFICIENT DATA (2 is a usage or input error),
+so ``judgekit report ... || exit 1`` can gate a pipeline.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import click
+
+from judgekit.cli._common import db_option, resolve_db_path, rubric_option
+from judgekit.errors import InputError
+from judgekit.report import FORMATS, ReportOptions, build_report, render
+from judgekit.rubrics import load_rubric, rubric_from_text
+from judgekit.store import Store, open_store
+from judgekit.types import Rubric
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+
+
+def resolve_rubric(store: Store, name_or_path: str) -> Rubric:
+    """A rubric file or name, or the sha256 of a rubric saved in the store."""
+    if _SHA256.match(name_or_path):
+        text = store.get_rubric_text(name_or_path)
+        if text is None:
+            raise InputError(f"no rubric with sha256 {name_or_path} in the store")
+        return rubric_from_text(text, path=f"<store:{name_or_path[:12]}>")
+    return load_rubric(name_or_path)
+
+
+def write_output(text: str, out: str | None) -> None:
+    """Print to stdout, or write the file (creating its folder) and say where."""
+    if out is None:
+        click.echo(text, nl=False)
+        return
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {path}", err=True)
+
+
+@click.command("report")
+@rubric_option
+@db_option
+@click.option(
+    "--judge-run",
+    default=None,
+    metavar="RUN_ID",
+    help="Report this run's judgments (default: all plain judgments of the rubric "
+    "from the most recent judge model).",
+)
+@click.option("--dataset", default=None, help="Only this dataset's items.")
+@click.option(
+    "--annotator",
+    default=None,
+    help="Use this annotator's labels as the human reference (default: majority).",
+)
+@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "--out",
+    default=None,
+    type=click.Path(dir_okay=False),
+    help="Write the report to this file instead of stdout.",
+)
+@click.option(
+    "--min-agreement",
+    type=float,
+    default=0.6,
+    show_default=True,
+    help="PASS needs the lower CI bound of the primary statistic at or above this.",
+)
+@click.option(
+    "--min-slice-agreement",
+    type=float,
+    default=None,
+    help="Also FAIL when any slice's whole interval lies below this.",
+)
+@click.option(
+    "--half-width",
+    type=float,
+    default=0.1,
+    show_default=True,
+    help="Interval half-width that counts as enough data (sizes the label advice).",
+)
+@click.option(
+    "--primary",
+    default=None,
+    help="Primary statistic (default: cohen_kappa; weighted_kappa for ordinal).",
+)
+@click.option(
+    "--cluster-by",
+    default=None,
+    metavar="FIELD",
+    help="Resample clusters of items sharing FIELD (cluster, slice, meta.NAME); "
+    "default: 'cluster' when items have one.",
+)
+@click.option(
+    "--queue",
+    default=None,
+    help="Labeling queue whose inclusion probabilities weight population estimates "
+    "(default: the rubric's latest non-uniform queue).",
+)
+@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option(
+    "--resamples",
+    type=int,
+    default=1000,
+    show_default=True,
+    help="Bootstrap resamples per interval.",
+)
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.pass_context
+def command(
+    ctx: click.Context,
+    rubric: str,
+    db: str,
+    judge_run: str | None,
+    dataset: str | None,
+    annotator: str | None,
+    fmt: str,
+    out: str | None,
+    min_agreement: float,
+    min_slice_agreement: float | None,
+    half_width: float,
+    primary: str | None,
+    cluster_by: str | None,
+    queue: str | None,
+    confidence: float,
+    resamples: int,
+    seed: int,
+) -> None:
+    """Calibration report: does the judge agree with humans well enough to trust?
+
+    Exits 0 on PASS, 1 on FAIL, 3 on INSUFFICIENT DATA.
+    """
+    if not 0.0 < half_width < 1.0:
+        raise InputError(f"--half-width must be between 0 and 1, got {half_width}")
+    if not 0.0 < confidence < 1.0:
+        raise InputError(f"--confidence must be between 0 and 1, got {confidence}")
+    store = open_store(resolve_db_path(db))
+    try:
+        rub = resolve_rubric(store, rubric)
+        if judge_run is not None and store.get_run(judge_run) is None:
+            raise InputError(f"no run {judge_run!r} in {store.path}")
+        options = ReportOptions(
+            dataset=dataset,
+            judge_run=judge_run,
+            annotator=annotator,
+            cluster_by=cluster_by,
+            queue=queue,
+            primary=primary,
+            min_agreement=min_agreement,
+            min_slice_agreement=min_slice_agreement,
+            half_width=half_width,
+            confidence_level=confidence,
+            n_resamples=resamples,
+            random_state=seed,
+        )
+        report = build_report(store, rub, options)
+    finally:
+        store.close()
+    write_output(render(report, fmt), out)
+    if out is not None:
+        click.echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)
+    ctx.exit(report.verdict.exit_code)

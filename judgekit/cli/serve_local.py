@@ -1,0 +1,34 @@
+"""``judgekit serve-local``: run the bundled local judge standalone until Ctrl-C.
+
+Useful to share one loaded model between several commands
+(``judgekit judge --base-url URL --model smollm2-135m-instruct``).
+"""
+
+from __future__ import annotations
+
+import click
+
+from judgekit.errors import LocalJudgeError
+from judgekit.local import LocalJudge
+
+
+@click.command("serve-local")
+@click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
+@click.option("--port", type=click.IntRange(min=1, max=65535), default=None,
+              help="Port to listen on [default: a free one].")
+@click.option("--n-ctx", type=click.IntRange(min=256), default=2048, show_default=True,
+              help="Context window in tokens.")
+def command(host: str, port: int | None, n_ctx: int) -> None:
+    """Serve the local judge (llama.cpp + SmolLM2-135M) on an OpenAI-compatible URL."""
+    with LocalJudge(host=host, port=port, n_ctx=n_ctx) as judge:
+        click.echo(f"local judge serving at {judge.base_url} (model {judge.model})")
+        click.echo(f"use it: judgekit judge --base-url {judge.base_url} --model {judge.model} "
+                   "--rubric R --data FILE")
+        click.echo("press Ctrl-C to stop")
+        try:
+            code = judge.wait()
+        except KeyboardInterrupt:
+            click.echo("stopping the local judge")
+            return
+    if code != 0:
+        raise LocalJudgeError(f"the local judge server exited with code {code}")

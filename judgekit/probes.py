@@ -1,0 +1,440 @@
+"""Bias probes: judge controlled variants of items and measure how far verdicts move.
+
+Three probes, each a thin layer over :func:`judgekit.runner.run_judgments` (so
+they are cached, resumable and take the same endpoint spec as ``judge``) and
+:mod:`judgekit.stats.bias` (so the numbers are the pure, tested ones):
+
+- position: pairs judged as written and swapped (the runner maps the swapped
+  verdict back); for pointwise rubrics the levels listed as written and reversed.
+- length: rank correlation of score with length, the same for human labels,
+  re-judging with content-free filler added (+25/50/100%), and for pairs
+  P(the longer answer wins | gap > 30 chars).
+- consistency: K samples per item at the production sampling parameters.
+
+Each run stores one JSON summary with :meth:`Store.save_probe_result`; the
+shape is documented in ``docs/probes.md``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Any
+
+from judgekit.cache import cache_key
+from judgekit.clients import JudgeSpec
+from judgekit.errors import InputError
+from judgekit.parsing import PARSER_VERSION
+from judgekit.runner import RunSummary, WorkUnit, run_judgments, score_for, unit_for
+from judgekit.stats import bias
+from judgekit.store import Store
+from judgekit.types import Item, Judgment, Label, Rubric, Scale
+
+PROBES = ("position", "length", "consistency")
+SCHEMA_VERSION = 1
+#: Item ids listed in a stored result (inconsistent / unstable items), at most.
+MAX_LISTED_IDS = 200
+#: Scatter points kept for the report's plots, at most.
+MAX_POINTS = 2000
+
+
+@dataclass(frozen=True)
+class ProbeOutcome:
+    """What a probe run produced: the stored result dict and the runner's summary."""
+
+    probe: str
+    result: dict[str, Any]
+    summary: RunSummary
+
+
+def _key(spec: JudgeSpec, rubric: Rubric, dataset: str, unit: WorkUnit, sample: int) -> str:
+    """The runner's cache key for one call, to read back exactly this judge's outcomes."""
+    return cache_key(
+        model=spec.model, base_url=spec.public_base_url, rubric_hash=rubric.sha256,
+        item_hash=unit.item.content_hash, sampling=spec.sampling.as_dict(),
+        sample_index=sample, parser_version=PARSER_VERSION, dataset=dataset,
+        item_id=unit.item.id, variant=unit.variant, reverse_levels=unit.reverse_levels,
+    )
+
+
+class _Outcomes:
+    """Judgments of a probe's units, looked up by (variant, item id, sample)."""
+
+    def __init__(self, store: Store, rubric: Rubric, spec: JudgeSpec, dataset: str,
+                 units: Sequence[WorkUnit], samples: int = 1) -> None:
+        keys = {(u.variant, u.item.id, s): _key(spec, rubric, dataset, u, s)
+                for u in units for s in range(samples)}
+        found = store.cached_judgments(keys.values())
+        self.by: dict[tuple[str, str, int], Judgment | None] = {
+            ident: found.get(key) for ident, key in keys.items()
+        }
+        counts: dict[str, Counter[str]] = defaultdict(Counter)
+        for (variant, _, _), judgment in self.by.items():
+            counts[variant][judgment.status if judgment else "missing"] += 1
+        self.status_counts = {v: dict(sorted(c.items())) for v, c in sorted(counts.items())}
+
+    def label(self, variant: str, item_id: str, sample: int = 0) -> str | None:
+        """The label of an ``ok`` judgment; None for any failure (excluded, never scored)."""
+        judgment = self.by.get((variant, item_id, sample))
+        return judgment.label if judgment is not None and judgment.status == "ok" else None
+
+
+def _envelope(probe: str, rubric: Rubric, spec: JudgeSpec, dataset: str, summary: RunSummary,
+              outcomes: _Outcomes, n_items: int) -> dict[str, Any]:
+    return {
+        "probe": probe,
+        "schema_version": SCHEMA_VERSION,
+        "mode": "pairwise" if rubric.scale.kind == "pairwise" else "pointwise",
+        "dataset": dataset,
+        "run_id": summary.run_id,
+        "rubric": {"name": rubric.name, "version": rubric.version, "sha256": rubric.sha256,
+                   "kind": rubric.scale.kind},
+        "model": spec.model,
+        "base_url": spec.public_base_url,
+        "sampling": spec.sampling.as_dict(),
+        "n_items": n_items,
+        "status_counts": outcomes.status_counts,
+        "confidence_level": 0.95,
+    }
+
+
+def _run(store: Store, rubric: Rubric, spec: JudgeSpec, units: list[WorkUnit], *, dataset: str,
+         probe: str, samples: int = 1, force: bool = False, retry_failed: bool = False,
+         progress: bool | None = None) -> RunSummary:
+    return run_judgments(store, rubric, units, spec, dataset=dataset, samples=samples,
+                         force=force, retry_failed=retry_failed, progress=progress,
+                         kind=f"probe:{probe}")
+
+
+def _check_items(items: Sequence[Item], rubric: Rubric) -> None:
+    if not items:
+        raise InputError("no items to probe")
+    pairwise = rubric.scale.kind == "pairwise"
+    wrong = [i.id for i in items if i.is_pairwise != pairwise]
+    if wrong:
+        need = "pairs (response_a/response_b)" if pairwise else "single responses"
+        raise InputError(f"rubric {rubric.name!r} needs {need}; item {wrong[0]!r} is not one")
+
+
+def _ids(indices: Sequence[int], items: Sequence[Item]) -> list[str]:
+    return [items[i].id for i in indices[:MAX_LISTED_IDS]]
+
+
+# -- variants ----------------------------------------------------------------------
+
+DEFAULT_LEVELS: tuple[int, ...] = (25, 50, 100)
+#: Content-free sentences appended to pad a response; ``{input}`` = the item's input.
+DEFAULT_FILLER: tuple[str, ...] = (
+    "I hope this helps.",
+    "Let me know if anything above should be clarified.",
+    "To restate the request: {input}",
+    "The answer above is given as plainly as possible.",
+    "Please feel free to ask a follow-up question.",
+    "Thank you for the question.",
+    "This response addresses the request as it was stated.",
+    "Nothing further needs to be added to the answer above.",
+)
+
+
+def load_filler(path: str | Path) -> tuple[str, ...]:
+    """Filler templates from a file: one per line; blank lines and ``#`` comments ignored."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read filler file: {exc.strerror}") from None
+    lines = [line.strip() for line in text.splitlines()]
+    templates = tuple(line for line in lines if line and not line.startswith("#"))
+    if not templates:
+        raise InputError(f"{path}: no filler templates (one sentence per line)")
+    return templates
+
+
+def check_levels(levels: Sequence[int]) -> tuple[int, ...]:
+    """Padding levels as percentages of the original length: positive integers, no repeats."""
+    out = tuple(levels)
+    if not out or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in out):
+        raise InputError(f"padding levels must be positive whole percentages, got {list(out)}")
+    if len(set(out)) != len(out):
+        raise InputError(f"padding levels repeat: {list(out)}")
+    return out
+
+
+def padding_variant(level: int) -> str:
+    """The variant name of a padding level (``pad25``, ``pad50``, ``pad100``)."""
+    return f"pad{level}"
+
+
+def _hash_int(item: Item) -> int:
+    return int(hashlib.sha256(item.id.encode("utf-8")).hexdigest()[:8], 16)
+
+
+def padded_side(item: Item) -> str:
+    """Which side of a pair gets the filler, ``"a"`` or ``"b"``, alternating by item id hash."""
+    return "a" if _hash_int(item) % 2 == 0 else "b"
+
+
+def pad_text(text: str, level: int, filler: Sequence[str], *, input_text: str = "",
+             start: int = 0) -> str:
+    """``text`` plus filler sentences making it ``level`` percent longer (to the next word end).
+
+    Sentences are taken in order from ``filler[start]`` (cycling), joined by
+    spaces after a blank line; ``{input}`` is replaced literally, nothing is
+    evaluated. An empty text stays empty: a percentage of nothing is nothing.
+    """
+    if not filler:
+        raise InputError("filler has no templates")
+    target = -(-len(text) * level // 100)  # ceil
+    if target == 0:
+        return text
+    sentences = [t.replace("{input}", input_text) for t in filler]
+    added = "\n\n"
+    i = start
+    while len(added) < target:
+        added += ("" if added == "\n\n" else " ") + sentences[i % len(sentences)]
+        i += 1
+    cut = added.find(" ", target)
+    return text + (added if cut == -1 else added[:cut])
+
+
+def pad_item(item: Item, level: int, filler: Sequence[str] = DEFAULT_FILLER) -> Item:
+    """``item`` with filler appended to its response (pointwise) or to one side (pairwise)."""
+    start = _hash_int(item) % len(filler) if filler else 0
+    if not item.is_pairwise:
+        padded = pad_text(item.response or "", level, filler, input_text=item.input, start=start)
+        return replace(item, response=padded)
+    if padded_side(item) == "a":
+        return replace(item, response_a=pad_text(item.response_a or "", level, filler,
+                                                  input_text=item.input, start=start))
+    return replace(item, response_b=pad_text(item.response_b or "", level, filler,
+                                              input_text=item.input, start=start))
+
+
+def added_chars(item: Item, level: int, filler: Sequence[str] = DEFAULT_FILLER) -> int:
+    """How many characters padding at ``level`` adds to ``item``."""
+    return int(abs(_length(pad_item(item, level, filler)) - _length(item)))
+
+
+# -- position --------------------------------------------------------------------
+
+
+def position_units(items: Sequence[Item], rubric: Rubric) -> list[WorkUnit]:
+    """Each item as written plus its swapped pair (pairwise) or reversed levels (pointwise)."""
+    other = "swapped" if rubric.scale.kind == "pairwise" else "reversed_levels"
+    return [unit_for(item, variant) for item in items for variant in ("", other)]
+
+
+def _level_index(scale: Scale, label: str | None) -> int | None:
+    return None if label is None or label not in scale.labels else scale.labels.index(label)
+
+
+def run_position_probe(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec, *,
+                       dataset: str, force: bool = False, retry_failed: bool = False,
+                       progress: bool | None = None) -> ProbeOutcome:
+    """Judge every item in both orders and store position consistency, slot shares and PF."""
+    _check_items(items, rubric)
+    units = position_units(items, rubric)
+    summary = _run(store, rubric, spec, units, dataset=dataset, probe="position", force=force,
+                   retry_failed=retry_failed, progress=progress)
+    outcomes = _Outcomes(store, rubric, spec, dataset, units)
+    if rubric.scale.kind == "pairwise":
+        result = bias.position_bias(
+            [outcomes.label("", i.id) for i in items],
+            [outcomes.label("swapped", i.id) for i in items],
+        )
+    else:
+        scale = rubric.scale
+        result = bias.level_order_bias(
+            [_level_index(scale, outcomes.label("", i.id)) for i in items],
+            [_level_index(scale, outcomes.label("reversed_levels", i.id)) for i in items],
+        )
+    stored = _envelope("position", rubric, spec, dataset, summary, outcomes, len(items))
+    stored.update(result.to_dict())
+    stored["n_excluded"] = result.n_failed
+    stored["inconsistent_items"] = _ids(result.inconsistent_indices(), items)
+    store.save_probe_result(summary.run_id, "position", rubric.sha256, stored)
+    return ProbeOutcome("position", stored, summary)
+
+
+# -- length ------------------------------------------------------------------------
+
+
+def _preference_for_a(label: str | None) -> float | None:
+    return {"A": 1.0, "tie": 0.5, "B": 0.0}.get(label) if label is not None else None
+
+
+def _score(rubric: Rubric, label: str | None) -> float | None:
+    """A number per verdict: pairwise = preference for A; categorical = level index."""
+    scale = rubric.scale
+    if scale.kind == "pairwise":
+        return _preference_for_a(label)
+    if scale.kind == "categorical":
+        index = _level_index(scale, label)
+        return None if index is None else float(index)
+    return score_for(scale, label)
+
+
+def _length(item: Item) -> float:
+    """Characters of the response; for a pair, len(A) - len(B)."""
+    if item.is_pairwise:
+        return float(len(item.response_a or "") - len(item.response_b or ""))
+    return float(len(item.response or ""))
+
+
+def _human_scores(store: Store, rubric: Rubric, dataset: str) -> dict[str, float]:
+    """Mean human score per item over annotators' latest labels."""
+    per_item: dict[str, list[float]] = defaultdict(list)
+    for label in store.latest_labels(rubric.sha256, dataset=dataset):
+        value = _score(rubric, label.label)
+        if value is not None:
+            per_item[label.item_id].append(value)
+    return {item_id: sum(v) / len(v) for item_id, v in per_item.items()}
+
+
+def _human_verdicts(labels: Sequence[Label]) -> dict[str, str]:
+    """Majority pairwise label per item (a split vote counts as a tie)."""
+    votes: dict[str, Counter[str]] = defaultdict(Counter)
+    for label in labels:
+        if label.label is not None:
+            votes[label.item_id][label.label] += 1
+    out: dict[str, str] = {}
+    for item_id, counter in votes.items():
+        ranked = counter.most_common()
+        split = len(ranked) > 1 and ranked[0][1] == ranked[1][1]
+        out[item_id] = "tie" if split else ranked[0][0]
+    return out
+
+
+def _padded_score(rubric: Rubric, item: Item, label: str | None) -> float | None:
+    """Pairwise: preference for the padded side (1, 0.5, 0); otherwise the verdict's score."""
+    if rubric.scale.kind != "pairwise":
+        return _score(rubric, label)
+    pref = _preference_for_a(label)
+    if pref is None:
+        return None
+    return pref if padded_side(item) == "a" else 1.0 - pref
+
+
+def length_units(items: Sequence[Item], levels: Sequence[int],
+                 filler: Sequence[str]) -> list[WorkUnit]:
+    """Each item as written plus one padded copy per level (variant ``pad<level>``)."""
+    units: list[WorkUnit] = []
+    for item in items:
+        units.append(WorkUnit(item))
+        for level in levels:
+            units.append(WorkUnit(pad_item(item, level, filler), padding_variant(level),
+                                  source_hash=item.content_hash))
+    return units
+
+
+def _length_section(store: Store, rubric: Rubric, dataset: str, items: Sequence[Item],
+                    outcomes: _Outcomes) -> dict[str, Any]:
+    lengths = [_length(i) for i in items]
+    judge = bias.length_effect([_score(rubric, outcomes.label("", i.id)) for i in items],
+                               lengths, max_points=MAX_POINTS)
+    out = judge.to_dict()
+    human = _human_scores(store, rubric, dataset)
+    labelled = [(_length(i), human[i.id]) for i in items if i.id in human]
+    if len(labelled) >= 2:
+        hx = bias.length_effect([s for _, s in labelled], [x for x, _ in labelled],
+                                max_points=MAX_POINTS)
+        out["human_length_correlation"] = hx.to_dict()["length_correlation"]
+        out["human_points"] = hx.points
+    else:
+        out["human_length_correlation"] = bias.Estimate(
+            float("nan"), len(labelled), None, "fewer than two labelled items").to_dict()
+        out["human_points"] = []
+    return out
+
+
+def _prefer_longer_section(store: Store, rubric: Rubric, dataset: str, items: Sequence[Item],
+                           outcomes: _Outcomes, min_gap: int) -> dict[str, Any]:
+    len_a = [len(i.response_a or "") for i in items]
+    len_b = [len(i.response_b or "") for i in items]
+    judge = bias.prefer_longer_rate([outcomes.label("", i.id) for i in items], len_a, len_b,
+                                    min_gap=min_gap)
+    humans = _human_verdicts(store.latest_labels(rubric.sha256, dataset=dataset))
+    human = bias.prefer_longer_rate([humans.get(i.id) for i in items], len_a, len_b,
+                                    min_gap=min_gap)
+    return {
+        "prefer_longer_rate": judge.to_dict(),
+        "human_prefer_longer_rate": human.to_dict(),
+        "prefer_longer_threshold": 0.7,
+        "min_gap_chars": min_gap,
+    }
+
+
+def run_length_probe(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec, *,
+                     dataset: str, levels: Sequence[int] = DEFAULT_LEVELS,
+                     filler: Sequence[str] = DEFAULT_FILLER, min_gap: int = 30,
+                     force: bool = False, retry_failed: bool = False,
+                     progress: bool | None = None) -> ProbeOutcome:
+    """Length correlation (judge and human), padding shift and flip rate, P(prefer longer)."""
+    _check_items(items, rubric)
+    levels = check_levels(levels)
+    units = length_units(items, levels, filler)
+    summary = _run(store, rubric, spec, units, dataset=dataset, probe="length", force=force,
+                   retry_failed=retry_failed, progress=progress)
+    outcomes = _Outcomes(store, rubric, spec, dataset, units)
+    stored = _envelope("length", rubric, spec, dataset, summary, outcomes, len(items))
+    stored["length_unit"] = "chars"
+    stored.update(_length_section(store, rubric, dataset, items, outcomes))
+    base = [_padded_score(rubric, i, outcomes.label("", i.id)) for i in items]
+    per_level: dict[str, Any] = {}
+    for level in levels:
+        variant = padding_variant(level)
+        padded = [_padded_score(rubric, i, outcomes.label(variant, i.id)) for i in items]
+        effect = bias.padding_effect(base, padded).to_dict()
+        if rubric.scale.kind == "categorical":
+            effect["padding_shift"] = bias.Estimate(
+                float("nan"), 0, None, "a categorical scale has no order to shift along"
+            ).to_dict()
+        added = [added_chars(i, level, filler) for i in items]
+        effect["mean_added_chars"] = sum(added) / len(added)
+        per_level[str(level)] = effect
+    top = str(max(levels))
+    stored["padding_level"] = max(levels)
+    stored["padding_shift"] = per_level[top]["padding_shift"]
+    stored["padding_flip_rate"] = per_level[top]["padding_flip_rate"]
+    stored["padding_levels"] = per_level
+    if rubric.scale.kind == "pairwise":
+        stored.update(_prefer_longer_section(store, rubric, dataset, items, outcomes, min_gap))
+    stored["n_excluded"] = sum(1 for s in base if s is None)
+    store.save_probe_result(summary.run_id, "length", rubric.sha256, stored)
+    return ProbeOutcome("length", stored, summary)
+
+
+# -- consistency -----------------------------------------------------------------
+
+
+def run_consistency_probe(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec,
+                          *, dataset: str, samples: int = 5, force: bool = False,
+                          retry_failed: bool = False,
+                          progress: bool | None = None) -> ProbeOutcome:
+    """K samples per item at ``spec``'s sampling parameters: RS, flip rate, kappa/alpha.
+
+    Sample 0 is the plain judgment, so a previous ``judge`` run with the same
+    parameters is reused. With a fixed ``seed`` a backend that honours seeds
+    may repeat itself exactly; that is what production would see too.
+    """
+    if samples < 2:
+        raise InputError(f"--samples must be at least 2 to measure consistency, got {samples}")
+    _check_items(items, rubric)
+    units = [WorkUnit(item) for item in items]
+    summary = _run(store, rubric, spec, units, dataset=dataset, probe="consistency",
+                   samples=samples, force=force, retry_failed=retry_failed, progress=progress)
+    outcomes = _Outcomes(store, rubric, spec, dataset, units, samples)
+    matrix = [[outcomes.label("", i.id, s) for s in range(samples)] for i in items]
+    result = bias.repetition_stability(
+        matrix,
+        level="ordinal" if rubric.scale.kind == "ordinal" else "nominal",
+        labels=list(rubric.scale.labels),
+    )
+    stored = _envelope("consistency", rubric, spec, dataset, summary, outcomes, len(items))
+    stored.update(result.to_dict())
+    stored["temperature"] = spec.sampling.temperature
+    stored["unstable_items"] = _ids(result.unstable, items)
+    store.save_probe_result(summary.run_id, "consistency", rubric.sha256, stored)
+    return ProbeOutcome("consistency", stored, summary)

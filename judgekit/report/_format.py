@@ -1,0 +1,81 @@
+"""Number formatting shared by the text, Markdown and HTML renderers.
+
+One place decides how a figure, its interval and its n are written, so the
+formats cannot drift apart and no renderer can print a number without its n.
+"""
+
+from __future__ import annotations
+
+import math
+
+from judgekit.report.model import Stat
+
+#: Human-readable names of statistic keys, in the order the report lists them.
+STAT_LABELS: dict[str, str] = {
+    "cohen_kappa": "Cohen's kappa",
+    "weighted_kappa": "Quadratic-weighted kappa",
+    "krippendorff_alpha": "Krippendorff's alpha",
+    "percent_agreement": "Percent agreement",
+    "gwet_ac1": "Gwet's AC1",
+    "pabak": "PABAK (2p_o - 1)",
+    "prevalence_human": "Prevalence (human 'pass')",
+    "prevalence_judge": "Prevalence (judge 'pass')",
+    "tpr": "Judge TPR vs human",
+    "tnr": "Judge TNR vs human",
+    "spearman": "Spearman rho",
+    "kendall_tau": "Kendall tau-b",
+    "exact_agreement": "Exact agreement",
+    "within_one_agreement": "Within-1 agreement",
+    "mean_bias": "Mean signed bias (judge - human)",
+    "agreement_with_ties": "Agreement (ties included)",
+    "agreement_without_ties": "Agreement (ties excluded)",
+    "fleiss_kappa": "Fleiss' kappa",
+    "position_consistency": "Position consistency",
+    "conflict_rate": "Conflict rate",
+    "first_slot_rate": "First-slot rate",
+    "second_slot_rate": "Second-slot rate",
+    "position_fairness": "Position fairness",
+    "length_correlation": "Length correlation (Spearman)",
+    "human_length_correlation": "Human length correlation",
+    "padding_shift": "Padding shift",
+    "padding_flip_rate": "Padding flip rate",
+    "prefer_longer_rate": "P(prefers longer)",
+    "repetition_stability": "Repetition stability",
+    "flip_rate": "Flip rate",
+    "repeat_fleiss_kappa": "Fleiss' kappa across repeats",
+    "repeat_alpha": "Krippendorff's alpha across repeats",
+}
+
+
+def label_of(key: str) -> str:
+    return STAT_LABELS.get(key, key.replace("_", " "))
+
+
+def num(value: float | None, digits: int = 3) -> str:
+    if value is None or not math.isfinite(value):
+        return "n/a"
+    return f"{value:.{digits}f}"
+
+
+def interval(stat: Stat, digits: int = 3) -> str:
+    if not (math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high)):
+        return "[n/a]"
+    return f"[{stat.ci_low:.{digits}f}, {stat.ci_high:.{digits}f}]"
+
+
+def stat_text(stat: Stat, digits: int = 3) -> str:
+    """``0.712 [0.650, 0.770] n=412`` or ``n/a (reason) n=3``."""
+    if not stat.defined:
+        reason = f" ({stat.reason})" if stat.reason else ""
+        return f"n/a{reason} n={stat.n}"
+    return f"{num(stat.statistic, digits)} {interval(stat, digits)} n={stat.n}"
+
+
+def pct(count: int, total: int) -> str:
+    return "n/a" if total == 0 else f"{100.0 * count / total:.1f}%"
+
+
+def pvalue_text(p: float) -> str:
+    if not math.isfinite(p):
+        return "n/a"
+    return "<0.001" if p < 0.001 else f"{p:.3f}"

@@ -1,0 +1,197 @@
+"""Inline SVG plots drawn by hand, so the HTML report needs no script, font or URL.
+
+Each function returns one ``<svg>`` element as a string (coordinates in user
+units, scaled by the browser). Text is escaped; colours are fixed so a printed
+report looks the same as the screen.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from html import escape
+
+from judgekit.report.model import Confusion, ScatterPoint, Stat
+
+_FONT = 'font-family="sans-serif" font-size="11"'
+_AXIS = "#555"
+_BLUE = "#2b6cb0"
+_RED = "#c53030"
+
+
+def _svg(width: int, height: int, body: list[str], plot_id: str, title: str) -> str:
+    return (
+        f'<svg id="{plot_id}" class="plot" role="img" '
+        f'viewBox="0 0 {width} {height}" width="{width}" height="{height}">'
+        f"<title>{escape(title)}</title>" + "".join(body) + "</svg>"
+    )
+
+
+def _text(x: float, y: float, text: str, anchor: str = "middle", extra: str = "") -> str:
+    return (
+        f'<text x="{x:.1f}" y="{y:.1f}" text-anchor="{anchor}" {_FONT} {extra}>'
+        f"{escape(text)}</text>"
+    )
+
+
+def confusion_heatmap(confusion: Confusion) -> str:
+    """Judge (rows) by human (columns); cell shade = share of the human column's items."""
+    labels = confusion.labels
+    k = max(len(labels), 1)
+    cell = max(28, min(64, 360 // k))
+    left, top = 110, 60
+    width, height = left + cell * k + 20, top + cell * k + 20
+    body = [
+        _text(left + cell * k / 2, 18, "human label", extra='font-weight="bold"'),
+        _text(
+            16,
+            top + cell * k / 2,
+            "judge label",
+            extra=(f'font-weight="bold" transform="rotate(-90 16 {top + cell * k / 2:.1f})"'),
+        ),
+    ]
+    col_totals = [sum(row[j] for row in confusion.matrix) for j in range(len(labels))]
+    for j, label in enumerate(labels):
+        body.append(_text(left + cell * (j + 0.5), top - 8, label[:10]))
+    for i, (label, row) in enumerate(zip(labels, confusion.matrix, strict=True)):
+        body.append(_text(left - 8, top + cell * (i + 0.5) + 4, label[:14], anchor="end"))
+        for j, count in enumerate(row):
+            share = count / col_totals[j] if col_totals[j] else 0.0
+            shade = int(255 - 200 * share)
+            fill = f"rgb({shade},{shade + (255 - shade) // 3},255)"
+            colour = "#fff" if share > 0.6 else "#000"
+            x, y = left + cell * j, top + cell * i
+            body.append(
+                f'<rect class="cell" x="{x}" y="{y}" width="{cell}" height="{cell}" '
+                f'fill="{fill}" stroke="#fff"><title>judge {escape(label)} / human '
+                f"{escape(labels[j])}: {count}</title></rect>"
+            )
+            body.append(_text(x + cell / 2, y + cell / 2 + 4, str(count), extra=f'fill="{colour}"'))
+    return _svg(width, height, body, "confusion-heatmap", "Confusion matrix heatmap")
+
+
+def _scale(lo: float, hi: float, a: float, b: float) -> tuple[float, float]:
+    """Linear map [lo, hi] -> [a, b] as (slope, offset)."""
+    span = hi - lo if hi > lo else 1.0
+    slope = (b - a) / span
+    return slope, a - lo * slope
+
+
+def forest_plot(
+    rows: Sequence[tuple[str, Stat, bool]],
+    overall: Stat | None,
+    threshold: float | None,
+    statistic_name: str,
+) -> str:
+    """Per-slice point estimates with interval whiskers; flagged slices in red."""
+    values = [v for _, s, _ in rows for v in (s.statistic, s.ci_low, s.ci_high) if math.isfinite(v)]
+    if overall is not None:
+        values += [
+            v for v in (overall.statistic, overall.ci_low, overall.ci_high) if math.isfinite(v)
+        ]
+    if threshold is not None:
+        values.append(threshold)
+    lo = min([*values, 0.0]) if values else 0.0
+    hi = max([*values, 1.0]) if values else 1.0
+    left, right, top, row_h = 170, 560, 30, 24
+    height = top + row_h * (len(rows) + 1) + 40
+    slope, offset = _scale(lo, hi, left, right)
+    body = []
+    for tick in [lo + (hi - lo) * t / 4 for t in range(5)]:
+        x = slope * tick + offset
+        body.append(
+            f'<line x1="{x:.1f}" y1="{top - 10}" x2="{x:.1f}" y2="{height - 35}" stroke="#eee"/>'
+        )
+        body.append(_text(x, height - 20, f"{tick:.2f}"))
+    body.append(_text((left + right) / 2, height - 4, statistic_name))
+    if overall is not None and overall.defined:
+        x = slope * overall.statistic + offset
+        body.append(
+            f'<line class="overall" x1="{x:.1f}" y1="{top - 10}" x2="{x:.1f}" '
+            f'y2="{height - 35}" stroke="{_AXIS}" stroke-dasharray="4 3"/>'
+        )
+        body.append(_text(x, top - 14, "overall"))
+    if threshold is not None:
+        x = slope * threshold + offset
+        body.append(
+            f'<line class="threshold" x1="{x:.1f}" y1="{top - 10}" x2="{x:.1f}" '
+            f'y2="{height - 35}" stroke="{_RED}" stroke-dasharray="2 2"/>'
+        )
+    for i, (name, stat, flagged) in enumerate(rows):
+        y = top + row_h * (i + 0.5)
+        colour = _RED if flagged else _BLUE
+        body.append(_text(left - 10, y + 4, f"{name[:18]} (n={stat.n})", anchor="end"))
+        if math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high):
+            x1, x2 = slope * stat.ci_low + offset, slope * stat.ci_high + offset
+            body.append(
+                f'<line class="ci" x1="{x1:.1f}" y1="{y:.1f}" x2="{x2:.1f}" y2="{y:.1f}" '
+                f'stroke="{colour}" stroke-width="2"/>'
+            )
+        if stat.defined:
+            x = slope * stat.statistic + offset
+            body.append(
+                f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}">'
+                f"<title>{escape(name)}: {stat.statistic:.3f}</title></circle>"
+            )
+    return _svg(right + 40, height, body, "slice-forest", "Per-slice forest plot")
+
+
+def scatter_plot(points: Sequence[ScatterPoint], y_label: str = "judge score") -> str:
+    """Judge score against response length (characters), with a small vertical jitter."""
+    left, right, top, bottom = 60, 560, 20, 260
+    xs = [p.length for p in points] or [0]
+    ys = [p.score for p in points] or [0.0]
+    sx, ox = _scale(min(xs), max(xs), left, right)
+    sy, oy = _scale(min(ys), max(ys), bottom, top)
+    jitter = 0.15 * (max(ys) - min(ys) or 1.0) * abs(sy)
+    body = [
+        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="{_AXIS}"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="{_AXIS}"/>',
+        _text((left + right) / 2, bottom + 32, "response length (characters)"),
+        _text(
+            14,
+            (top + bottom) / 2,
+            y_label,
+            extra=f'transform="rotate(-90 14 {(top + bottom) / 2})"',
+        ),
+        _text(left, bottom + 16, str(min(xs))),
+        _text(right, bottom + 16, str(max(xs))),
+        _text(left - 6, bottom + 4, f"{min(ys):g}", anchor="end"),
+        _text(left - 6, top + 4, f"{max(ys):g}", anchor="end"),
+    ]
+    for i, p in enumerate(points):
+        dy = ((i * 7919) % 101 / 100.0 - 0.5) * jitter
+        body.append(
+            f'<circle class="point" cx="{sx * p.length + ox:.1f}" '
+            f'cy="{sy * p.score + oy + dy:.1f}" r="2" fill="{_BLUE}" fill-opacity="0.45"/>'
+        )
+    return _svg(right + 20, bottom + 40, body, "length-scatter", "Score versus length")
+
+
+def bias_bars(bars: Sequence[tuple[str, Stat]]) -> str:
+    """Horizontal bars on [0, 1] with interval whiskers (position-bias rates)."""
+    left, right, top, row_h = 170, 520, 20, 30
+    height = top + row_h * len(bars) + 40
+    slope, offset = _scale(0.0, 1.0, left, right)
+    body = [f'<line x1="{left}" y1="{top - 5}" x2="{left}" y2="{height - 35}" stroke="{_AXIS}"/>']
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        x = slope * tick + offset
+        body.append(_text(x, height - 20, f"{tick:.2f}"))
+    for i, (name, stat) in enumerate(bars):
+        y = top + row_h * i
+        body.append(_text(left - 8, y + row_h / 2 + 4, f"{name} (n={stat.n})", anchor="end"))
+        if stat.defined:
+            w = max(slope * min(max(stat.statistic, 0.0), 1.0), 0.5)
+            body.append(
+                f'<rect class="bar" x="{left}" y="{y + 5}" width="{w:.1f}" '
+                f'height="{row_h - 10}" fill="{_BLUE}"><title>{escape(name)}: '
+                f"{stat.statistic:.3f}</title></rect>"
+            )
+        if math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high):
+            x1, x2 = slope * stat.ci_low + offset, slope * stat.ci_high + offset
+            yc = y + row_h / 2
+            body.append(
+                f'<line class="ci" x1="{x1:.1f}" y1="{yc}" x2="{x2:.1f}" y2="{yc}" '
+                f'stroke="#000" stroke-width="1.5"/>'
+            )
+    return _svg(right + 30, height, body, "position-bars", "Position-bias rates")

@@ -1,0 +1,253 @@
+"""Judge-versus-human figures for one set of paired labels, chosen by the scale kind.
+
+The numbers come from :mod:`judgekit.stats` on the same arrays a user could pass
+themselves (the tests check that), so this module only decides *which* statistics
+a scale calls for (methods.md section 5) and turns each result into a :class:`Stat`
+with its interval: a Wilson interval for proportions of independent items, and a
+(cluster) bootstrap for everything else or whenever items share a cluster.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from judgekit import stats
+from judgekit.report.model import Confusion, Stat, undefined
+from judgekit.types import Scale
+
+#: Primary statistic per scale kind: chance-corrected agreement, so one threshold means
+#: the same thing for every kind (quadratic weights for ordinal scales).
+PRIMARY_BY_KIND: dict[str, str] = {
+    "binary": "cohen_kappa",
+    "ordinal": "weighted_kappa",
+    "categorical": "cohen_kappa",
+    "pairwise": "cohen_kappa",
+}
+
+
+@dataclass(frozen=True)
+class IntervalSpec:
+    """How intervals are made: level, resamples, seed, and optional cluster ids per pair."""
+
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+    random_state: int = 0
+    clusters: npt.NDArray[Any] | None = None
+
+    def subset(self, mask: npt.NDArray[np.bool_]) -> IntervalSpec:
+        clusters = None if self.clusters is None else self.clusters[mask]
+        return IntervalSpec(self.confidence_level, self.n_resamples, self.random_state, clusters)
+
+    @property
+    def bootstrap_name(self) -> str:
+        return "cluster bootstrap" if self.clusters is not None else "bootstrap"
+
+
+def to_stat(result: Any, spec: IntervalSpec) -> Stat:
+    """A stats result -> :class:`Stat`, asking for the interval the spec calls for."""
+    statistic = float(result.statistic)
+    n = int(result.n)
+    reason = getattr(result, "reason", None)
+    if not math.isfinite(statistic):
+        return Stat(math.nan, math.nan, math.nan, n, "", reason or "undefined")
+    params = inspect.signature(result.confidence_interval).parameters
+    kwargs: dict[str, Any] = {"confidence_level": spec.confidence_level}
+    method = "bootstrap"
+    if "method" in params and params["method"].default in ("wilson", "newcombe"):
+        if spec.clusters is None:
+            method = str(params["method"].default)
+        else:
+            kwargs["method"] = "bootstrap"
+    elif "method" in params and params["method"].default == "analytic":
+        kwargs["method"] = "bootstrap"
+    if method == "bootstrap":
+        if "n_resamples" in params:
+            kwargs["n_resamples"] = spec.n_resamples
+        if "random_state" in params:
+            kwargs["random_state"] = spec.random_state
+        if "clusters" in params and spec.clusters is not None:
+            kwargs["clusters"] = spec.clusters
+        method = spec.bootstrap_name if "n_resamples" in params else "bootstrap"
+    low, high = result.confidence_interval(**kwargs)
+    return Stat(statistic, float(low), float(high), n, method, reason)
+
+
+def bootstrap_stat(
+    fn: Callable[..., npt.NDArray[np.float64]],
+    arrays: Sequence[npt.NDArray[Any]],
+    spec: IntervalSpec,
+) -> Stat:
+    """A custom statistic (vectorised over a leading resample axis) with its bootstrap interval."""
+    n = len(arrays[0])
+    if n == 0:
+        return undefined("no items", 0)
+    estimate = float(np.asarray(fn(*(a[None, ...] for a in arrays))).reshape(-1)[0])
+    if not math.isfinite(estimate):
+        return undefined("undefined on these items", n)
+    low, high = stats.bootstrap_ci(
+        fn,
+        *arrays,
+        n_resamples=spec.n_resamples,
+        confidence_level=spec.confidence_level,
+        random_state=spec.random_state,
+        clusters=spec.clusters,
+        vectorized=True,
+    )
+    return Stat(estimate, float(low), float(high), n, spec.bootstrap_name)
+
+
+def proportion_stat(successes: npt.NDArray[np.bool_], spec: IntervalSpec) -> Stat:
+    """Share of True: Wilson interval for independent items, cluster bootstrap otherwise."""
+    n = int(successes.size)
+    if n == 0:
+        return undefined("no items", 0)
+    k = int(successes.sum())
+    if spec.clusters is None:
+        low, high = stats.wilson_interval(k, n, confidence_level=spec.confidence_level)
+        return Stat(k / n, low, high, n, "wilson")
+    return bootstrap_stat(lambda x: x.mean(axis=-1), [successes.astype(float)], spec)
+
+
+def confusion_of(judge: Sequence[str], human: Sequence[str], labels: Sequence[str]) -> Confusion:
+    """Judge (rows) by human (columns) counts, in the scale's label order."""
+    index = {label: i for i, label in enumerate(labels)}
+    k = len(labels)
+    matrix = np.zeros((k, k), dtype=int)
+    for j, h in zip(judge, human, strict=True):
+        matrix[index[j], index[h]] += 1
+    return Confusion(tuple(labels), tuple(tuple(int(c) for c in row) for row in matrix))
+
+
+def numeric_values(scale: Scale, labels: Sequence[str]) -> npt.NDArray[np.float64]:
+    """Ordinal labels -> their numeric values (level index when a level has no value)."""
+    lookup = {
+        level.label: (float(level.value) if level.value is not None else float(i))
+        for i, level in enumerate(scale.levels)
+    }
+    return np.array([lookup[label] for label in labels], dtype=float)
+
+
+def _binary(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> dict[str, Stat]:
+    labels = list(scale.labels)
+    positive = "pass" if "pass" in labels else labels[0]
+    ja, ha = np.array(j, dtype=object), np.array(h, dtype=object)
+    agree = ja == ha
+    out = {
+        "cohen_kappa": to_stat(stats.cohen_kappa(j, h, labels=labels), spec),
+        "percent_agreement": to_stat(stats.percent_agreement(j, h), spec),
+        "gwet_ac1": to_stat(stats.gwet_ac1(j, h), spec),
+        "krippendorff_alpha": to_stat(stats.krippendorff_alpha([j, h], level="nominal"), spec),
+        "pabak": bootstrap_stat(lambda a: 2.0 * a.mean(axis=-1) - 1.0, [agree.astype(float)], spec),
+        "prevalence_human": proportion_stat(ha == positive, spec),
+        "prevalence_judge": proportion_stat(ja == positive, spec),
+    }
+    pos, neg = ha == positive, ha != positive
+    out["tpr"] = (
+        proportion_stat(agree[pos], spec.subset(pos))
+        if pos.any()
+        else undefined(f"no item with human '{positive}'")
+    )
+    out["tnr"] = (
+        proportion_stat(agree[neg], spec.subset(neg))
+        if neg.any()
+        else undefined(f"no item with human label other than '{positive}'")
+    )
+    return out
+
+
+def _mean_difference(
+    a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], spec: IntervalSpec
+) -> Stat:
+    """Mean of a - b with the paired bootstrap from :func:`judgekit.stats.paired_bootstrap`."""
+    res = stats.paired_bootstrap(
+        a,
+        b,
+        n_resamples=spec.n_resamples,
+        confidence_level=spec.confidence_level,
+        random_state=spec.random_state,
+        clusters=spec.clusters,
+    )
+    return Stat(res.statistic, res.ci_low, res.ci_high, res.n, spec.bootstrap_name)
+
+
+def _ordinal(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> dict[str, Stat]:
+    jv, hv = numeric_values(scale, j), numeric_values(scale, h)
+    return {
+        "weighted_kappa": to_stat(
+            stats.cohen_kappa(j, h, weights="quadratic", labels=list(scale.labels)), spec
+        ),
+        "krippendorff_alpha": to_stat(stats.krippendorff_alpha([jv, hv], level="ordinal"), spec),
+        "spearman": to_stat(stats.spearman(jv, hv), spec),
+        "kendall_tau": to_stat(stats.kendall_tau(jv, hv), spec),
+        "exact_agreement": to_stat(stats.percent_agreement(j, h), spec),
+        "within_one_agreement": to_stat(stats.percent_agreement(jv, hv, tolerance=1), spec),
+        "mean_bias": _mean_difference(jv, hv, spec),
+        "cohen_kappa": to_stat(stats.cohen_kappa(j, h, labels=list(scale.labels)), spec),
+    }
+
+
+def _pairwise(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> dict[str, Stat]:
+    ja, ha = np.array(j, dtype=object), np.array(h, dtype=object)
+    no_tie = (ja != "tie") & (ha != "tie")
+    return {
+        "cohen_kappa": to_stat(stats.cohen_kappa(j, h, labels=list(scale.labels)), spec),
+        "agreement_with_ties": proportion_stat(ja == ha, spec),
+        "agreement_without_ties": proportion_stat((ja == ha)[no_tie], spec.subset(no_tie))
+        if no_tie.any()
+        else undefined("every pair has a tie on one side"),
+        "percent_agreement": to_stat(stats.percent_agreement(j, h), spec),
+        "krippendorff_alpha": to_stat(stats.krippendorff_alpha([j, h], level="nominal"), spec),
+    }
+
+
+def _categorical(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> dict[str, Stat]:
+    return {
+        "cohen_kappa": to_stat(stats.cohen_kappa(j, h, labels=list(scale.labels)), spec),
+        "percent_agreement": to_stat(stats.percent_agreement(j, h), spec),
+        "gwet_ac1": to_stat(stats.gwet_ac1(j, h), spec),
+        "krippendorff_alpha": to_stat(stats.krippendorff_alpha([j, h], level="nominal"), spec),
+    }
+
+
+_BY_KIND = {
+    "binary": _binary,
+    "ordinal": _ordinal,
+    "pairwise": _pairwise,
+    "categorical": _categorical,
+}
+
+
+def judge_vs_human(
+    judge: Sequence[str], human: Sequence[str], scale: Scale, spec: IntervalSpec
+) -> dict[str, Stat]:
+    """Every figure the scale kind calls for, judge labels against human labels item by item."""
+    if len(judge) != len(human):
+        raise ValueError("judge and human label lists differ in length")
+    if not judge:
+        return {PRIMARY_BY_KIND[scale.kind]: undefined("no item has both a judgment and a label")}
+    return _BY_KIND[scale.kind](list(judge), list(human), scale, spec)
+
+
+def primary_only(
+    judge: Sequence[str], human: Sequence[str], scale: Scale, spec: IntervalSpec, primary: str
+) -> Stat:
+    """Just one figure (for slices and comparisons), computed exactly as in the full set."""
+    if not judge:
+        return undefined("no items")
+    j, h, labels = list(judge), list(human), list(scale.labels)
+    if primary == "cohen_kappa":
+        return to_stat(stats.cohen_kappa(j, h, labels=labels), spec)
+    if primary == "weighted_kappa":
+        return to_stat(stats.cohen_kappa(j, h, weights="quadratic", labels=labels), spec)
+    if primary == "percent_agreement":
+        return to_stat(stats.percent_agreement(j, h), spec)
+    if primary == "gwet_ac1":
+        return to_stat(stats.gwet_ac1(j, h), spec)
+    return judge_vs_human(j, h, scale, spec).get(primary, undefined(f"{primary} not computed"))

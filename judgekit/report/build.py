@@ -1,0 +1,380 @@
+"""Store -> statistics -> :class:`~judgekit.report.model.Report`.
+
+This is the only report module that reads the store. It picks the judgments and
+labels to compare (see :mod:`judgekit.report.pairing`), computes every section
+with :mod:`judgekit.stats`, and applies the verdict rule. Rendering is separate,
+so all four formats show the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+import numpy as np
+
+from judgekit import __version__, stats
+from judgekit.errors import InputError
+from judgekit.report import sections
+from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec, confusion_of, judge_vs_human
+from judgekit.report.model import (
+    Agreement,
+    Health,
+    Provenance,
+    Report,
+    ScatterPoint,
+    Stat,
+    StatusRow,
+)
+from judgekit.report.pairing import (
+    ItemKey,
+    cluster_ids,
+    labels_by_item,
+    pair_up,
+    reference_rule,
+    select_judgments,
+)
+from judgekit.report.verdict import decide
+from judgekit.store import Store
+from judgekit.types import STATUSES, Item, Judgment, Rubric
+
+#: At most this many points go into the score-vs-length plot (evenly subsampled).
+MAX_SCATTER_POINTS = 2000
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What to compare and how to decide (the ``judgekit report`` flags)."""
+
+    dataset: str | None = None
+    judge_run: str | None = None
+    annotator: str | None = None
+    cluster_by: str | None = None
+    queue: str | None = None
+    primary: str | None = None
+    min_agreement: float = 0.6
+    min_slice_agreement: float | None = None
+    half_width: float = 0.1
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+    random_state: int = 0
+    fdr_q: float = 0.05
+
+
+def _items_for(store: Store, keys: Iterable[ItemKey]) -> dict[ItemKey, Item]:
+    by_dataset: dict[str, list[str]] = {}
+    for dataset, item_id in keys:
+        by_dataset.setdefault(dataset, []).append(item_id)
+    out: dict[ItemKey, Item] = {}
+    bulk = getattr(store, "items_by_ids", None)
+    for dataset, ids in by_dataset.items():
+        if bulk is not None:
+            out.update({(dataset, i): item for i, item in bulk(dataset, ids).items()})
+        else:
+            for item_id in ids:
+                item = store.get_item(dataset, item_id)
+                if item is not None:
+                    out[(dataset, item_id)] = item
+    return out
+
+
+def _judgments(
+    store: Store, rubric: Rubric, opts: ReportOptions
+) -> tuple[list[Judgment], list[str]]:
+    rows = store.judgments(
+        rubric_hash=rubric.sha256, run_id=opts.judge_run, dataset=opts.dataset, variant=""
+    )
+    notes: list[str] = []
+    models = Counter(j.model_requested for j in rows)
+    if opts.judge_run is None and len(models) > 1:
+        latest = rows[-1].model_requested
+        rows = [j for j in rows if j.model_requested == latest]
+        notes.append(
+            f"Judgments from {len(models)} judge models exist for this rubric; only "
+            f"{latest!r} (the most recent) is reported. Choose one with --judge-run."
+        )
+    return rows, notes
+
+
+def _interval_method(n_resamples: int, cluster_by: str | None, spec: IntervalSpec) -> str:
+    if cluster_by is None or spec.clusters is None:
+        return f"{n_resamples}-resample percentile bootstrap; Wilson for proportions"
+    k = len(set(spec.clusters.tolist()))
+    return f"{n_resamples}-resample cluster bootstrap by {cluster_by} ({k} clusters)"
+
+
+def _slice_of(item: Item | None) -> str:
+    return item.slice if item is not None and item.slice else "(no slice)"
+
+
+def _health(selected: Mapping[ItemKey, Judgment], failed_labeled: int, level: float) -> Health:
+    counts = Counter(j.status for j in selected.values())
+    total = len(selected)
+    rows = []
+    for status in STATUSES:
+        k = counts.get(status, 0)
+        if total:
+            low, high = stats.wilson_interval(k, total, confidence_level=level)
+            rows.append(StatusRow(status, k, Stat(k / total, low, high, total, "wilson")))
+        else:
+            rows.append(StatusRow(status, 0, Stat(math.nan, n=0, reason="no judgments")))
+    return Health(total, tuple(rows), failed_labeled)
+
+
+def _score_of(j: Judgment, rubric: Rubric) -> float | None:
+    if j.score is not None and math.isfinite(j.score):
+        return float(j.score)
+    if j.label is None:
+        return None
+    kind = rubric.scale.kind
+    if kind == "ordinal":
+        return rubric.scale.value_of(j.label)
+    if kind == "binary":
+        return 1.0 if j.label == "pass" else 0.0
+    return None
+
+
+def _scatter(
+    store: Store, rubric: Rubric, selected: Mapping[ItemKey, Judgment]
+) -> tuple[list[ScatterPoint], int]:
+    if rubric.scale.kind not in ("ordinal", "binary"):
+        return [], 0
+    scored = [
+        (k, s)
+        for k, j in selected.items()
+        if j.status == "ok" and (s := _score_of(j, rubric)) is not None
+    ]
+    if not scored:
+        return [], 0
+    step = max(1, math.ceil(len(scored) / MAX_SCATTER_POINTS))
+    sample = scored[::step]
+    items = _items_for(store, (k for k, _ in sample))
+    points = [ScatterPoint(len(items[k].response or ""), s) for k, s in sample if k in items]
+    return points, len(scored)
+
+
+def _pick_queue(
+    store: Store, rubric: Rubric, name: str | None
+) -> tuple[dict[str, Any], dict[ItemKey, float]] | None:
+    names = [name] if name else list(getattr(store, "list_queues", lambda _h: [])(rubric.sha256))
+    for candidate in reversed(names):
+        found = store.get_queue(candidate)
+        if found is None:
+            if name:
+                raise InputError(f"no labeling queue named {name!r} in the store")
+            continue
+        meta, entries = found
+        probs = {(e.dataset, e.item_id): float(e.inclusion_prob) for e in entries}
+        if name or len({round(p, 12) for p in probs.values()}) > 1:
+            return meta, probs
+    return None
+
+
+def _provenance(
+    store: Store,
+    rubric: Rubric,
+    selected: Mapping[ItemKey, Judgment],
+    n_labels: int,
+    annotators: set[str],
+    labeled: int,
+    notes: list[str],
+) -> Provenance:
+    js = list(selected.values())
+    run_ids = sorted({j.run_id for j in js})
+    runs = [r for r in (store.get_run(rid) for rid in run_ids) if r is not None]
+    dates = sorted(j.created_at for j in js if j.created_at)
+    sampling = {tuple(sorted(dict(j.sampling).items())): dict(j.sampling) for j in js}
+    return Provenance(
+        rubric_name=rubric.name,
+        rubric_version=rubric.version,
+        rubric_sha256=rubric.sha256,
+        datasets=tuple(sorted({j.dataset for j in js})),
+        judge_models_requested=tuple(sorted({j.model_requested for j in js})),
+        judge_models_returned=tuple(sorted({j.model_returned for j in js if j.model_returned})),
+        endpoints=tuple(sorted({j.base_url for j in js})),
+        sampling=tuple(sampling.values()),
+        run_ids=tuple(run_ids),
+        judgekit_versions=tuple(
+            sorted(
+                {r.judgekit_version for r in runs if r.judgekit_version}
+                | {j.judgekit_version for j in js if j.judgekit_version}
+            )
+        ),
+        report_judgekit_version=__version__,
+        first_judgment_at=dates[0] if dates else None,
+        last_judgment_at=dates[-1] if dates else None,
+        generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
+        n_judgments=len(js),
+        n_labels=n_labels,
+        n_annotators=len(annotators),
+        n_labeled_items=labeled,
+        imported=any(j.imported for j in js),
+        notes=tuple(notes),
+    )
+
+
+def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = None) -> Report:
+    """Compute the whole calibration report for ``rubric`` from the store."""
+    opts = options or ReportOptions()
+    scale = rubric.scale
+    judgments, notes = _judgments(store, rubric, opts)
+    selected = select_judgments(judgments)
+    labels = store.latest_labels(rubric.sha256, dataset=opts.dataset)
+    grouped, off_scale = labels_by_item(labels, scale)
+    if off_scale:
+        notes.append(f"{off_scale} human label(s) are not on the rubric's scale and were ignored.")
+    if opts.annotator is not None:
+        references = {
+            k: {opts.annotator: v[opts.annotator]}
+            for k, v in grouped.items()
+            if opts.annotator in v
+        }
+    else:
+        references = grouped
+    pairing = pair_up(selected, references, scale)
+    if pairing.no_judgment:
+        notes.append(f"{pairing.no_judgment} labeled item(s) have no judgment in this selection.")
+    if pairing.no_majority:
+        notes.append(f"{pairing.no_majority} item(s) were left out: their annotators tie.")
+
+    failed_keys = [k for k, _, _ in pairing.failed]
+    items = _items_for(store, [*pairing.keys, *failed_keys, *grouped])
+    cluster_by = opts.cluster_by
+    if cluster_by is None and any(items.get(k) and items[k].cluster for k in pairing.keys):
+        cluster_by = "cluster"
+
+    def spec_for(keys: list[ItemKey]) -> IntervalSpec:
+        ids = (
+            None
+            if cluster_by is None
+            else np.asarray(cluster_ids(keys, items, cluster_by), dtype=object)
+        )
+        return IntervalSpec(opts.confidence_level, opts.n_resamples, opts.random_state, ids)
+
+    spec = spec_for(pairing.keys)
+    agreement = None
+    primary = opts.primary or PRIMARY_BY_KIND[scale.kind]
+    primary_stat = Stat(math.nan, n=0, reason="no item has both an ok judgment and a human label")
+    slices = weighted = None
+    if pairing.keys:
+        figures = judge_vs_human(pairing.judge, pairing.human, scale, spec)
+        if primary not in figures:
+            raise InputError(
+                f"--primary {primary!r} is not computed for a {scale.kind} scale; "
+                f"choose one of: {', '.join(figures)}"
+            )
+        agreement = Agreement(
+            scale.kind,
+            primary,
+            figures,
+            confusion_of(pairing.judge, pairing.human, scale.labels),
+            len(pairing.keys),
+            reference_rule(opts.annotator, max(map(len, references.values())), scale),
+            _interval_method(opts.n_resamples, cluster_by, spec),
+            cluster_by,
+            None if spec.clusters is None else len(set(spec.clusters.tolist())),
+        )
+        primary_stat = figures[primary]
+        names = [_slice_of(items.get(k)) for k in pairing.keys]
+        slices = sections.slice_figures(pairing, names, scale, spec, primary, opts.fdr_q)
+        queue = _pick_queue(store, rubric, opts.queue)
+        if queue is not None:
+            meta, probs = queue
+            weighted = sections.weighted_estimates(
+                pairing,
+                probs,
+                scale,
+                spec,
+                primary,
+                str(meta.get("name")),
+                str(meta.get("strategy")),
+            )
+
+    cluster_map = None
+    if cluster_by is not None:
+        keys = sorted(grouped)
+        cluster_map = dict(zip(keys, cluster_ids(keys, items, cluster_by), strict=True))
+    ceiling = sections.human_ceiling(grouped, scale, spec, cluster_map)
+    sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
+    bias = sections.bias_section(store.probe_results(rubric.sha256))
+    points, total_points = _scatter(store, rubric, selected)
+
+    def planner() -> int | None:
+        return _planned_total(pairing.judge, pairing.human, rubric, primary, opts)
+
+    verdict = decide(
+        primary,
+        primary_stat,
+        threshold=opts.min_agreement,
+        target_half_width=opts.half_width,
+        planner=planner,
+        slices=slices,
+        slice_threshold=opts.min_slice_agreement,
+    )
+    annotators = {a for by in grouped.values() for a in by}
+    return Report(
+        provenance=_provenance(
+            store,
+            rubric,
+            selected,
+            sum(map(len, grouped.values())),
+            annotators,
+            len(grouped),
+            notes,
+        ),
+        health=_health(selected, len(pairing.failed), opts.confidence_level),
+        agreement=agreement,
+        ceiling=ceiling,
+        slices=slices,
+        weighted=weighted,
+        failure_sensitivity=sensitivity,
+        bias=bias,
+        verdict=verdict,
+        scatter=tuple(points),
+        scatter_total=total_points,
+        confidence_level=opts.confidence_level,
+        n_resamples=opts.n_resamples,
+    )
+
+
+def _planned_total(
+    judge: list[str], human: list[str], rubric: Rubric, primary: str, opts: ReportOptions
+) -> int | None:
+    """Total labels the planner asks for at the target half-width, from the observed rates."""
+    labels = list(rubric.scale.labels)
+    if primary in ("cohen_kappa", "weighted_kappa"):
+        if judge:
+            weights: Literal["quadratic"] | None = (
+                "quadratic" if primary == "weighted_kappa" else None
+            )
+            res = stats.cohen_kappa(judge, human, weights=weights, labels=labels)
+            p_o, p_e = res.p_observed, res.p_expected
+        else:
+            p_e = 1.0 / len(labels)
+            p_o = (opts.min_agreement + opts.half_width) * (1 - p_e) + p_e
+        if not (math.isfinite(p_o) and math.isfinite(p_e)) or p_e >= 1.0:
+            return None
+        if judge and p_o >= 1.0:
+            # perfect observed agreement plans for nothing: use its Wilson lower bound instead
+            p_o = stats.wilson_interval(len(judge), len(judge), opts.confidence_level)[0]
+        return stats.kappa_sample_size(
+            half_width=opts.half_width,
+            p_observed=min(p_o, 1.0),
+            p_expected=p_e,
+            confidence_level=opts.confidence_level,
+        )
+    p = (
+        float(np.mean(np.asarray(judge, dtype=object) == np.asarray(human, dtype=object)))
+        if judge
+        else 0.5
+    )
+    return stats.proportion_sample_size(
+        half_width=opts.half_width, p=p, confidence_level=opts.confidence_level
+    )
+
+
+__all__ = ["ReportOptions", "build_report"]

@@ -1,0 +1,264 @@
+"""The calibration report as plain data, built once and rendered four ways.
+
+Every renderer (text, Markdown, HTML, JSON) reads the same :class:`Report`, so a
+figure cannot differ between formats. Every number travels as a :class:`Stat`
+carrying its n and interval, because a figure without them invites a decision
+the data cannot support.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+Decision = Literal["PASS", "FAIL", "INSUFFICIENT DATA"]
+
+#: Exit code of ``judgekit report`` per decision, so the report can gate a pipeline.
+EXIT_CODES: dict[str, int] = {"PASS": 0, "FAIL": 1, "INSUFFICIENT DATA": 3}
+
+
+def _finite_or_none(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return value if math.isfinite(value) else None
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One figure with its n and confidence interval (NaN bounds when undefined).
+
+    ``method`` says how the interval was made ("bootstrap", "cluster bootstrap",
+    "wilson", ...); ``reason`` says why a value is NaN.
+    """
+
+    statistic: float
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    n: int = 0
+    method: str = ""
+    reason: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        return math.isfinite(self.statistic)
+
+    @property
+    def half_width(self) -> float:
+        return (self.ci_high - self.ci_low) / 2.0
+
+    def to_dict(self) -> dict[str, Any]:
+        """The stable JSON shape: NaN becomes null, a reason is added when undefined."""
+        out: dict[str, Any] = {
+            "statistic": _finite_or_none(self.statistic),
+            "ci_low": _finite_or_none(self.ci_low),
+            "ci_high": _finite_or_none(self.ci_high),
+            "n": int(self.n),
+        }
+        if self.reason:
+            out["reason"] = self.reason
+        return out
+
+
+def undefined(reason: str, n: int = 0) -> Stat:
+    """A NaN statistic that says why it is undefined."""
+    return Stat(math.nan, math.nan, math.nan, n, "", reason)
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where every number came from: judge, endpoint, sampling, rubric, data, dates."""
+
+    rubric_name: str
+    rubric_version: str
+    rubric_sha256: str
+    datasets: tuple[str, ...]
+    judge_models_requested: tuple[str, ...]
+    judge_models_returned: tuple[str, ...]
+    endpoints: tuple[str, ...]
+    sampling: tuple[Mapping[str, Any], ...]
+    run_ids: tuple[str, ...]
+    judgekit_versions: tuple[str, ...]
+    report_judgekit_version: str
+    first_judgment_at: str | None
+    last_judgment_at: str | None
+    generated_at: str
+    n_judgments: int
+    n_labels: int
+    n_annotators: int
+    n_labeled_items: int
+    imported: bool = False
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class StatusRow:
+    """Count and rate (Wilson interval) of one judgment status."""
+
+    status: str
+    count: int
+    rate: Stat
+
+
+@dataclass(frozen=True)
+class Health:
+    """How often the judge answered at all; failures are reported here, never scored."""
+
+    total: int
+    rows: tuple[StatusRow, ...]
+    failed_labeled_items: int  # labeled items whose judgment failed (excluded from agreement)
+
+    def count(self, status: str) -> int:
+        for row in self.rows:
+            if row.status == status:
+                return row.count
+        return 0
+
+
+@dataclass(frozen=True)
+class Confusion:
+    """Judge (rows) by human (columns) counts over the compared items."""
+
+    labels: tuple[str, ...]
+    matrix: tuple[tuple[int, ...], ...]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"labels": list(self.labels), "judge_by_human": [list(r) for r in self.matrix]}
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Judge-versus-human figures chosen by the scale kind, plus the confusion matrix."""
+
+    scale_kind: str
+    primary: str
+    stats: Mapping[str, Stat]
+    confusion: Confusion
+    n_items: int
+    reference: str  # how the human reference per item was formed
+    interval_method: str
+    cluster_by: str | None = None
+    n_clusters: int | None = None
+
+    @property
+    def primary_stat(self) -> Stat:
+        return self.stats[self.primary]
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    """Human-human agreement on items two or more annotators labeled: the judge's ceiling."""
+
+    n_items: int
+    n_annotators: int
+    stats: Mapping[str, Stat]
+    reason: str | None = None
+
+
+@dataclass(frozen=True)
+class SliceRow:
+    """One slice's figures and its test against the rest of the data."""
+
+    name: str
+    n: int
+    primary: Stat
+    percent_agreement: Stat
+    pvalue: float
+    adjusted_pvalue: float
+    flagged: bool
+
+
+@dataclass(frozen=True)
+class Slices:
+    """Per-slice figures; slices worse than the rest after Benjamini-Hochberg are flagged."""
+
+    rows: tuple[SliceRow, ...]
+    n_comparisons: int
+    q: float
+    test: str
+
+
+@dataclass(frozen=True)
+class Weighted:
+    """Population estimates re-weighted by inverse inclusion probability."""
+
+    queue: str
+    strategy: str
+    n_weighted: int
+    stats: Mapping[str, Stat]
+    note: str
+
+
+@dataclass(frozen=True)
+class FailureSensitivity:
+    """How the figures would move if every failed judgment counted as a disagreement."""
+
+    n_failed: int
+    rule: str
+    stats: Mapping[str, Stat]
+
+
+@dataclass(frozen=True)
+class ProbeEntry:
+    """One stored probe result: its name, run, statistics and any plot data."""
+
+    probe: str
+    run_id: str
+    stats: Mapping[str, Stat]
+    details: Mapping[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Bias:
+    """Bias section: headline probe statistics plus every stored probe result."""
+
+    headline: Mapping[str, Stat]
+    probes: tuple[ProbeEntry, ...]
+
+
+@dataclass(frozen=True)
+class ScatterPoint:
+    """Judge score against response length, for the score-vs-length plot."""
+
+    length: int
+    score: float
+
+
+@dataclass(frozen=True)
+class VerdictResult:
+    """The decision, its one-sentence reason, and what more data would settle it."""
+
+    decision: Decision
+    reason: str
+    primary: str
+    threshold: float
+    statistic: Stat
+    target_half_width: float
+    labels_needed: int | None = None  # more labels needed (INSUFFICIENT DATA only)
+    slice_threshold: float | None = None
+    failing_slices: tuple[str, ...] = ()
+
+    @property
+    def exit_code(self) -> int:
+        return EXIT_CODES[self.decision]
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything a renderer needs; built by :func:`judgekit.report.build.build_report`."""
+
+    provenance: Provenance
+    health: Health
+    agreement: Agreement | None
+    ceiling: Ceiling | None
+    slices: Slices | None
+    weighted: Weighted | None
+    failure_sensitivity: FailureSensitivity | None
+    bias: Bias
+    verdict: VerdictResult
+    scatter: Sequence[ScatterPoint] = ()
+    scatter_total: int = 0
+    confidence_level: float = 0.95
+    n_resamples: int = 1000

@@ -1,0 +1,138 @@
+"""From store rows to aligned arrays: one judge verdict and one human reference per item.
+
+Choices made here, documented in docs/reports.md:
+
+- the judge's verdict for an item is its plain presentation (variant ``""``) at the
+  lowest sample index; probe variants and repeats are the bias section's business;
+- a failed judgment is never a label: the item is counted and left out of agreement;
+- the human reference is one annotator's label when ``annotator`` is given or only one
+  labeled the item, otherwise the majority label (ordinal: the lower median); an item
+  whose annotators tie with no majority is left out and counted.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+from judgekit.types import Item, Judgment, Label, Scale
+
+ItemKey = tuple[str, str]  # (dataset, item_id)
+
+
+def select_judgments(judgments: Iterable[Judgment]) -> dict[ItemKey, Judgment]:
+    """One judgment per item: the plain variant at the lowest sample index, latest row wins."""
+    chosen: dict[ItemKey, Judgment] = {}
+    for j in judgments:  # insertion order: a later row replaces an earlier one
+        if j.variant != "":
+            continue
+        key = (j.dataset, j.item_id)
+        current = chosen.get(key)
+        if current is None or j.sample_index <= current.sample_index:
+            chosen[key] = j
+    return chosen
+
+
+def labels_by_item(
+    labels: Iterable[Label], scale: Scale
+) -> tuple[dict[ItemKey, dict[str, str]], int]:
+    """Latest label per (item, annotator), dropping skips and labels not on the scale.
+
+    Returns the grouping and how many labels were off-scale (reported, not used).
+    """
+    grouped: dict[ItemKey, dict[str, str]] = {}
+    off_scale = 0
+    for label in labels:
+        if label.label is None:
+            continue
+        if not scale.is_valid(label.label):
+            off_scale += 1
+            continue
+        grouped.setdefault((label.dataset, label.item_id), {})[label.annotator] = label.label
+    return grouped, off_scale
+
+
+def reference_label(by_annotator: Mapping[str, str], scale: Scale) -> str | None:
+    """The human reference for one item (None when annotators tie with no majority)."""
+    values = list(by_annotator.values())
+    if len(values) == 1:
+        return values[0]
+    if scale.kind == "ordinal":
+        order = {label: i for i, label in enumerate(scale.labels)}
+        ranked = sorted(values, key=order.__getitem__)
+        return ranked[(len(ranked) - 1) // 2]
+    counts = Counter(values).most_common()
+    if len(counts) > 1 and counts[0][1] == counts[1][1]:
+        return None
+    return counts[0][0]
+
+
+def reference_rule(annotator: str | None, max_annotators: int, scale: Scale) -> str:
+    if annotator is not None:
+        return f"labels of annotator {annotator!r}"
+    if max_annotators <= 1:
+        return "the single human label per item"
+    if scale.kind == "ordinal":
+        return "the lower median of the annotators' labels per item"
+    return "the majority label per item (items whose annotators tie are left out)"
+
+
+@dataclass
+class Pairing:
+    """Aligned judge/human labels for items with an ok judgment and a human reference."""
+
+    keys: list[ItemKey] = field(default_factory=list)
+    judge: list[str] = field(default_factory=list)
+    human: list[str] = field(default_factory=list)
+    failed: list[tuple[ItemKey, str, Judgment]] = field(default_factory=list)  # (key, human, j)
+    no_judgment: int = 0
+    no_majority: int = 0
+
+
+def pair_up(
+    judgments: Mapping[ItemKey, Judgment],
+    references: Mapping[ItemKey, Mapping[str, str]],
+    scale: Scale,
+) -> Pairing:
+    """Align verdicts with human references; failures and gaps are counted, never scored."""
+    out = Pairing()
+    for key in sorted(references):
+        ref = reference_label(references[key], scale)
+        if ref is None:
+            out.no_majority += 1
+            continue
+        judgment = judgments.get(key)
+        if judgment is None:
+            out.no_judgment += 1
+            continue
+        if judgment.status != "ok" or judgment.label is None or not scale.is_valid(judgment.label):
+            out.failed.append((key, ref, judgment))
+            continue
+        out.keys.append(key)
+        out.judge.append(judgment.label)
+        out.human.append(ref)
+    return out
+
+
+def cluster_ids(
+    keys: Sequence[ItemKey], items: Mapping[ItemKey, Item], cluster_by: str
+) -> list[str]:
+    """Cluster id per item from ``cluster``, ``slice``, ``meta.NAME`` or a bare meta key.
+
+    An item without the field is its own cluster (it shares nothing known).
+    """
+    ids = []
+    field_name = cluster_by[5:] if cluster_by.startswith("meta.") else cluster_by
+    for key in keys:
+        item = items.get(key)
+        value: object = None
+        if item is not None:
+            if cluster_by == "cluster":
+                value = item.cluster
+            elif cluster_by == "slice":
+                value = item.slice
+            else:
+                value = item.meta.get(field_name)
+        ids.append(f"v:{value}" if value is not None else f"item:{key[0]}/{key[1]}")
+    return ids

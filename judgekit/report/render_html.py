@@ -1,0 +1,238 @@
+"""One self-contained HTML file: inline CSS and hand-drawn SVG, no script, no URL.
+
+The file must open on an air-gapped laptop and look the same printed, so nothing
+is fetched: no fonts, stylesheets, scripts or images from anywhere. The tables
+repeat every plotted number with its n and interval.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from html import escape
+
+from judgekit.report import _svg
+from judgekit.report._format import interval, label_of, num, pct, pvalue_text
+from judgekit.report.model import Report, ScatterPoint, Stat
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#1a202c}
+h1{font-size:1.6em}h2{border-bottom:1px solid #cbd5e0;padding-bottom:.2em;margin-top:1.6em}
+table{border-collapse:collapse;margin:.6em 0}td,th{border:1px solid #e2e8f0;padding:3px 8px}
+th{background:#f7fafc;text-align:left}td.num{text-align:right;font-variant-numeric:tabular-nums}
+.verdict{font-size:1.3em;padding:.6em 1em;border-radius:6px;margin:1em 0}
+.PASS{background:#c6f6d5}.FAIL{background:#fed7d7}.INSUFFICIENT{background:#fefcbf}
+.flag{color:#c53030;font-weight:bold}.muted{color:#718096}svg.plot{max-width:100%;height:auto}
+figure{margin:1em 0}figcaption{color:#4a5568;font-size:.9em}
+"""
+
+
+def _e(text: object) -> str:
+    return escape(str(text))
+
+
+def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> str:
+    rows = ["<table><tr><th>statistic</th><th>value</th><th>95% CI</th><th>n</th></tr>"]
+    for key, stat in stats.items():
+        name = _e(label_of(key)) + (" <b>(primary)</b>" if key == primary else "")
+        value = num(stat.statistic) if stat.defined else f"n/a ({_e(stat.reason or '')})"
+        rows.append(
+            f'<tr><td>{name}</td><td class="num">{value}</td>'
+            f'<td>{interval(stat)}</td><td class="num">{stat.n}</td></tr>'
+        )
+    rows.append("</table>")
+    return "".join(rows)
+
+
+def _provenance(report: Report) -> str:
+    p = report.provenance
+    sampling = "; ".join(", ".join(f"{k}={v}" for k, v in sorted(s.items())) for s in p.sampling)
+    pairs = [
+        ("Rubric", f"{p.rubric_name} v{p.rubric_version} (sha256 {p.rubric_sha256})"),
+        ("Dataset", ", ".join(p.datasets) or "-"),
+        ("Judge model (requested)", ", ".join(p.judge_models_requested) or "-"),
+        ("Judge model (returned)", ", ".join(p.judge_models_returned) or "-"),
+        ("Endpoint", ", ".join(p.endpoints) or "-"),
+        ("Sampling", sampling or "-"),
+        ("Runs", (", ".join(p.run_ids) or "-") + (" (imported)" if p.imported else "")),
+        (
+            "judgekit",
+            f"{p.report_judgekit_version} (report); judged with "
+            f"{', '.join(p.judgekit_versions) or '-'}",
+        ),
+        ("Judged", f"{p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'}"),
+        ("Generated", p.generated_at),
+        (
+            "Counts",
+            f"{p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} "
+            f"annotator(s) on {p.n_labeled_items} item(s)",
+        ),
+        *(("Note", note) for note in p.notes),
+    ]
+    return (
+        "<table>"
+        + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in pairs)
+        + "</table>"
+    )
+
+
+def _figure(svg: str, caption: str) -> str:
+    return f"<figure>{svg}<figcaption>{_e(caption)}</figcaption></figure>"
+
+
+def _scatter_points(report: Report) -> tuple[list[ScatterPoint], str]:
+    if report.scatter:
+        return list(report.scatter), (
+            f"Judge score against response length: {len(report.scatter)} of "
+            f"{report.scatter_total} ok judgments shown."
+        )
+    for entry in report.bias.probes:
+        raw = entry.details.get("points")
+        if entry.probe == "length" and isinstance(raw, list) and raw:
+            pts = [
+                ScatterPoint(int(x), float(y))
+                for x, y in raw
+                if isinstance(y, int | float) and math.isfinite(float(y))
+            ]
+            return pts, f"Judge score against length from the length probe ({len(pts)} points)."
+    return [], ""
+
+
+def _position_bars(report: Report) -> list[tuple[str, Stat]]:
+    for entry in report.bias.probes:
+        if entry.probe == "position":
+            keys = ("position_consistency", "first_slot_rate", "second_slot_rate", "conflict_rate")
+            return [(label_of(k), entry.stats[k]) for k in keys if k in entry.stats]
+    return []
+
+
+def render_html(report: Report) -> str:
+    """The whole report as one HTML document (no external resources)."""
+    verdict = report.verdict
+    parts = [
+        '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">',
+        f"<title>judgekit report: {_e(report.provenance.rubric_name)}</title>",
+        f"<style>{_CSS}</style></head><body>",
+        "<h1>judgekit calibration report</h1>",
+        f'<div class="verdict {verdict.decision.split()[0]}" id="verdict">'
+        f"<b>{_e(verdict.decision)}</b>: {_e(verdict.reason)}</div>",
+        "<h2>Provenance</h2>",
+        _provenance(report),
+    ]
+    health = report.health
+    parts.append(
+        f"<h2>Health (n={health.total})</h2><table><tr><th>status</th><th>count</th>"
+        "<th>rate</th><th>95% Wilson CI</th></tr>"
+    )
+    for row in health.rows:
+        parts.append(
+            f'<tr><td>{row.status}</td><td class="num">{row.count}</td>'
+            f'<td class="num">{pct(row.count, health.total)}</td><td>{interval(row.rate)}</td></tr>'
+        )
+    parts.append(
+        f"</table><p>Failed judgments are excluded from agreement; "
+        f"{health.failed_labeled_items} labeled item(s) had one.</p>"
+    )
+
+    agreement = report.agreement
+    parts.append("<h2>Judge vs human</h2>")
+    if agreement is None:
+        parts.append("<p>No item has both an ok judgment and a human label.</p>")
+    else:
+        parts.append(
+            f"<p>Scale: {_e(agreement.scale_kind)}; n={agreement.n_items} items; "
+            f"{_e(agreement.interval_method)}. Human reference: "
+            f"{_e(agreement.reference)}.</p>"
+        )
+        parts.append(_stat_table(agreement.stats, agreement.primary))
+        parts.append(
+            _figure(
+                _svg.confusion_heatmap(agreement.confusion),
+                "Confusion matrix: rows are the judge's label, columns the human's; "
+                "shade = share of the human column.",
+            )
+        )
+    if report.ceiling is not None:
+        c = report.ceiling
+        parts.append(
+            f"<h2>Human-human ceiling ({c.n_items} items, {c.n_annotators} annotators)</h2>"
+        )
+        if c.reason:
+            parts.append(f"<p>{_e(c.reason)}</p>")
+        parts.append(_stat_table(c.stats))
+    sens = report.failure_sensitivity
+    if sens is not None and sens.n_failed:
+        parts.append(
+            f"<h2>If the {sens.n_failed} failed judgment(s) counted as disagreements</h2>"
+            f"<p>{_e(sens.rule)}</p>" + _stat_table(sens.stats)
+        )
+    if report.weighted is not None:
+        w = report.weighted
+        parts.append(
+            f"<h2>Population estimates (queue {_e(w.queue)}, {_e(w.strategy)})</h2>"
+            f"<p>{_e(w.note)}</p>" + _stat_table(w.stats)
+        )
+    if report.slices is not None and agreement is not None:
+        s = report.slices
+        parts.append(
+            f"<h2>Per slice</h2><p>{s.n_comparisons} comparisons; {_e(s.test)}; "
+            f"Benjamini-Hochberg q={s.q}.</p>"
+        )
+        parts.append(
+            _figure(
+                _svg.forest_plot(
+                    [(r.name, r.primary, r.flagged) for r in s.rows],
+                    agreement.primary_stat,
+                    verdict.threshold,
+                    label_of(agreement.primary),
+                ),
+                "Per-slice estimates with 95% intervals; red = worse than the rest after BH; "
+                "dashed grey = overall, dotted red = threshold.",
+            )
+        )
+        parts.append(
+            "<table><tr><th>slice</th><th>n</th><th>primary</th><th>95% CI</th>"
+            "<th>agreement</th><th>95% CI</th><th>adj. p</th><th></th></tr>"
+        )
+        for r in s.rows:
+            flag = '<span class="flag">worse</span>' if r.flagged else ""
+            parts.append(
+                f'<tr><td>{_e(r.name)}</td><td class="num">{r.n}</td>'
+                f'<td class="num">{num(r.primary.statistic)}</td><td>{interval(r.primary)}</td>'
+                f'<td class="num">{num(r.percent_agreement.statistic)}</td>'
+                f"<td>{interval(r.percent_agreement)}</td>"
+                f'<td class="num">{pvalue_text(r.adjusted_pvalue)}</td><td>{flag}</td></tr>'
+            )
+        parts.append("</table>")
+
+    parts.append("<h2>Bias</h2>")
+    points, caption = _scatter_points(report)
+    if points:
+        parts.append(_figure(_svg.scatter_plot(points), caption))
+    bars = _position_bars(report)
+    if bars:
+        parts.append(
+            _figure(_svg.bias_bars(bars), "Position probe rates with 95% Wilson intervals.")
+        )
+    if report.bias.probes:
+        parts.append(_stat_table(report.bias.headline))
+        for entry in report.bias.probes:
+            others = {k: v for k, v in entry.stats.items() if k not in report.bias.headline}
+            if others:
+                parts.append(f"<h3>{_e(entry.probe)} probe (run {_e(entry.run_id)})</h3>")
+                parts.append(_stat_table(others))
+    else:
+        parts.append('<p class="muted">No probe results stored.</p>')
+
+    parts.append(
+        f"<h2>Verdict</h2><p><b>{_e(verdict.decision)}</b>: {_e(verdict.reason)}</p>"
+        f"<p>Rule: lower {report.confidence_level:.0%} bound of "
+        f"{_e(label_of(verdict.primary))} &ge; {verdict.threshold:g}.</p>"
+    )
+    if verdict.labels_needed is not None:
+        parts.append(
+            f"<p>About {verdict.labels_needed} more labeled item(s) are needed for a "
+            f"&plusmn;{verdict.target_half_width:g} interval.</p>"
+        )
+    parts.append("</body></html>\n")
+    return "\n".join(parts)

@@ -1,0 +1,161 @@
+"""Markdown rendering: the same sections as the text report, as tables for a PR or wiki."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from judgekit.report._format import interval, label_of, num, pct, pvalue_text
+from judgekit.report.model import Report, Stat
+
+
+def _cell(text: str) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> list[str]:
+    lines = ["| statistic | value | 95% CI | n |", "|---|---:|---|---:|"]
+    for key, stat in stats.items():
+        name = label_of(key) + (" **(primary)**" if key == primary else "")
+        value = num(stat.statistic) if stat.defined else f"n/a ({_cell(stat.reason or '')})"
+        lines.append(f"| {name} | {value} | {interval(stat)} | {stat.n} |")
+    return lines
+
+
+def render_markdown(report: Report) -> str:
+    """The whole report as GitHub-flavoured Markdown."""
+    p = report.provenance
+    verdict = report.verdict
+    out = [
+        "# judgekit calibration report",
+        "",
+        f"**Verdict: {verdict.decision}**: {verdict.reason}",
+        "",
+        "## Provenance",
+        "",
+        "| | |",
+        "|---|---|",
+        f"| Rubric | {_cell(p.rubric_name)} v{_cell(p.rubric_version)} (`{p.rubric_sha256}`) |",
+        f"| Dataset | {_cell(', '.join(p.datasets) or '-')} |",
+        f"| Judge model (requested) | {_cell(', '.join(p.judge_models_requested) or '-')} |",
+        f"| Judge model (returned) | {_cell(', '.join(p.judge_models_returned) or '-')} |",
+        f"| Endpoint | {_cell(', '.join(p.endpoints) or '-')} |",
+        "| Sampling | "
+        + _cell("; ".join(", ".join(f"{k}={v}" for k, v in sorted(s.items())) for s in p.sampling))
+        + " |",
+        f"| Runs | {_cell(', '.join(p.run_ids) or '-')}{' (imported)' if p.imported else ''} |",
+        f"| judgekit | {p.report_judgekit_version} (report); judged with "
+        f"{_cell(', '.join(p.judgekit_versions) or '-')} |",
+        f"| Judged | {p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'} |",
+        f"| Generated | {p.generated_at} |",
+        f"| Counts | {p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} "
+        f"annotator(s) on {p.n_labeled_items} item(s) |",
+    ]
+    out.extend(f"| Note | {_cell(note)} |" for note in p.notes)
+
+    health = report.health
+    out += [
+        "",
+        f"## Health (n={health.total})",
+        "",
+        "| status | count | rate | 95% Wilson CI |",
+        "|---|---:|---:|---|",
+    ]
+    for row in health.rows:
+        out.append(
+            f"| {row.status} | {row.count} | {pct(row.count, health.total)} "
+            f"| {interval(row.rate)} |"
+        )
+    out += [
+        "",
+        f"Failed judgments are excluded from agreement; {health.failed_labeled_items} "
+        "labeled item(s) had one.",
+    ]
+
+    agreement = report.agreement
+    out += ["", "## Judge vs human", ""]
+    if agreement is None:
+        out.append("No item has both an ok judgment and a human label.")
+    else:
+        out += [
+            f"Scale: {agreement.scale_kind}; n={agreement.n_items} items; "
+            f"{agreement.interval_method}. Human reference: {agreement.reference}.",
+            "",
+        ]
+        out += _stat_table(agreement.stats, agreement.primary)
+        labels = agreement.confusion.labels
+        out += [
+            "",
+            "Confusion matrix (rows: judge, columns: human)",
+            "",
+            "| judge \\ human | " + " | ".join(_cell(x) for x in labels) + " |",
+            "|---|" + "---:|" * len(labels),
+        ]
+        for label, counts in zip(labels, agreement.confusion.matrix, strict=True):
+            out.append(f"| {_cell(label)} | " + " | ".join(str(c) for c in counts) + " |")
+
+    if report.ceiling is not None:
+        c = report.ceiling
+        out += ["", f"## Human-human ceiling ({c.n_items} items, {c.n_annotators} annotators)", ""]
+        if c.reason:
+            out += [c.reason, ""]
+        out += _stat_table(c.stats)
+
+    sens = report.failure_sensitivity
+    if sens is not None and sens.n_failed:
+        out += [
+            "",
+            f"## If the {sens.n_failed} failed judgment(s) counted as disagreements",
+            "",
+            sens.rule,
+            "",
+        ]
+        out += _stat_table(sens.stats)
+
+    if report.weighted is not None:
+        w = report.weighted
+        out += ["", f"## Population estimates (queue `{w.queue}`, {w.strategy})", "", w.note, ""]
+        out += _stat_table(w.stats)
+
+    if report.slices is not None:
+        s = report.slices
+        primary_name = label_of(agreement.primary) if agreement else "primary"
+        out += [
+            "",
+            f"## Per slice ({s.n_comparisons} comparisons, {s.test}, Benjamini-Hochberg q={s.q})",
+            "",
+            f"| slice | n | {primary_name} | 95% CI | agreement | 95% CI | adj. p | flagged |",
+            "|---|---:|---:|---|---:|---|---:|---|",
+        ]
+        for r in s.rows:
+            out.append(
+                f"| {_cell(r.name)} | {r.n} | {num(r.primary.statistic)} | {interval(r.primary)} | "
+                f"{num(r.percent_agreement.statistic)} | {interval(r.percent_agreement)} | "
+                f"{pvalue_text(r.adjusted_pvalue)} | {'**worse**' if r.flagged else ''} |"
+            )
+
+    out += ["", "## Bias probes", ""]
+    if not report.bias.probes:
+        out.append("No probe results stored.")
+    else:
+        out += _stat_table(report.bias.headline)
+        for entry in report.bias.probes:
+            others = {k: v for k, v in entry.stats.items() if k not in report.bias.headline}
+            if others:
+                out += ["", f"### {entry.probe} probe (run `{entry.run_id}`)", ""]
+                out += _stat_table(others)
+
+    out += [
+        "",
+        "## Verdict",
+        "",
+        f"**{verdict.decision}**: {verdict.reason}",
+        "",
+        f"Rule: lower {report.confidence_level:.0%} bound of {label_of(verdict.primary)} "
+        f">= {verdict.threshold:g}.",
+    ]
+    if verdict.labels_needed is not None:
+        out.append(
+            f"About {verdict.labels_needed} more labeled item(s) are needed for a "
+            f"+/-{verdict.target_half_width:g} interval."
+        )
+    return "\n".join(out) + "\n"

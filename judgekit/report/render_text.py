@@ -1,0 +1,169 @@
+"""The terminal report: plain text, readable top to bottom, verdict last.
+
+Sections follow methods.md's report order (manifest, health, agreement, ceiling,
+slices, bias, decision); every figure is printed with its interval and n.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from judgekit.report._format import interval, label_of, num, pct, pvalue_text, stat_text
+from judgekit.report.model import Agreement, Report, Stat
+
+
+def _kv(key: str, value: str) -> str:
+    return f"  {key:<14}{value}"
+
+
+def _stat_lines(stats: Mapping[str, Stat], primary: str | None = None) -> list[str]:
+    lines = []
+    for key, stat in stats.items():
+        mark = " (primary)" if key == primary else ""
+        lines.append(f"  {label_of(key) + mark:<44}{stat_text(stat)}")
+    return lines
+
+
+def _sampling_text(sampling: Mapping[str, object]) -> str:
+    return ", ".join(f"{k}={v}" for k, v in sorted(sampling.items())) or "-"
+
+
+def provenance_lines(report: Report) -> list[str]:
+    p = report.provenance
+    lines = [
+        _kv("Rubric", f"{p.rubric_name} v{p.rubric_version} (sha256 {p.rubric_sha256})"),
+        _kv("Dataset", ", ".join(p.datasets) or "-"),
+        _kv("Judge", ", ".join(p.judge_models_requested) or "-"),
+        _kv("Returned as", ", ".join(p.judge_models_returned) or "-"),
+        _kv("Endpoint", ", ".join(p.endpoints) or "-"),
+        _kv("Sampling", "; ".join(_sampling_text(s) for s in p.sampling) or "-"),
+        _kv("Runs", (", ".join(p.run_ids) or "-") + (" (imported)" if p.imported else "")),
+        _kv(
+            "judgekit",
+            f"{p.report_judgekit_version} (report); judged with "
+            + (", ".join(p.judgekit_versions) or "-"),
+        ),
+        _kv("Judged", f"{p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'}"),
+        _kv("Generated", p.generated_at),
+        _kv(
+            "Counts",
+            f"{p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} annotator(s) "
+            f"on {p.n_labeled_items} item(s)",
+        ),
+    ]
+    lines.extend(_kv("Note", note) for note in p.notes)
+    return lines
+
+
+def _confusion_lines(agreement: Agreement) -> list[str]:
+    labels = agreement.confusion.labels
+    width = max([6, *(len(label) + 2 for label in labels)])
+    head = " " * 16 + "".join(f"{label:>{width}}" for label in labels)
+    lines = ["  Confusion matrix (rows: judge, columns: human)", "  " + head]
+    for label, row in zip(labels, agreement.confusion.matrix, strict=True):
+        lines.append("  " + f"{label:>14}  " + "".join(f"{count:>{width}}" for count in row))
+    return lines
+
+
+def render_text(report: Report) -> str:
+    """The whole report as terminal text."""
+    out: list[str] = ["judgekit calibration report", "=" * 27, ""]
+    out.extend(provenance_lines(report))
+
+    health = report.health
+    out += ["", f"Health (n={health.total} judgments; Wilson {report.confidence_level:.0%} CIs)"]
+    for row in health.rows:
+        out.append(
+            f"  {row.status:<14}{row.count:>8}  {pct(row.count, health.total):>7}  "
+            f"{interval(row.rate)}"
+        )
+    out.append(
+        f"  Failed judgments are excluded from agreement: {health.failed_labeled_items} "
+        "labeled item(s) had a failed judgment."
+    )
+
+    agreement = report.agreement
+    out.append("")
+    if agreement is None:
+        out.append("Judge vs human: no item has both an ok judgment and a human label.")
+    else:
+        out.append(
+            f"Judge vs human ({agreement.scale_kind}; n={agreement.n_items} items; "
+            f"{agreement.interval_method})"
+        )
+        out.append(f"  Human reference: {agreement.reference}")
+        out.extend(_stat_lines(agreement.stats, agreement.primary))
+        out.append("")
+        out.extend(_confusion_lines(agreement))
+
+    ceiling = report.ceiling
+    if ceiling is not None:
+        out += [
+            "",
+            f"Human-human ceiling ({ceiling.n_items} items, {ceiling.n_annotators} annotators)",
+        ]
+        if ceiling.reason:
+            out.append(f"  {ceiling.reason}")
+        out.extend(_stat_lines(ceiling.stats))
+
+    sens = report.failure_sensitivity
+    if sens is not None and sens.n_failed:
+        out += [
+            "",
+            f"If the {sens.n_failed} failed judgment(s) counted as disagreements ({sens.rule})",
+        ]
+        out.extend(_stat_lines(sens.stats))
+
+    weighted = report.weighted
+    if weighted is not None:
+        out += [
+            "",
+            f"Population estimates (queue {weighted.queue!r}, strategy {weighted.strategy})",
+        ]
+        out.append(f"  {weighted.note}")
+        out.extend(_stat_lines(weighted.stats))
+
+    slices = report.slices
+    if slices is not None:
+        out += [
+            "",
+            f"Per slice ({slices.n_comparisons} comparisons; {slices.test}; "
+            f"Benjamini-Hochberg q={slices.q})",
+        ]
+        name_w = max([8, *(len(r.name) + 2 for r in slices.rows)])
+        primary_name = label_of(agreement.primary) if agreement else ""
+        for srow in slices.rows:
+            flag = "  WORSE" if srow.flagged else ""
+            out.append(
+                f"  {srow.name:<{name_w}}n={srow.n:<6}{primary_name}"
+                f" {num(srow.primary.statistic)} {interval(srow.primary)}  agreement "
+                f"{num(srow.percent_agreement.statistic)} {interval(srow.percent_agreement)}  "
+                f"p_adj={pvalue_text(srow.adjusted_pvalue)}{flag}"
+            )
+
+    bias = report.bias
+    out += ["", "Bias probes"]
+    if not bias.probes:
+        out.append("  No probe results stored (run `judgekit probe position|length|consistency`).")
+    else:
+        out.extend(_stat_lines(bias.headline))
+        for entry in bias.probes:
+            others = {k: v for k, v in entry.stats.items() if k not in bias.headline}
+            if others:
+                out.append(f"  [{entry.probe} probe, run {entry.run_id}]")
+                out.extend("  " + line for line in _stat_lines(others))
+
+    verdict = report.verdict
+    out += [
+        "",
+        f"VERDICT: {verdict.decision}",
+        f"  {verdict.reason}",
+        f"  Rule: lower {report.confidence_level:.0%} bound of {label_of(verdict.primary)} "
+        f">= {verdict.threshold:g}; {label_of(verdict.primary)} = {stat_text(verdict.statistic)}",
+    ]
+    if verdict.labels_needed is not None:
+        out.append(
+            f"  About {verdict.labels_needed} more labeled item(s) are needed for a "
+            f"+/-{verdict.target_half_width:g} interval."
+        )
+    return "\n".join(out) + "\n"

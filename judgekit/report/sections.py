@@ -1,0 +1,272 @@
+"""The report's secondary sections: human ceiling, slices, weighting, failures, bias.
+
+Each function takes aligned arrays (see :mod:`judgekit.report.pairing`) and returns
+one section of the report model; none reads the store.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+from scipy import stats as sps
+
+from judgekit import stats
+from judgekit.report.agreement import (
+    IntervalSpec,
+    bootstrap_stat,
+    numeric_values,
+    primary_only,
+    proportion_stat,
+    to_stat,
+)
+from judgekit.report.model import (
+    Bias,
+    Ceiling,
+    FailureSensitivity,
+    ProbeEntry,
+    SliceRow,
+    Slices,
+    Stat,
+    Weighted,
+    undefined,
+)
+from judgekit.report.pairing import ItemKey, Pairing
+from judgekit.types import Scale
+
+#: Probe statistics shown in the bias headline (and at ``bias.<key>`` in the JSON).
+HEADLINE_KEYS = (
+    "position_consistency",
+    "first_slot_rate",
+    "length_correlation",
+    "padding_shift",
+    "repetition_stability",
+)
+FAILED = "(failed)"
+
+
+def _pair_agreement(item_labels: Sequence[Sequence[str]]) -> tuple[npt.NDArray[np.float64], ...]:
+    agreeing, total = [], []
+    for labels in item_labels:
+        counts = np.unique(np.asarray(labels, dtype=object), return_counts=True)[1]
+        agreeing.append(float(np.sum(counts * (counts - 1)) / 2))
+        total.append(len(labels) * (len(labels) - 1) / 2)
+    return np.asarray(agreeing), np.asarray(total)
+
+
+def human_ceiling(
+    references: Mapping[ItemKey, Mapping[str, str]],
+    scale: Scale,
+    spec: IntervalSpec,
+    clusters: Mapping[ItemKey, str] | None = None,
+) -> Ceiling | None:
+    """Human-human agreement on items labeled by two or more annotators (None if none are)."""
+    multi = sorted(key for key, by in references.items() if len(by) >= 2)
+    if not multi:
+        return None
+    annotators = sorted({a for key in multi for a in references[key]})
+    unit_spec = IntervalSpec(
+        spec.confidence_level,
+        spec.n_resamples,
+        spec.random_state,
+        None if clusters is None else np.asarray([clusters[k] for k in multi], dtype=object),
+    )
+    ordinal = scale.kind == "ordinal"
+    level: Literal["ordinal", "nominal"] = "ordinal" if ordinal else "nominal"
+    value = {
+        lab: v for lab, v in zip(scale.labels, numeric_values(scale, scale.labels), strict=True)
+    }
+    data: list[list[Any]] = [
+        [
+            (value[references[k][a]] if ordinal else references[k][a])
+            if a in references[k]
+            else None
+            for k in multi
+        ]
+        for a in annotators
+    ]
+    out: dict[str, Stat] = {
+        "krippendorff_alpha": to_stat(stats.krippendorff_alpha(data, level=level), unit_spec)
+    }
+    sizes = {len(references[k]) for k in multi}
+    reason = None
+    if len(sizes) == 1:
+        ratings = [list(references[k].values()) for k in multi]
+        out["fleiss_kappa"] = to_stat(stats.fleiss_kappa(ratings), unit_spec)
+    else:
+        reason = (
+            f"Items have {min(sizes)} to {max(sizes)} annotators, so Fleiss' kappa is not "
+            "defined; Krippendorff's alpha allows unequal counts."
+        )
+        out["fleiss_kappa"] = undefined("unequal numbers of annotators per item", len(multi))
+    agreeing, total = _pair_agreement([list(references[k].values()) for k in multi])
+    out["percent_agreement"] = bootstrap_stat(
+        lambda a, t: a.sum(axis=-1) / t.sum(axis=-1), [agreeing, total], unit_spec
+    )
+    return Ceiling(len(multi), len(annotators), out, reason)
+
+
+def slice_figures(
+    pairing: Pairing,
+    slice_names: Sequence[str],
+    scale: Scale,
+    spec: IntervalSpec,
+    primary: str,
+    q: float,
+) -> Slices | None:
+    """Per-slice figures and a one-sided Fisher test of each slice's agreement vs the rest.
+
+    The p-values are adjusted with Benjamini-Hochberg over all slices; a slice is
+    flagged when the adjusted test rejects "this slice agrees as often as the rest".
+    """
+    names = sorted(set(slice_names))
+    if len(names) < 2:
+        return None
+    labels = np.asarray(slice_names, dtype=object)
+    agree = np.asarray(pairing.judge, dtype=object) == np.asarray(pairing.human, dtype=object)
+    judge, human = np.asarray(pairing.judge, dtype=object), np.asarray(pairing.human, dtype=object)
+    rows: list[tuple[str, int, Stat, Stat, float]] = []
+    for name in names:
+        mask = labels == name
+        sub = spec.subset(mask)
+        a_in, n_in = int(agree[mask].sum()), int(mask.sum())
+        a_out, n_out = int(agree[~mask].sum()), int((~mask).sum())
+        table = [[a_in, n_in - a_in], [a_out, n_out - a_out]]
+        pvalue = float(sps.fisher_exact(table, alternative="less").pvalue)
+        rows.append(
+            (
+                name,
+                n_in,
+                primary_only(list(judge[mask]), list(human[mask]), scale, sub, primary),
+                proportion_stat(agree[mask], sub),
+                pvalue,
+            )
+        )
+    rejected, adjusted = stats.benjamini_hochberg([r[4] for r in rows], q=q)
+    out = tuple(
+        SliceRow(name, n, prim, pa, p, float(adj), bool(rej))
+        for (name, n, prim, pa, p), rej, adj in zip(rows, rejected, adjusted, strict=True)
+    )
+    return Slices(out, len(names), q, "one-sided Fisher exact test of agreement, slice vs rest")
+
+
+def weighted_kappa_fn(k: int, weights: npt.NDArray[np.float64]) -> Any:
+    def fn(ji: Any, hi: Any, w: Any) -> npt.NDArray[np.float64]:
+        b = ji.shape[0]
+        cells = (np.arange(b)[:, None] * k * k + ji * k + hi).ravel()
+        tables = np.bincount(cells, weights=w.ravel(), minlength=b * k * k).reshape(b, k, k)
+        p = tables / tables.sum(axis=(1, 2))[:, None, None]
+        p_o = np.einsum("bij,ij->b", p, weights)
+        p_e = np.einsum("bi,ij,bj->b", p.sum(axis=2), weights, p.sum(axis=1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(np.abs(1 - p_e) < 1e-12, np.nan, (p_o - p_e) / (1 - p_e))
+
+    return fn
+
+
+def weighted_estimates(
+    pairing: Pairing,
+    inclusion: Mapping[ItemKey, float],
+    scale: Scale,
+    spec: IntervalSpec,
+    primary: str,
+    queue: str,
+    strategy: str,
+) -> Weighted:
+    """Population estimates weighting each labeled item by 1 / its inclusion probability."""
+    keep = np.array([key in inclusion and inclusion[key] > 0 for key in pairing.keys], dtype=bool)
+    index = {label: i for i, label in enumerate(scale.labels)}
+    ji = np.array([index[x] for x in pairing.judge], dtype=np.int64)[keep]
+    hi = np.array([index[x] for x in pairing.human], dtype=np.int64)[keep]
+    w = np.array([1.0 / inclusion[k] for k, kept in zip(pairing.keys, keep, strict=True) if kept])
+    sub = spec.subset(keep)
+    k = len(scale.labels)
+    grid = np.subtract.outer(np.arange(k), np.arange(k)) / max(k - 1, 1)
+    kappa_weights = 1.0 - grid**2 if primary == "weighted_kappa" else np.eye(k)
+    out = {
+        primary: bootstrap_stat(weighted_kappa_fn(k, kappa_weights), [ji, hi, w], sub),
+        "percent_agreement": bootstrap_stat(
+            lambda j, h, wt: (wt * (j == h)).sum(axis=-1) / wt.sum(axis=-1), [ji, hi, w], sub
+        ),
+    }
+    note = (
+        f"Labels came from a non-uniform queue; {int(keep.sum())} of {len(pairing.keys)} compared "
+        "items are in it and are weighted by 1/inclusion probability (Horvitz-Thompson), so "
+        "these estimate agreement on the whole dataset rather than on the labeled sample."
+    )
+    return Weighted(queue, strategy, int(keep.sum()), out, note)
+
+
+def _farthest(labels: Sequence[str], values: Mapping[str, float], ref: str) -> str:
+    """The scale level farthest from ``ref`` (the worst answer a failure could have been)."""
+    return max(labels, key=lambda lab: abs(values[lab] - values[ref]))
+
+
+def failure_sensitivity(
+    pairing: Pairing, scale: Scale, spec_of: Any, primary: str
+) -> FailureSensitivity | None:
+    """Agreement if each failed judgment had been a disagreement with the human."""
+    if not pairing.failed:
+        return None
+    human = pairing.human + [ref for _, ref, _ in pairing.failed]
+    keys = pairing.keys + [key for key, _, _ in pairing.failed]
+    spec: IntervalSpec = spec_of(keys)
+    if scale.kind == "ordinal":
+        values = dict(zip(scale.labels, numeric_values(scale, scale.labels), strict=True))
+        worst = [_farthest(scale.labels, values, ref) for _, ref, _ in pairing.failed]
+        judge = pairing.judge + worst
+        rule = "each failure replaced by the scale level farthest from the human label"
+        kappa = stats.cohen_kappa(judge, human, weights="quadratic", labels=list(scale.labels))
+    else:
+        judge = pairing.judge + [FAILED] * len(pairing.failed)
+        rule = f"each failure counted as an extra category {FAILED!r} that never matches"
+        kappa = stats.cohen_kappa(judge, human, labels=[*scale.labels, FAILED])
+    agree = np.asarray(judge, dtype=object) == np.asarray(human, dtype=object)
+    out = {
+        primary if primary in ("cohen_kappa", "weighted_kappa") else "cohen_kappa": to_stat(
+            kappa, spec
+        ),
+        "percent_agreement": proportion_stat(agree, spec),
+    }
+    return FailureSensitivity(len(pairing.failed), rule, out)
+
+
+def _stat_from_dict(value: Mapping[str, Any]) -> Stat:
+    def f(key: str) -> float:
+        raw = value.get(key)
+        return (
+            float(raw) if isinstance(raw, int | float) and not isinstance(raw, bool) else math.nan
+        )
+
+    n_raw = value.get("n", 0)
+    n = int(n_raw) if isinstance(n_raw, int | float) and not isinstance(n_raw, bool) else 0
+    reason = value.get("reason")
+    return Stat(
+        f("statistic"), f("ci_low"), f("ci_high"), n, "probe", str(reason) if reason else None
+    )
+
+
+def _is_stat(value: Any) -> bool:
+    return isinstance(value, Mapping) and "statistic" in value and "n" in value
+
+
+def bias_section(stored: Sequence[Mapping[str, Any]]) -> Bias:
+    """The latest stored result of each probe, its statistic objects and plot data."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for row in stored:  # oldest first: later results replace earlier ones
+        latest[str(row.get("probe", "?"))] = row
+    entries = []
+    headline: dict[str, Stat] = {}
+    for probe, row in latest.items():
+        result = row.get("result") or {}
+        stat_map = {k: _stat_from_dict(v) for k, v in result.items() if _is_stat(v)}
+        details = {k: v for k, v in result.items() if not _is_stat(v)}
+        entries.append(ProbeEntry(probe, str(row.get("run_id", "")), stat_map, details))
+        for key in HEADLINE_KEYS:
+            if key in stat_map:
+                headline[key] = stat_map[key]
+    ordered = {k: headline[k] for k in HEADLINE_KEYS if k in headline}
+    return Bias(ordered, tuple(entries))

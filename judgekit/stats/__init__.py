@@ -1,0 +1,66 @@
+"""judgekit.stats: the numbers a calibration decision rests on.
+
+Pure functions on arrays (numpy, scipy, krippendorff; no I/O). Results follow
+scipy's conventions: a frozen object with ``.statistic``, ``.n`` (units
+actually used), ``.pvalue`` where a test exists, and
+``.confidence_interval(confidence_level=0.95, ...) -> (low, high)``. An
+undefined statistic is NaN with a ``.reason``; invalid input raises
+``ValueError`` naming the problem. Formulas and sources: docs/statistics.md.
+"""
+
+from __future__ import annotations
+
+from judgekit.stats._result import AlphaResult, FleissKappaResult, GwetResult, KappaResult
+from judgekit.stats._result_outcomes import (
+    BinomialTestResult,
+    CorrelationResult,
+    GroupAccuracy,
+    GroupedAccuracyResult,
+    McNemarResult,
+    PairedBootstrapResult,
+    ProportionResult,
+)
+from judgekit.stats.aggregate import grouped_accuracy, pass_at_k, pass_hat_k
+from judgekit.stats.agreement import (
+    cohen_kappa,
+    fleiss_kappa,
+    gwet_ac1,
+    krippendorff_alpha,
+    percent_agreement,
+)
+from judgekit.stats.correlation import kendall_tau, spearman
+from judgekit.stats.intervals import bootstrap_ci, paired_bootstrap, wilson_interval
+from judgekit.stats.planning import kappa_sample_size, proportion_sample_size
+from judgekit.stats.significance import benjamini_hochberg, binomial_test, mcnemar
+
+__all__ = [
+    "AlphaResult",
+    "BinomialTestResult",
+    "CorrelationResult",
+    "FleissKappaResult",
+    "GroupAccuracy",
+    "GroupedAccuracyResult",
+    "GwetResult",
+    "KappaResult",
+    "McNemarResult",
+    "PairedBootstrapResult",
+    "ProportionResult",
+    "benjamini_hochberg",
+    "binomial_test",
+    "bootstrap_ci",
+    "cohen_kappa",
+    "fleiss_kappa",
+    "grouped_accuracy",
+    "gwet_ac1",
+    "kappa_sample_size",
+    "kendall_tau",
+    "krippendorff_alpha",
+    "mcnemar",
+    "paired_bootstrap",
+    "pass_at_k",
+    "pass_hat_k",
+    "percent_agreement",
+    "proportion_sample_size",
+    "spearman",
+    "wilson_interval",
+]

@@ -1,0 +1,137 @@
+"""Shared pieces of :mod:`judgekit.stats.bias`: the ``Estimate`` result and its helpers.
+
+Bias figures are mostly proportions (Wilson intervals) and means of per-item
+values (seeded bootstrap intervals); ``Estimate`` carries either with the
+scipy-style ``statistic``/``n``/``confidence_interval``/``to_dict`` interface
+the report reads, so a stored probe looks like every other statistic.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+import numpy.typing as npt
+
+from judgekit.stats._validate import FloatArray, as_1d, missing_mask
+from judgekit.stats.intervals import bootstrap_ci, paired_bootstrap, wilson_interval
+
+PAIRWISE_VERDICTS: tuple[str, ...] = ("A", "B", "tie")
+#: Bootstrap replicates for the intervals of means computed here.
+N_RESAMPLES = 2000
+NAN = float("nan")
+
+
+class Reportable(Protocol):
+    """Anything with the report's ``to_dict`` (every judgekit.stats result)."""
+
+    def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]: ...
+
+
+def _number(value: float | None) -> float | None:
+    if value is None or not math.isfinite(float(value)):
+        return None
+    return float(value)
+
+
+@dataclass(frozen=True)
+class Estimate:
+    """A number with its ``n``, an optional p-value, and its interval at any level.
+
+    The interval is recomputed on demand (Wilson for proportions, a seeded
+    percentile bootstrap for means), so a report can ask for 90% or 99%.
+    """
+
+    statistic: float
+    n: int
+    pvalue: float | None = None
+    reason: str | None = None
+    _interval: Callable[[float], tuple[float, float]] | None = field(
+        default=None, compare=False, repr=False
+    )
+
+    def confidence_interval(self, confidence_level: float = 0.95) -> tuple[float, float]:
+        if self._interval is None or not math.isfinite(self.statistic):
+            return NAN, NAN
+        return self._interval(confidence_level)
+
+    def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
+        """``{"statistic", "ci_low", "ci_high", "n"}`` (+ ``pvalue``, + ``reason``); NaN -> None."""
+        low, high = self.confidence_interval(confidence_level)
+        out: dict[str, Any] = {
+            "statistic": _number(self.statistic),
+            "ci_low": _number(low),
+            "ci_high": _number(high),
+            "n": int(self.n),
+        }
+        if self.pvalue is not None:
+            out["pvalue"] = _number(self.pvalue)
+        if self.reason is not None:
+            out["reason"] = self.reason
+        return out
+
+
+def proportion(successes: int, n: int, *, pvalue: float | None = None, what: str = "") -> Estimate:
+    """successes / n with its Wilson interval; NaN with a reason when n is 0."""
+    if n == 0:
+        return Estimate(NAN, 0, pvalue, f"no {what or 'items'} to count")
+    return Estimate(
+        successes / n, n, pvalue, None, lambda level: wilson_interval(successes, n, level)
+    )
+
+
+def obj_array(values: Any) -> np.ndarray:
+    """An object array that keeps labels as Python values."""
+    return np.asarray(values, dtype=object)
+
+
+def _row_mean(values: FloatArray) -> FloatArray:
+    return np.asarray(values.mean(axis=-1), dtype=np.float64)
+
+
+def mean_estimate(values: npt.ArrayLike, *, what: str = "items", random_state: int = 0) -> Estimate:
+    """Mean of per-item values with a seeded percentile bootstrap over items."""
+    arr = np.asarray(values, dtype=np.float64)
+    if arr.size == 0:
+        return Estimate(NAN, 0, None, f"no {what}")
+
+    def interval(level: float) -> tuple[float, float]:
+        return bootstrap_ci(
+            _row_mean,
+            arr,
+            confidence_level=level,
+            n_resamples=N_RESAMPLES,
+            random_state=random_state,
+            vectorized=True,
+        )
+
+    return Estimate(float(arr.mean()), int(arr.size), None, None, interval)
+
+
+def labels_of(values: Iterable[Any], name: str) -> tuple[list[Any], np.ndarray]:
+    arr = as_1d(values, name)
+    missing = missing_mask(arr)
+    return [None if m else v for v, m in zip(arr.tolist(), missing.tolist(), strict=True)], missing
+
+
+def check_verdicts(values: list[Any], name: str, allowed: Sequence[Any]) -> None:
+    bad = sorted({repr(v) for v in values if v is not None and v not in allowed})
+    if bad:
+        choices = ", ".join(map(repr, allowed))
+        raise ValueError(f"{name} must contain {choices} or None; found {bad[:5]}")
+
+
+def paired_shift(after: FloatArray, before: FloatArray) -> Estimate:
+    """Mean of after - before with the project's paired bootstrap (seeded)."""
+
+    def interval(level: float) -> tuple[float, float]:
+        res = paired_bootstrap(
+            after, before, confidence_level=level, random_state=0, n_resamples=N_RESAMPLES
+        )
+        return float(res.ci_low), float(res.ci_high)
+
+    res = paired_bootstrap(after, before, random_state=0, n_resamples=N_RESAMPLES)
+    return Estimate(float(res.statistic), int(res.n), float(res.pvalue), None, interval)

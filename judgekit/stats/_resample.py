@@ -1,0 +1,247 @@
+"""Vectorised bootstrap machinery: resampling counts, not items.
+
+Most agreement statistics are functions of a few *sums over units* (a confusion
+table, a coincidence matrix, category counts). Resampling n units with
+replacement is the same as drawing how many times each unit is picked, and
+units with identical contributions can be merged into one *pattern* with a
+frequency. A bootstrap replicate of the sums is then ``counts @ patterns``
+where ``counts`` is a multinomial draw over patterns: a 100,000-pair Cohen's
+kappa has at most K**2 patterns, so 2,000 resamples cost microseconds instead
+of 2,000 Python-level passes over the data. Cluster resampling is the same
+machinery with each cluster's summed contribution as the unit.
+
+Interval construction from replicates (percentile, BCa) lives here too, so
+every statistic builds its confidence interval the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+from scipy import special, stats
+
+from judgekit.stats._validate import FloatArray, IntArray
+
+#: Upper bound on the number of cells one resampling chunk may allocate.
+_MAX_CHUNK_CELLS = 4_000_000
+
+
+def z_critical(confidence_level: float) -> float:
+    """Two-sided standard-normal critical value, e.g. 1.96 for 0.95."""
+    return float(special.ndtri(1.0 - (1.0 - confidence_level) / 2.0))
+
+
+def wilson_bounds(successes: float, n: float, confidence_level: float) -> tuple[float, float]:
+    """Wilson score interval (no continuity correction), clipped to [0, 1]."""
+    z = z_critical(confidence_level)
+    p = successes / n
+    denominator = 1.0 + z * z / n
+    center = p + z * z / (2.0 * n)
+    radius = z * np.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n))
+    low = (center - radius) / denominator
+    high = (center + radius) / denominator
+    # exact boundaries: 0 successes has lower bound 0, n successes upper bound 1
+    if successes == 0:
+        low = 0.0
+    if successes == n:
+        high = 1.0
+    return max(0.0, float(low)), min(1.0, float(high))
+
+
+def percentile_interval(replicates: FloatArray, confidence_level: float) -> tuple[float, float]:
+    """Percentile interval over the finite replicates ((nan, nan) if there are none)."""
+    finite = replicates[np.isfinite(replicates)]
+    if finite.size == 0:
+        return float("nan"), float("nan")
+    tail = (1.0 - confidence_level) / 2.0
+    low, high = np.quantile(finite, [tail, 1.0 - tail])
+    return float(low), float(high)
+
+
+def bca_interval(
+    replicates: FloatArray,
+    estimate: float,
+    jackknife: FloatArray,
+    jackknife_weights: FloatArray | None,
+    confidence_level: float,
+) -> tuple[float, float]:
+    """Bias-corrected and accelerated interval (Efron 1987; Efron & Tibshirani 1993, ch. 14).
+
+    ``jackknife`` holds leave-one-unit-out estimates; ``jackknife_weights`` says how
+    many units each entry stands for (patterns merge identical units).
+    """
+    finite = replicates[np.isfinite(replicates)]
+    if finite.size == 0 or not np.isfinite(estimate):
+        return float("nan"), float("nan")
+    weights = np.ones_like(jackknife) if jackknife_weights is None else jackknife_weights
+    ok = np.isfinite(jackknife)
+    jk, w = jackknife[ok], weights[ok]
+    proportion_below = (
+        np.count_nonzero(finite < estimate) + 0.5 * np.count_nonzero(finite == estimate)
+    ) / finite.size
+    if proportion_below <= 0.0 or proportion_below >= 1.0:
+        # every replicate on one side: the bias correction is infinite, BCa is undefined
+        return float("nan"), float("nan")
+    z0 = special.ndtri(proportion_below)
+    if jk.size == 0 or w.sum() == 0:
+        acceleration = 0.0
+    else:
+        mean = np.sum(w * jk) / np.sum(w)
+        diff = mean - jk
+        denominator = 6.0 * np.sum(w * diff**2) ** 1.5
+        acceleration = float(np.sum(w * diff**3) / denominator) if denominator > 0 else 0.0
+    tail = (1.0 - confidence_level) / 2.0
+    bounds = []
+    for q in (tail, 1.0 - tail):
+        zq = special.ndtri(q)
+        adjusted = stats.norm.cdf(z0 + (z0 + zq) / (1.0 - acceleration * (z0 + zq)))
+        bounds.append(float(np.quantile(finite, float(np.clip(adjusted, 0.0, 1.0)))))
+    return bounds[0], bounds[1]
+
+
+def _chunk_rows(n_resamples: int, width: int) -> int:
+    return max(1, min(n_resamples, _MAX_CHUNK_CELLS // max(width, 1)))
+
+
+def resample_pattern_counts(
+    frequencies: IntArray, n_resamples: int, rng: np.random.Generator
+) -> IntArray:
+    """How often each pattern is drawn in each resample: shape (n_resamples, T).
+
+    Drawing N = frequencies.sum() units with replacement is a multinomial with
+    probabilities frequencies / N; when there are almost as many patterns as
+    units, drawing unit indices and counting them is cheaper.
+    """
+    frequencies = np.asarray(frequencies, dtype=np.int64)
+    total = int(frequencies.sum())
+    n_patterns = frequencies.size
+    if n_patterns * 4 <= total:
+        return rng.multinomial(total, frequencies / total, size=n_resamples).astype(np.int64)
+    unit_to_pattern = np.repeat(np.arange(n_patterns), frequencies)
+    out = np.empty((n_resamples, n_patterns), dtype=np.int64)
+    step = _chunk_rows(n_resamples, total)
+    for start in range(0, n_resamples, step):
+        rows = min(step, n_resamples - start)
+        picked = unit_to_pattern[rng.integers(0, total, size=(rows, total))]
+        flat = picked + (np.arange(rows) * n_patterns)[:, None]
+        out[start : start + rows] = np.bincount(flat.ravel(), minlength=rows * n_patterns).reshape(
+            rows, n_patterns
+        )
+    return out
+
+
+def patterns_of(
+    contributions: FloatArray, clusters: IntArray | None
+) -> tuple[FloatArray, IntArray]:
+    """Merge units (or clusters) with identical contribution rows into patterns."""
+    contributions = np.asarray(contributions, dtype=np.float64)
+    if contributions.ndim == 1:
+        contributions = contributions[:, None]
+    if clusters is not None:
+        n_clusters = int(clusters.max()) + 1
+        summed = np.empty((n_clusters, contributions.shape[1]))
+        for column in range(contributions.shape[1]):
+            summed[:, column] = np.bincount(
+                clusters, weights=contributions[:, column], minlength=n_clusters
+            )
+        contributions = summed
+    patterns, frequencies = np.unique(contributions, axis=0, return_counts=True)
+    return patterns, frequencies.astype(np.int64)
+
+
+def resampled_sums(
+    patterns: FloatArray, frequencies: IntArray, n_resamples: int, rng: np.random.Generator
+) -> FloatArray:
+    """Bootstrap replicates of the column sums: shape (n_resamples, D)."""
+    counts = resample_pattern_counts(frequencies, n_resamples, rng)
+    return counts.astype(np.float64) @ patterns
+
+
+def jackknife_sums(patterns: FloatArray, frequencies: IntArray) -> FloatArray:
+    """Column sums with one unit of each pattern left out: shape (T, D)."""
+    total = frequencies.astype(np.float64) @ patterns
+    return total[None, :] - patterns
+
+
+def interval_from_sums(
+    statistic_of_sums: Callable[[FloatArray], FloatArray],
+    contributions: FloatArray,
+    *,
+    estimate: float,
+    confidence_level: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    clusters: IntArray | None,
+    method: str,
+) -> tuple[float, float]:
+    """Percentile or BCa interval of a statistic that is a function of unit sums."""
+    patterns, frequencies = patterns_of(contributions, clusters)
+    return interval_from_patterns(
+        statistic_of_sums,
+        patterns,
+        frequencies,
+        estimate=estimate,
+        confidence_level=confidence_level,
+        n_resamples=n_resamples,
+        rng=rng,
+        method=method,
+    )
+
+
+def interval_from_patterns(
+    statistic_of_sums: Callable[[FloatArray], FloatArray],
+    patterns: FloatArray,
+    frequencies: IntArray,
+    *,
+    estimate: float,
+    confidence_level: float,
+    n_resamples: int,
+    rng: np.random.Generator,
+    method: str,
+) -> tuple[float, float]:
+    """Like :func:`interval_from_sums` for units already merged into patterns."""
+    keep = frequencies > 0
+    patterns, frequencies = patterns[keep], frequencies[keep]
+    replicates = statistic_of_sums(resampled_sums(patterns, frequencies, n_resamples, rng))
+    if method == "bca":
+        jackknife = statistic_of_sums(jackknife_sums(patterns, frequencies))
+        return bca_interval(
+            replicates, estimate, jackknife, frequencies.astype(np.float64), confidence_level
+        )
+    return percentile_interval(replicates, confidence_level)
+
+
+def cluster_index_sampler(
+    clusters: IntArray | None, n: int, rng: np.random.Generator
+) -> Callable[[], IntArray]:
+    """A function returning one bootstrap resample of item indices.
+
+    Without clusters: n indices uniformly with replacement. With clusters: as
+    many clusters as there are, with replacement, each bringing all its items
+    (so the resample length varies).
+    """
+    if clusters is None:
+        return lambda: rng.integers(0, n, size=n)
+    order = np.argsort(clusters, kind="stable")
+    sizes = np.bincount(clusters)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    n_clusters = sizes.size
+
+    def draw() -> IntArray:
+        picked = rng.integers(0, n_clusters, size=n_clusters)
+        lengths = sizes[picked]
+        offsets = np.repeat(
+            starts[picked] - np.concatenate(([0], np.cumsum(lengths)[:-1])), lengths
+        )
+        return order[np.arange(int(lengths.sum())) + offsets]
+
+    return draw
+
+
+def jackknife_index_sets(clusters: IntArray | None, n: int) -> list[IntArray]:
+    """Index sets leaving out one unit (item, or whole cluster) at a time."""
+    everything = np.arange(n)
+    if clusters is None:
+        return [np.delete(everything, i) for i in range(n)]
+    return [everything[clusters != c] for c in range(int(clusters.max()) + 1)]

@@ -1,0 +1,304 @@
+"""Frozen result objects in scipy's style, with their confidence intervals.
+
+A result carries the number (``statistic``), the units actually used (``n``),
+a ``reason`` when the number is undefined (NaN), and what is needed to build a
+confidence interval on demand: intervals are computed when asked for, at the
+level asked for, so a report can choose 90% or 99% without recomputing the
+statistic. ``to_dict`` gives the JSON schema reports use.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+from collections.abc import Hashable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, Literal
+
+import numpy as np
+
+from judgekit.stats import _resample, _tables
+from judgekit.stats._validate import (
+    BoolArray,
+    FloatArray,
+    IntArray,
+    RandomState,
+    check_choice,
+    check_confidence_level,
+    check_n_resamples,
+    cluster_codes,
+    rng_from,
+)
+
+Interval = tuple[float, float]
+NAN_INTERVAL: Interval = (float("nan"), float("nan"))
+BOOTSTRAP_METHODS = ("bootstrap", "bca")
+
+
+def _json_number(value: float | None) -> float | None:
+    if value is None:
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def used_clusters(clusters: Any, used: BoolArray) -> IntArray:
+    """Cluster ids for the used units; ``clusters`` may cover all input units or only used ones."""
+    n_input, n_used = used.size, int(used.sum())
+    length = len(clusters)
+    if length == n_input:
+        codes = cluster_codes(clusters, n_input)[used]
+    elif length == n_used:
+        codes = cluster_codes(clusters, n_used)
+    else:
+        raise ValueError(
+            f"clusters has length {length}; expected {n_input} (one per input item)"
+            f" or {n_used} (one per item used)"
+        )
+    _, dense = np.unique(codes, return_inverse=True)
+    return dense.astype(np.int64)
+
+
+class ResultMixin:
+    """Shared behaviour: ``to_dict`` over ``confidence_interval``."""
+
+    def confidence_interval(self, confidence_level: float = 0.95) -> Interval:
+        raise NotImplementedError
+
+    def to_dict(self, confidence_level: float = 0.95, **ci_kwargs: Any) -> dict[str, Any]:
+        """``{"statistic", "ci_low", "ci_high", "n"}``, + ``"pvalue"``, + ``"reason"`` if undefined.
+
+        JSON-ready: NaN becomes None. Bootstrap intervals default to
+        ``random_state=0`` here so a regenerated report shows the same numbers.
+        """
+        parameters = inspect.signature(self.confidence_interval).parameters
+        if "random_state" in parameters:
+            ci_kwargs.setdefault("random_state", 0)
+        low, high = self.confidence_interval(confidence_level=confidence_level, **ci_kwargs)
+        out: dict[str, Any] = {
+            "statistic": _json_number(getattr(self, "statistic")),  # noqa: B009
+            "ci_low": _json_number(low),
+            "ci_high": _json_number(high),
+            "n": int(getattr(self, "n")),  # noqa: B009
+        }
+        if hasattr(self, "pvalue"):
+            out["pvalue"] = _json_number(getattr(self, "pvalue"))  # noqa: B009
+        reason = getattr(self, "reason", None)
+        if reason is not None:
+            out["reason"] = reason
+        return out
+
+
+def _check_bootstrap_args(
+    confidence_level: float, method: str, n_resamples: int, allowed: tuple[str, ...]
+) -> float:
+    check_choice(method, "method", allowed)
+    check_n_resamples(n_resamples)
+    return check_confidence_level(confidence_level)
+
+
+@dataclass(frozen=True)
+class _TwoRaterTable(ResultMixin):
+    statistic: float
+    n: int
+    p_observed: float
+    p_expected: float
+    confusion: IntArray = field(compare=False)
+    labels: tuple[Hashable, ...]
+    weights: str | None
+    standard_error: float
+    reason: str | None
+    _cells: IntArray = field(compare=False, repr=False)
+    _used: BoolArray = field(compare=False, repr=False)
+
+    _has_analytic_se: ClassVar[bool] = True
+
+    def _statistic_of_tables(self, tables: FloatArray) -> FloatArray:
+        raise NotImplementedError
+
+    def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
+        k = len(self.labels)
+        return self._statistic_of_tables(sums.reshape(-1, k, k))
+
+    def confidence_interval(
+        self,
+        confidence_level: float = 0.95,
+        method: Literal["bootstrap", "bca", "analytic"] = "bootstrap",
+        n_resamples: int = 2000,
+        random_state: RandomState = None,
+        clusters: Any = None,
+    ) -> Interval:
+        """Interval for the statistic.
+
+        ``"bootstrap"`` = percentile bootstrap over items (clusters when given),
+        done by multinomial resampling of confusion-table cells; ``"bca"`` = the
+        BCa variant; ``"analytic"`` = statistic +/- z * standard_error.
+        """
+        level = _check_bootstrap_args(
+            confidence_level, method, n_resamples, (*BOOTSTRAP_METHODS, "analytic")
+        )
+        if not math.isfinite(self.statistic):
+            return NAN_INTERVAL
+        if method == "analytic":
+            if not self._has_analytic_se:
+                raise ValueError(
+                    "analytic intervals are implemented for Cohen's kappa only; "
+                    "use method='bootstrap'"
+                )
+            if not math.isfinite(self.standard_error):
+                return NAN_INTERVAL
+            half = _resample.z_critical(level) * self.standard_error
+            return max(-1.0, self.statistic - half), min(1.0, self.statistic + half)
+        k2 = len(self.labels) ** 2
+        if clusters is None:
+            patterns = np.eye(k2)
+            frequencies = self.confusion.ravel().astype(np.int64)
+        else:
+            codes = used_clusters(clusters, self._used)
+            n_clusters = int(codes.max()) + 1
+            per_cluster = np.bincount(codes * k2 + self._cells, minlength=n_clusters * k2)
+            patterns, frequencies = _resample.patterns_of(
+                per_cluster.reshape(n_clusters, k2).astype(np.float64), None
+            )
+        return _resample.interval_from_patterns(
+            self._statistic_of_sums,
+            patterns,
+            frequencies,
+            estimate=self.statistic,
+            confidence_level=level,
+            n_resamples=n_resamples,
+            rng=rng_from(random_state),
+            method=method,
+        )
+
+
+@dataclass(frozen=True)
+class KappaResult(_TwoRaterTable):
+    """Cohen's kappa (weighted or not) of two raters; ``confusion`` rows = rater a."""
+
+    def _statistic_of_tables(self, tables: FloatArray) -> FloatArray:
+        w = _tables.agreement_weights(len(self.labels), self.weights)
+        return _tables.cohen_from_tables(tables, w)[0]
+
+
+@dataclass(frozen=True)
+class GwetResult(_TwoRaterTable):
+    """Gwet's AC1 of two raters (no analytic SE: ``standard_error`` is NaN)."""
+
+    _has_analytic_se: ClassVar[bool] = False
+
+    def _statistic_of_tables(self, tables: FloatArray) -> FloatArray:
+        return _tables.gwet_from_tables(tables)[0]
+
+
+@dataclass(frozen=True)
+class _SumsResult(ResultMixin):
+    """Base for statistics that are functions of per-unit contribution sums."""
+
+    def _contributions(self) -> tuple[FloatArray, BoolArray]:
+        raise NotImplementedError
+
+    def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
+        raise NotImplementedError
+
+    def _bootstrap(
+        self,
+        level: float,
+        method: str,
+        n_resamples: int,
+        random_state: RandomState,
+        clusters: Any,
+    ) -> Interval:
+        contributions, used = self._contributions()
+        codes = None if clusters is None else used_clusters(clusters, used)
+        return _resample.interval_from_sums(
+            self._statistic_of_sums,
+            contributions,
+            estimate=float(getattr(self, "statistic")),  # noqa: B009
+            confidence_level=level,
+            n_resamples=n_resamples,
+            rng=rng_from(random_state),
+            clusters=codes,
+            method=method,
+        )
+
+    def confidence_interval(
+        self,
+        confidence_level: float = 0.95,
+        method: Literal["bootstrap", "bca"] = "bootstrap",
+        n_resamples: int = 2000,
+        random_state: RandomState = None,
+        clusters: Any = None,
+    ) -> Interval:
+        """Percentile (or BCa) bootstrap over units, or over clusters of units when given."""
+        level = _check_bootstrap_args(confidence_level, method, n_resamples, BOOTSTRAP_METHODS)
+        if not math.isfinite(float(getattr(self, "statistic"))):  # noqa: B009
+            return NAN_INTERVAL
+        return self._bootstrap(level, method, n_resamples, random_state, clusters)
+
+
+@dataclass(frozen=True)
+class FleissKappaResult(_SumsResult):
+    """Fleiss' kappa over items each rated by the same number of raters."""
+
+    statistic: float
+    n: int
+    n_raters: int
+    p_observed: float
+    p_expected: float
+    labels: tuple[Hashable, ...]
+    category_proportions: tuple[float, ...]
+    reason: str | None
+    _counts: FloatArray = field(compare=False, repr=False)
+
+    def _contributions(self) -> tuple[FloatArray, BoolArray]:
+        return _tables.fleiss_contributions(self._counts), np.ones(self.n, dtype=bool)
+
+    def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
+        return _tables.fleiss_from_sums(sums, self.n_raters)[0]
+
+
+@dataclass(frozen=True)
+class AlphaResult(_SumsResult):
+    """Krippendorff's alpha; ``n`` = pairable units (those with at least two values)."""
+
+    statistic: float
+    n: int
+    n_pairable_values: int
+    level: str
+    value_domain: tuple[Hashable, ...]
+    observed_disagreement: float
+    expected_disagreement: float
+    reason: str | None
+    _value_counts: FloatArray = field(compare=False, repr=False)
+    _numeric_domain: FloatArray = field(compare=False, repr=False)
+    _used: BoolArray = field(compare=False, repr=False)
+
+    def _contributions(self) -> tuple[FloatArray, BoolArray]:
+        return _tables.coincidence_contributions(self._value_counts[self._used]), self._used
+
+    def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
+        return _tables.alpha_from_sums(sums, self.level, self._numeric_domain)[0]
+
+    def _bootstrap(
+        self,
+        level: float,
+        method: str,
+        n_resamples: int,
+        random_state: RandomState,
+        clusters: Any,
+    ) -> Interval:
+        if clusters is not None:
+            return super()._bootstrap(level, method, n_resamples, random_state, clusters)
+        # identical value-count rows give identical coincidences: merge them first
+        rows, frequencies = np.unique(self._value_counts[self._used], axis=0, return_counts=True)
+        return _resample.interval_from_patterns(
+            self._statistic_of_sums,
+            _tables.coincidence_contributions(rows.astype(np.float64)),
+            frequencies.astype(np.int64),
+            estimate=self.statistic,
+            confidence_level=level,
+            n_resamples=n_resamples,
+            rng=rng_from(random_state),
+            method=method,
+        )

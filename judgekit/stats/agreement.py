@@ -1,0 +1,201 @@
+"""Agreement between raters: Cohen's kappa, Gwet's AC1, percent agreement,
+Fleiss' kappa and Krippendorff's alpha.
+
+Which one to use (see docs/statistics.md): two raters on a binary or
+categorical scale -> Cohen's kappa *and* percent agreement and AC1 beside it
+(kappa collapses when one category dominates, the "kappa paradox"); ordinal
+scales -> quadratic-weighted kappa and ordinal alpha; three or more raters ->
+Fleiss' kappa when every item has the same number of ratings, Krippendorff's
+alpha otherwise (missing ratings are fine).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterable
+from typing import Any, Literal
+
+import numpy as np
+import numpy.typing as npt
+
+from judgekit.stats import _tables
+from judgekit.stats._multirater import fleiss_kappa, krippendorff_alpha
+from judgekit.stats._result import GwetResult, KappaResult
+from judgekit.stats._result_outcomes import ProportionResult
+from judgekit.stats._validate import (
+    IntArray,
+    as_1d,
+    as_float_with_missing,
+    check_choice,
+    check_same_length,
+    encode,
+)
+
+__all__ = [
+    "cohen_kappa",
+    "fleiss_kappa",
+    "gwet_ac1",
+    "krippendorff_alpha",
+    "percent_agreement",
+]
+
+Weights = Literal["linear", "quadratic"] | None
+
+
+def _paired_codes(
+    a: Iterable[Any] | npt.ArrayLike,
+    b: Iterable[Any] | npt.ArrayLike,
+    labels: Iterable[Hashable] | None,
+) -> tuple[IntArray, IntArray, np.ndarray, tuple[Hashable, ...]]:
+    xa, xb = as_1d(a, "a"), as_1d(b, "b")
+    check_same_length(("a", xa), ("b", xb))
+    (ca, cb), categories = encode([("a", xa), ("b", xb)], labels)
+    used = (ca >= 0) & (cb >= 0)
+    return ca[used], cb[used], used, categories
+
+
+def _undefined_reason(confusion: np.ndarray, categories: tuple[Hashable, ...]) -> str:
+    rows = np.flatnonzero(confusion.sum(axis=1))
+    cols = np.flatnonzero(confusion.sum(axis=0))
+    if rows.size == 1 and cols.size == 1 and rows[0] == cols[0]:
+        return (
+            f"both raters used only the category {categories[rows[0]]!r}: "
+            "chance agreement p_e = 1, so the statistic is undefined"
+        )
+    return "chance agreement p_e = 1, so the statistic is undefined"
+
+
+def _table(
+    a: Any, b: Any, labels: Iterable[Hashable] | None
+) -> tuple[np.ndarray, IntArray, np.ndarray, tuple[Hashable, ...]]:
+    ca, cb, used, categories = _paired_codes(a, b, labels)
+    k = len(categories)
+    cells = ca * k + cb
+    confusion = np.bincount(cells, minlength=k * k).reshape(k, k) if k else np.zeros((0, 0), int)
+    confusion.setflags(write=False)
+    return confusion, cells, used, categories
+
+
+_NO_PAIRS = "no item has a label from both raters (all pairs have a missing value)"
+
+
+def cohen_kappa(
+    a: Iterable[Any] | npt.ArrayLike,
+    b: Iterable[Any] | npt.ArrayLike,
+    *,
+    weights: Weights = None,
+    labels: Iterable[Hashable] | None = None,
+) -> KappaResult:
+    """Cohen's kappa (Cohen 1960), or weighted kappa (Cohen 1968), of two raters.
+
+    kappa = (p_o - p_e) / (1 - p_e), with p_o the (weighted) observed agreement
+    and p_e the agreement expected from the two raters' marginals. A pair with
+    None/NaN on either side is dropped; ``n`` counts the pairs used. With
+    ``weights`` the category order is ``labels`` if given, else the sorted
+    values. The analytic standard error is Fleiss, Cohen & Everitt (1969).
+    Undefined (NaN, with ``reason``) when both raters used one identical
+    category (p_e = 1) or no pair is complete.
+    """
+    check_choice(weights, "weights", (None, "linear", "quadratic"))
+    confusion, cells, used, categories = _table(a, b, labels)
+    n = int(cells.size)
+    k = len(categories)
+    w = _tables.agreement_weights(k, weights)
+    if n == 0:
+        nan = float("nan")
+        return KappaResult(
+            nan, 0, nan, nan, confusion, categories, weights, nan, _NO_PAIRS, cells, used
+        )
+    kappa, p_o, p_e = _tables.cohen_from_tables(confusion[None].astype(np.float64), w)
+    value = float(kappa[0])
+    reason = None if np.isfinite(value) else _undefined_reason(confusion, categories)
+    se = _tables.cohen_analytic_se(confusion.astype(np.float64), w)
+    return KappaResult(
+        value,
+        n,
+        float(p_o[0]),
+        float(p_e[0]),
+        confusion,
+        categories,
+        weights,
+        se,
+        reason,
+        cells,
+        used,
+    )
+
+
+def gwet_ac1(
+    a: Iterable[Any] | npt.ArrayLike,
+    b: Iterable[Any] | npt.ArrayLike,
+    *,
+    labels: Iterable[Hashable] | None = None,
+) -> GwetResult:
+    """Gwet's AC1 (Gwet 2008) of two raters: kappa's form with a chance term that
+    stays small when one category dominates.
+
+    p_e = sum_k pi_k (1 - pi_k) / (K - 1), pi_k = mean of the two raters' shares
+    of category k; K is the number of categories (``labels`` if given, else the
+    categories seen). Undefined (NaN) with fewer than two categories.
+    """
+    confusion, cells, used, categories = _table(a, b, labels)
+    n = int(cells.size)
+    nan = float("nan")
+    if n == 0:
+        return GwetResult(
+            nan, 0, nan, nan, confusion, categories, None, nan, _NO_PAIRS, cells, used
+        )
+    ac1, p_o, p_e = _tables.gwet_from_tables(confusion[None].astype(np.float64))
+    value = float(ac1[0])
+    reason = None
+    if len(categories) < 2:
+        reason = (
+            f"only one category ({categories[0]!r}) on the scale: AC1 needs two or more; "
+            "pass labels= to declare the full scale"
+        )
+    elif not np.isfinite(value):
+        reason = "chance agreement p_e = 1, so the statistic is undefined"
+    return GwetResult(
+        value,
+        n,
+        float(p_o[0]),
+        float(p_e[0]),
+        confusion,
+        categories,
+        None,
+        nan,
+        reason,
+        cells,
+        used,
+    )
+
+
+def percent_agreement(
+    a: Iterable[Any] | npt.ArrayLike,
+    b: Iterable[Any] | npt.ArrayLike,
+    *,
+    tolerance: float = 0,
+    labels: Iterable[Hashable] | None = None,
+) -> ProportionResult:
+    """Share of items on which the two raters agree, with a Wilson interval.
+
+    ``tolerance`` > 0 counts numeric labels within that distance as agreeing
+    (e.g. tolerance=1 gives "within one point" agreement on a 1-5 scale).
+    Pairs with a missing value are dropped.
+    """
+    if tolerance < 0 or not np.isfinite(tolerance):
+        raise ValueError(f"tolerance must be a finite number >= 0, got {tolerance!r}")
+    if tolerance > 0:
+        if labels is not None:
+            raise ValueError("labels cannot be combined with a numeric tolerance")
+        xa, xb = as_float_with_missing(a, "a"), as_float_with_missing(b, "b")
+        check_same_length(("a", xa), ("b", xb))
+        used = ~(np.isnan(xa) | np.isnan(xb))
+        outcomes = (np.abs(xa[used] - xb[used]) <= tolerance).astype(np.float64)
+    else:
+        ca, cb, used, _ = _paired_codes(a, b, labels)
+        outcomes = (ca == cb).astype(np.float64)
+    n = int(outcomes.size)
+    successes = int(outcomes.sum())
+    statistic = successes / n if n else float("nan")
+    reason = None if n else _NO_PAIRS
+    return ProportionResult(statistic, n, successes, reason, outcomes, used)

@@ -1,0 +1,376 @@
+"""Effect sizes for a judge's biases, computed from plain arrays.
+
+A judge is measuring something other than quality when its verdict moves with
+the order the answers are shown in (position bias), with length that adds no
+content (length bias), or simply from one call to the next (instability). The
+probes in :mod:`judgekit.probes` produce the arrays; everything here is pure so
+the same figures can be computed for verdicts made elsewhere.
+
+Conventions: pairwise verdicts are ``"A"``, ``"B"`` or ``"tie"`` in the item's
+*original* orientation (a verdict given on the swapped presentation is mapped
+back first, as the runner stores it); ``None`` or NaN marks a failed judgment,
+which is excluded and counted, never scored. Definitions follow Zheng et al.
+2023 (consistency, first/second slot), Wang et al. 2023 (conflict rate, BPDE),
+Shi et al. 2024 (position fairness, repetition stability) and Dubois et al.
+2024 (P(prefer longer) over pairs whose lengths differ by more than 30 chars).
+"""
+
+import math
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+from judgekit.stats._bias_common import (
+    NAN,
+    PAIRWISE_VERDICTS,
+    Estimate,
+    Reportable,
+    check_verdicts,
+    labels_of,
+    mean_estimate,
+    obj_array,
+    paired_shift,
+    proportion,
+)
+from judgekit.stats._bias_length import (
+    LengthEffectResult,
+    PaddingEffectResult,
+    PreferLongerResult,
+    length_effect,
+    padding_effect,
+    prefer_longer_rate,
+    subsample_points,
+)
+from judgekit.stats._validate import FloatArray, as_1d, check_same_length, missing_mask
+from judgekit.stats.agreement import fleiss_kappa, krippendorff_alpha
+from judgekit.stats.significance import binomial_test
+
+__all__ = [
+    "PAIRWISE_VERDICTS",
+    "Estimate",
+    "LengthEffectResult",
+    "PaddingEffectResult",
+    "PositionBiasResult",
+    "PreferLongerResult",
+    "RepetitionResult",
+    "Reportable",
+    "bpde",
+    "length_effect",
+    "level_order_bias",
+    "padding_effect",
+    "position_bias",
+    "prefer_longer_rate",
+    "repetition_stability",
+    "subsample_points",
+]
+
+_PRIMACY = {("A", "B"), ("A", "tie"), ("tie", "B")}
+_RECENCY = {("B", "A"), ("B", "tie"), ("tie", "A")}
+
+
+@dataclass(frozen=True)
+class PositionBiasResult:
+    """Swap-probe summary; ``statistic`` is the position consistency.
+
+    ``codes`` has one entry per input item: 0 consistent, -1 primacy, +1 recency, NaN failed.
+    """
+
+    n: int
+    n_failed: int
+    consistent: int
+    primacy: int
+    recency: int
+    pair_counts: dict[str, int]
+    codes: FloatArray = field(compare=False, repr=False)
+    entropies: FloatArray = field(compare=False, repr=False)
+    shift: Estimate | None = None
+
+    @property
+    def statistic(self) -> float:
+        return self.consistent / self.n if self.n else NAN
+
+    @property
+    def consistency(self) -> Estimate:
+        return proportion(self.consistent, self.n, what="valid pairs")
+
+    @property
+    def conflict_rate(self) -> Estimate:
+        return proportion(self.n - self.consistent, self.n, what="valid pairs")
+
+    @property
+    def first_slot_test(self) -> Any:
+        """Exact two-sided binomial test of primacy vs recency among inconsistent pairs."""
+        k, m = self.primacy, self.primacy + self.recency
+        return binomial_test(k, m, 0.5) if m else None
+
+    @property
+    def pvalue(self) -> float:
+        test = self.first_slot_test
+        return NAN if test is None else float(test.pvalue)
+
+    @property
+    def first_slot_rate(self) -> Estimate:
+        return proportion(self.primacy, self.n, pvalue=self.pvalue, what="valid pairs")
+
+    @property
+    def second_slot_rate(self) -> Estimate:
+        return proportion(self.recency, self.n, pvalue=self.pvalue, what="valid pairs")
+
+    @property
+    def position_fairness(self) -> Estimate:
+        """Shi et al. PF = (recency - primacy) / n: -1 always first slot, +1 always last, 0 fair.
+
+        Their raw score rc*rc/(rc+pc) - pc*pc/(rc+pc) equals rc - pc; min-max
+        scaling over [-n, n] then divides by n, i.e. PF is the mean of the
+        per-item codes, whose interval is bootstrapped over items.
+        """
+        return mean_estimate(self.codes[~np.isnan(self.codes)], what="valid pairs")
+
+    @property
+    def bpde(self) -> Estimate:
+        return mean_estimate(self.entropies, what="valid pairs")
+
+    def inconsistent_indices(self) -> list[int]:
+        """Input positions whose verdict changed with the order (candidates for human labels)."""
+        return [int(i) for i in np.flatnonzero(np.nan_to_num(self.codes) != 0)]
+
+    def is_biased(self, alpha: float = 0.05) -> bool:
+        """True when the binomial test rejects "both slots equally likely" at ``alpha``."""
+        return math.isfinite(self.pvalue) and self.pvalue < alpha
+
+    def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
+        test = self.first_slot_test
+        if test is None:
+            test_dict: dict[str, Any] = {
+                "k": 0,
+                "n": 0,
+                "statistic": None,
+                "ci_low": None,
+                "ci_high": None,
+                "pvalue": None,
+                "reason": "no inconsistent pairs",
+            }
+        else:
+            test_dict = {"k": self.primacy, **test.to_dict(confidence_level, method="exact")}
+        out: dict[str, Any] = {
+            "position_consistency": self.consistency.to_dict(confidence_level),
+            "conflict_rate": self.conflict_rate.to_dict(confidence_level),
+            "first_slot_rate": self.first_slot_rate.to_dict(confidence_level),
+            "second_slot_rate": self.second_slot_rate.to_dict(confidence_level),
+            "position_fairness": self.position_fairness.to_dict(confidence_level),
+            "bpde": self.bpde.to_dict(confidence_level),
+            "first_slot_test": test_dict,
+            "slot_counts": {
+                "consistent": self.consistent,
+                "first": self.primacy,
+                "second": self.recency,
+            },
+            "pair_counts": dict(self.pair_counts),
+            "n_failed": self.n_failed,
+        }
+        if self.shift is not None:
+            out["level_order_shift"] = self.shift.to_dict(confidence_level)
+        return out
+
+
+def bpde(verdicts: Sequence[Sequence[Any]]) -> FloatArray:
+    """Wang et al. BPDE per item: entropy (natural log) of its verdicts over both orders.
+
+    ``verdicts`` is items x 2k (k samples in each order, original orientation);
+    missing verdicts are ignored. An item with no verdict gets NaN.
+    """
+    rows = [list(row) for row in np.asarray(verdicts, dtype=object)]
+    out = np.full(len(rows), NAN)
+    for i, row in enumerate(rows):
+        present = [v for v in row if not (v is None or (isinstance(v, float) and math.isnan(v)))]
+        if present:
+            p = np.array(list(Counter(present).values()), dtype=np.float64) / len(present)
+            out[i] = float(-(p * np.log(p)).sum()) + 0.0
+    return out
+
+
+def _summarise(
+    pairs: list[tuple[Any, Any]], kinds: list[int | None], shift: Estimate | None = None
+) -> PositionBiasResult:
+    codes = np.array([NAN if k is None else float(k) for k in kinds])
+    valid = ~np.isnan(codes)
+    counts = Counter(f"{a}/{b}" for (a, b), ok in zip(pairs, valid.tolist(), strict=True) if ok)
+    used = [p for p, ok in zip(pairs, valid.tolist(), strict=True) if ok]
+    return PositionBiasResult(
+        n=int(valid.sum()),
+        n_failed=int((~valid).sum()),
+        consistent=int((codes[valid] == 0).sum()),
+        primacy=int((codes[valid] == -1).sum()),
+        recency=int((codes[valid] == 1).sum()),
+        pair_counts=dict(sorted(counts.items())),
+        codes=codes,
+        entropies=bpde(used) if used else np.array([], dtype=np.float64),
+        shift=shift,
+    )
+
+
+def position_bias(original: Iterable[Any], swapped: Iterable[Any]) -> PositionBiasResult:
+    """Position consistency, first/second-slot shares and fairness from a swap probe.
+
+    ``original[i]`` is the verdict on pair i as written; ``swapped[i]`` the
+    verdict with the answers exchanged, **already mapped back** to the original
+    orientation (so a consistent judge gives equal values). Primacy (the judge
+    picked whatever was shown first both times) is A/B, A/tie, tie/B; recency
+    is B/A, B/tie, tie/A. A pair with a failed verdict on either side is
+    excluded from every figure and counted in ``n_failed``.
+    """
+    orig, _ = labels_of(original, "original")
+    swap, _ = labels_of(swapped, "swapped")
+    check_same_length(("original", obj_array(orig)), ("swapped", obj_array(swap)))
+    check_verdicts(orig, "original", PAIRWISE_VERDICTS)
+    check_verdicts(swap, "swapped", PAIRWISE_VERDICTS)
+    kinds: list[int | None] = []
+    for pair in zip(orig, swap, strict=True):
+        if pair[0] is None or pair[1] is None:
+            kinds.append(None)
+        else:
+            kinds.append(0 if pair[0] == pair[1] else -1 if pair in _PRIMACY else 1)
+    return _summarise(list(zip(orig, swap, strict=True)), kinds)
+
+
+def level_order_bias(original: Iterable[Any], reversed_: Iterable[Any]) -> PositionBiasResult:
+    """The pointwise analogue of the swap: rubric levels listed as written, then reversed.
+
+    Values are level indices in rubric order (0 = the level listed first as
+    written), None for a failed judgment. Primacy = the verdict moved toward
+    the level listed first in each presentation (reversed index > original
+    index), recency = toward the one listed last. ``shift`` is the mean
+    change reversed - original in level steps, with a paired bootstrap CI.
+    """
+    orig = as_1d(original, "original")
+    rev = as_1d(reversed_, "reversed_")
+    check_same_length(("original", orig), ("reversed_", rev))
+    o = _as_index(orig, "original")
+    r = _as_index(rev, "reversed_")
+    kinds: list[int | None] = []
+    for a, b in zip(o.tolist(), r.tolist(), strict=True):
+        if math.isnan(a) or math.isnan(b):
+            kinds.append(None)
+        else:
+            kinds.append(0 if a == b else -1 if b > a else 1)
+    pairs = [(_fmt(a), _fmt(b)) for a, b in zip(o.tolist(), r.tolist(), strict=True)]
+    valid = ~(np.isnan(o) | np.isnan(r))
+    shift = paired_shift(r, o) if valid.any() else Estimate(NAN, 0, None, "no valid pairs")
+    return _summarise(pairs, kinds, shift)
+
+
+def _fmt(value: float) -> str | None:
+    return None if math.isnan(value) else str(int(value))
+
+
+def _as_index(arr: np.ndarray, name: str) -> FloatArray:
+    missing = missing_mask(arr)
+    out = np.full(arr.shape, NAN)
+    for i, (v, m) in enumerate(zip(arr.tolist(), missing.tolist(), strict=True)):
+        if m:
+            continue
+        if isinstance(v, bool) or not float(v).is_integer() or v < 0:
+            raise ValueError(f"{name} must hold level indices (integers >= 0) or None; got {v!r}")
+        out[i] = float(v)
+    return out
+
+
+# -- self-consistency -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RepetitionResult:
+    """Stability of K repeated verdicts per item. ``statistic`` is the repetition stability."""
+
+    n: int
+    n_excluded: int
+    samples: int
+    stability: Estimate
+    flip_rate: Estimate
+    fleiss: Reportable | Estimate
+    alpha: Reportable | Estimate
+    label_counts: dict[str, int]
+    unstable: tuple[int, ...]
+
+    @property
+    def statistic(self) -> float:
+        return self.stability.statistic
+
+    def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
+        return {
+            "repetition_stability": self.stability.to_dict(confidence_level),
+            "flip_rate": self.flip_rate.to_dict(confidence_level),
+            "repeat_fleiss_kappa": self.fleiss.to_dict(confidence_level),
+            "repeat_alpha": self.alpha.to_dict(confidence_level),
+            "samples": self.samples,
+            "label_counts": dict(self.label_counts),
+            "n_excluded": self.n_excluded,
+        }
+
+
+def repetition_stability(
+    samples: Sequence[Sequence[Any]],
+    *,
+    level: Literal["nominal", "ordinal", "interval", "ratio"] = "nominal",
+    labels: Sequence[Any] | None = None,
+) -> RepetitionResult:
+    """Repetition stability, flip rate and chance-corrected agreement across K repeats.
+
+    ``samples`` is items x K labels (None = a failed repeat). Items with fewer
+    than two valid repeats are excluded (one verdict cannot flip). RS (Shi et
+    al.) = mean over items of modal count / valid repeats; flip rate = share of
+    items whose repeats were not all equal; Fleiss' kappa treats the repeats as
+    raters on the items with all K valid; Krippendorff's alpha (``level``,
+    ordered by ``labels`` when given) uses every valid repeat.
+    """
+    matrix = obj_array([list(row) for row in samples])
+    if matrix.ndim != 2 or matrix.size == 0:
+        raise ValueError("samples must be a non-empty items x K table of labels")
+    k = matrix.shape[1]
+    if k < 2:
+        raise ValueError(f"samples needs at least 2 repeats per item, got {k}")
+    missing = missing_mask(matrix.ravel()).reshape(matrix.shape)
+    valid_counts = (~missing).sum(axis=1)
+    keep = valid_counts >= 2
+    stab: list[float] = []
+    flips: list[int] = []
+    tally: Counter[str] = Counter()
+    rows: list[list[Any]] = matrix.tolist()
+    masks = [[bool(m) for m in row] for row in missing]
+    uses: list[bool] = keep.tolist()
+    for row, miss, use in zip(rows, masks, uses, strict=True):
+        present = [v for v, m in zip(row, miss, strict=True) if not m]
+        tally.update(str(v) for v in present)
+        if not use:
+            continue
+        modal = Counter(present).most_common(1)[0][1]
+        stab.append(modal / len(present))
+        flips.append(int(len(set(present)) > 1))
+    n = int(keep.sum())
+    unstable = tuple(int(i) for i, f in zip(np.flatnonzero(keep), flips, strict=True) if f)
+    domain = list(labels) if labels is not None else None
+    complete = matrix[~missing.any(axis=1)]
+    fleiss: Reportable | Estimate
+    if complete.shape[0] == 0:
+        fleiss = Estimate(NAN, 0, None, "no item has all repeats valid")
+    else:
+        fleiss = fleiss_kappa(complete.tolist(), labels=domain)
+    alpha: Reportable | Estimate
+    if n == 0:
+        alpha = Estimate(NAN, 0, None, "no item has two valid repeats")
+    else:
+        alpha = krippendorff_alpha(matrix[keep].T.tolist(), level=level, value_domain=domain)
+    return RepetitionResult(
+        n=n,
+        n_excluded=int((~keep).sum()),
+        samples=k,
+        stability=mean_estimate(stab, what="items with two valid repeats"),
+        flip_rate=proportion(sum(flips), n, what="items with two valid repeats"),
+        fleiss=fleiss,
+        alpha=alpha,
+        label_counts=dict(sorted(tally.items())),
+        unstable=unstable,
+    )

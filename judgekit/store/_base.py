@@ -1,0 +1,98 @@
+"""Store plumbing shared by the store's parts: the connection, its lock, transactions.
+
+Every write goes through :meth:`StoreBase._write` (``BEGIN IMMEDIATE`` ... ``COMMIT``)
+so concurrent writers queue on SQLite's busy timeout instead of failing, and a
+half-done write is rolled back. Reads take the same lock because one
+``sqlite3`` connection is shared by threads.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Self
+
+from sqlite_utils import Database
+
+from judgekit.errors import StoreError
+
+#: Keys per ``IN (...)`` list: far below SQLite's variable limit, large enough to be fast.
+CHUNK = 500
+
+
+def chunks(values: Sequence[str], size: int = CHUNK) -> Iterator[Sequence[str]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def marks(n: int) -> str:
+    """``?, ?, ?`` for an ``IN`` list of ``n`` values."""
+    return ", ".join("?" * n)
+
+
+def where_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
+    """``WHERE a = ? AND b = ?`` for the filters that are not None (column names are ours)."""
+    clauses = [f"{column} = ?" for column, value in filters.items() if value is not None]
+    params = [value for value in filters.values() if value is not None]
+    return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+class StoreBase:
+    """The connection and the two ways to use it: ``_write()`` and ``_rows()``."""
+
+    path: Path
+
+    def __init__(self, db: Database, path: Path) -> None:
+        self.db = db  # the sqlite_utils Database, for ad-hoc inspection
+        self.path = path
+        self._conn = db.conn
+        self._lock = threading.RLock()
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @contextmanager
+    def _write(self) -> Iterator[sqlite3.Connection]:
+        """One ``BEGIN IMMEDIATE`` transaction: committed on success, rolled back on error."""
+        with self._lock:
+            conn = self._conn
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.OperationalError as exc:
+                raise StoreError(f"store {self.path} is busy: {exc}") from exc
+            try:
+                yield conn
+                conn.execute("COMMIT")
+            except sqlite3.IntegrityError as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise StoreError(f"store integrity error: {exc}") from exc
+            except BaseException:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise
+
+    def _rows(self, sql: str, params: Sequence[Any] | Mapping[str, Any] = ()) -> list[sqlite3.Row]:
+        with self._lock:
+            cursor = self._conn.cursor()
+            cursor.row_factory = sqlite3.Row
+            return cursor.execute(sql, params).fetchall()
+
+    def _tuples(self, sql: str, params: Sequence[Any] = ()) -> list[tuple[Any, ...]]:
+        """Plain tuples: faster than ``sqlite3.Row`` for bulk reads converted positionally."""
+        with self._lock:
+            return self._conn.execute(sql, params).fetchall()
+
+    def _one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
+        found = self._rows(sql, params)
+        return found[0] if found else None

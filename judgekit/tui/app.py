@@ -1,0 +1,127 @@
+"""The annotate app, built by :func:`make_app` from a store, a rubric and a queue.
+
+The CLI and the tests build the app the same way, so what the tests drive with
+Textual's pilot is exactly what an annotator runs.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Sequence
+
+from textual.app import App
+
+from judgekit.errors import InputError, StoreError
+from judgekit.store import QueueEntry, Store
+from judgekit.tui.screens import LabelScreen, scale_bindings
+from judgekit.tui.session import JudgeView, Key, LabelingSession
+from judgekit.types import DEFAULT_VARIANT, Judgment, Rubric
+
+
+class AnnotateApp(App[None]):
+    """Shows the labeling screen for one session; quitting goes through the save path."""
+
+    ENABLE_COMMAND_PALETTE = False
+    TITLE = "judgekit annotate"
+
+    def __init__(self, session: LabelingSession) -> None:
+        super().__init__()
+        self.session = session
+        self.sub_title = f"{session.rubric.name} · {session.annotator}"
+        bindings = scale_bindings(session.rubric.scale)
+        self._screen_class = type("LabelScreen", (LabelScreen,), {"BINDINGS": bindings})
+
+    def on_mount(self) -> None:
+        self.push_screen(self._screen_class(self.session))
+
+    @property
+    def label_screen(self) -> LabelScreen:
+        """The labeling screen (the bottom of the stack once mounted)."""
+        for screen in self.screen_stack:
+            if isinstance(screen, LabelScreen):
+                return screen
+        raise LookupError("the labeling screen is not mounted yet")
+
+    async def action_quit(self) -> None:
+        """ctrl+q: leave through the labeling screen so queued labels are committed first."""
+        try:
+            screen = self.label_screen
+        except LookupError:
+            self.exit()
+            return
+        screen.action_quit()
+
+
+def load_judge_views(store: Store, rubric: Rubric, datasets: Iterable[str]) -> dict[Key, JudgeView]:
+    """The primary judge's majority verdict per item (with the reasoning of one sample).
+
+    The primary judge is the model with the most successful judgments; only the
+    item as written counts (no probe variants).
+    """
+    judgments: list[Judgment] = []
+    for dataset in sorted(set(datasets)):
+        judgments.extend(
+            j for j in store.judgments(rubric_hash=rubric.sha256, dataset=dataset,
+                                       variant=DEFAULT_VARIANT)
+            if j.status == "ok" and j.label is not None
+        )
+    if not judgments:
+        return {}
+    per_model = Counter(j.model_requested for j in judgments)
+    primary = min(per_model, key=lambda model: (-per_model[model], model))
+    by_item: dict[Key, list[Judgment]] = defaultdict(list)
+    for j in judgments:
+        if j.model_requested == primary:
+            by_item[(j.dataset, j.item_id)].append(j)
+    views: dict[Key, JudgeView] = {}
+    for key, samples in by_item.items():
+        samples.sort(key=lambda j: j.sample_index)
+        counts = Counter(j.label for j in samples)
+        top = max(counts.values())
+        verdict = next(j for j in samples if counts[j.label] == top)
+        assert verdict.label is not None
+        views[key] = JudgeView(verdict.label, verdict.reasoning, primary)
+    return views
+
+
+def make_app(
+    store: Store,
+    rubric: Rubric,
+    queue: str | Sequence[QueueEntry],
+    *,
+    annotator: str,
+    show_judge: bool = False,
+    dataset: str | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> AnnotateApp:
+    """Build the annotate app for ``annotator`` over a queue (its stored name, or entries).
+
+    Blind unless ``show_judge``: then the judge's verdict and reasoning are
+    shown, agreement appears in the header, and every label records
+    ``blind=False``. ``dataset`` keeps only that dataset's entries of the queue.
+    """
+    if isinstance(queue, str):
+        found = store.get_queue(queue)
+        if found is None:
+            raise StoreError(f"no labeling queue named {queue!r} in {store.path}")
+        meta, entries = found
+        if meta["rubric_hash"] != rubric.sha256:
+            raise InputError(
+                f"queue {queue!r} was drawn for another rubric version "
+                f"(sha256 {meta['rubric_hash'][:12]}, this rubric {rubric.sha256[:12]})"
+            )
+    else:
+        entries = list(queue)
+    if dataset is not None:
+        entries = [e for e in entries if e.dataset == dataset]
+    if not entries:
+        raise InputError("the labeling queue is empty: nothing to label")
+    judge = (
+        load_judge_views(store, rubric, (e.dataset for e in entries)) if show_judge else None
+    )
+    session = LabelingSession(
+        store, rubric, entries, annotator=annotator, blind=not show_judge, judge=judge,
+        clock=clock,
+    )
+    return AnnotateApp(session)

@@ -1,0 +1,335 @@
+"""The labeling session: where the annotator is in the queue and what they decided.
+
+No Textual here, so the rules (resume point, back/skip, flags and notes, timing,
+agreement with the judge) are testable on their own and the app stays thin.
+Writes are split in two so the app can commit in a worker: :meth:`decide`
+builds the :class:`~judgekit.types.Label` row (no I/O), the app commits it with
+``store.add_label``, then :meth:`apply` moves on. The next item is therefore
+never shown before the label it follows is durable.
+
+Rules:
+
+- "Unlabeled" means no current label from this annotator (never seen, or
+  skipped). A session opens at the first unlabeled item of the queue, and
+  labeling advances to the next unlabeled one, wrapping to skipped items at the
+  end; the queue is finished when every item has a label.
+- Skipping an unlabeled item records a skip row (label NULL, with the time
+  spent); skipping an item that already has a label just moves on, because a
+  skip row would withdraw that label.
+- A flag or note on a labeled item is saved at once as a new row repeating the
+  label (history is append-only; the latest row wins). On an unlabeled item it
+  travels with the label or skip that follows, or is saved as a skip on quit.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from judgekit.stats import cohen_kappa
+from judgekit.store import QueueEntry, Store
+from judgekit.types import Item, Label, Rubric
+
+Key = tuple[str, str]  # (dataset, item_id)
+#: Labels needed on items the judge also labeled before agreement is shown.
+MIN_AGREEMENT_N = 20
+
+
+@dataclass(frozen=True)
+class JudgeView:
+    """The judge's verdict on one item, as shown with ``--show-judge``."""
+
+    label: str
+    reasoning: str | None = None
+    model: str = ""
+
+
+@dataclass(frozen=True)
+class Progress:
+    """Header figures: labeled/total, this session's rate and the time left at that rate."""
+
+    labeled: int
+    total: int
+    session_labels: int
+    rate_per_min: float | None
+    eta_seconds: float | None
+
+
+@dataclass(frozen=True)
+class Agreement:
+    """Running agreement of this annotator with the judge over overlapping items."""
+
+    n: int
+    percent: float
+    kappa: float | None = None
+
+
+class LabelingSession:
+    """State of one annotator working through one queue for one rubric."""
+
+    def __init__(
+        self,
+        store: Store,
+        rubric: Rubric,
+        entries: Sequence[QueueEntry],
+        *,
+        annotator: str,
+        blind: bool = True,
+        judge: Mapping[Key, JudgeView] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if not annotator.strip():
+            raise ValueError("annotator must be a non-empty name")
+        self.store = store
+        self.rubric = rubric
+        self.entries: list[QueueEntry] = list(entries)
+        self.annotator = annotator
+        self.blind = blind
+        self.judge: Mapping[Key, JudgeView] = judge or {}
+        self._clock = clock
+        self._keys = [(e.dataset, e.item_id) for e in self.entries]
+        in_queue = set(self._keys)
+        datasets = sorted({e.dataset for e in self.entries})
+        self.latest: dict[Key, Label] = {}
+        self._all_labels: dict[Key, str] = {}  # this annotator's current labels, any item
+        for dataset in datasets:
+            for row in store.latest_labels(
+                rubric.sha256, dataset=dataset, annotator=annotator, include_skips=True
+            ):
+                key = (row.dataset, row.item_id)
+                if key in in_queue:
+                    self.latest[key] = row
+                if row.label is not None:
+                    self._all_labels[key] = row.label
+        self.pending_note: dict[Key, str] = {}
+        self.pending_flag: dict[Key, bool] = {}
+        self._item_cache: tuple[Key, Item | None] | None = None
+        self.started_at = clock()
+        self.session_labels = 0
+        self.index = self._first_unlabeled(0)
+        self.shown_at = clock()
+
+    # -- where we are ------------------------------------------------------
+    @property
+    def total(self) -> int:
+        return len(self.entries)
+
+    @property
+    def finished(self) -> bool:
+        return self.index >= len(self.entries)
+
+    @property
+    def current(self) -> QueueEntry | None:
+        return None if self.finished else self.entries[self.index]
+
+    @property
+    def current_key(self) -> Key | None:
+        return None if self.finished else self._keys[self.index]
+
+    def is_labeled(self, key: Key) -> bool:
+        row = self.latest.get(key)
+        return row is not None and row.label is not None
+
+    @property
+    def labeled_count(self) -> int:
+        return sum(1 for key in self._keys if self.is_labeled(key))
+
+    def current_item(self) -> Item | None:
+        """The current item from the store (one indexed read, cached per position)."""
+        key = self.current_key
+        if key is None:
+            return None
+        if self._item_cache is None or self._item_cache[0] != key:
+            self._item_cache = (key, self.store.get_item(*key))
+        return self._item_cache[1]
+
+    def current_label(self) -> Label | None:
+        """This annotator's latest row for the current item (a skip has label None)."""
+        key = self.current_key
+        return None if key is None else self.latest.get(key)
+
+    def current_note(self) -> str | None:
+        key = self.current_key
+        if key is None:
+            return None
+        if key in self.pending_note:
+            return self.pending_note[key] or None
+        row = self.latest.get(key)
+        return row.note if row is not None else None
+
+    def current_flag(self) -> bool:
+        key = self.current_key
+        if key is None:
+            return False
+        if key in self.pending_flag:
+            return self.pending_flag[key]
+        row = self.latest.get(key)
+        return bool(row is not None and row.flagged)
+
+    def current_judge(self) -> JudgeView | None:
+        """The judge's verdict on the current item; always None in blind mode."""
+        key = self.current_key
+        if self.blind or key is None:
+            return None
+        return self.judge.get(key)
+
+    # -- moving --------------------------------------------------------------
+    def _first_unlabeled(self, start: int) -> int:
+        """First unlabeled position at or after ``start``, wrapping; len() when none."""
+        n = len(self._keys)
+        for offset in range(n):
+            position = (start + offset) % n
+            if not self.is_labeled(self._keys[position]):
+                return position
+        return n
+
+    def _move_to(self, index: int) -> None:
+        self.index = index
+        self.shown_at = self._clock()
+
+    def back(self) -> bool:
+        """Go to the previous position (to change its label); False at the start."""
+        if self.index == 0 or not self.entries:
+            return False
+        self._move_to(min(self.index, len(self.entries)) - 1)
+        return True
+
+    def step(self) -> None:
+        """Move to the next position (skip, or review); past the end, the first unlabeled."""
+        if self.finished:
+            return
+        following = self.index + 1
+        self._move_to(following if following < len(self.entries) else self._first_unlabeled(0))
+
+    def forward(self) -> None:
+        """Move on after a label: the next unlabeled position (wrapping), or finished."""
+        if self.finished:
+            return
+        self._move_to(self._first_unlabeled(self.index + 1))
+
+    # -- deciding ------------------------------------------------------------
+    def decide(self, label: str | None) -> Label:
+        """The row recording ``label`` (None = skip) for the current item; no I/O."""
+        key = self.current_key
+        if key is None:
+            raise ValueError("the queue is finished: there is no current item")
+        if label is not None and not self.rubric.scale.is_valid(label):
+            raise ValueError(f"{label!r} is not on the scale ({', '.join(self.rubric.scale.labels)})")
+        return Label(
+            dataset=key[0],
+            item_id=key[1],
+            rubric_hash=self.rubric.sha256,
+            annotator=self.annotator,
+            label=label,
+            note=self.current_note(),
+            flagged=self.current_flag(),
+            blind=self.blind,
+            seconds=round(max(0.0, self._clock() - self.shown_at), 3),
+            source="annotate",
+        )
+
+    def skip_needs_row(self) -> bool:
+        """Whether skipping the current item writes a row (only when it has no label)."""
+        key = self.current_key
+        return key is not None and not self.is_labeled(key)
+
+    def annotation_row(self, *, note: str | None = None, flagged: bool | None = None) -> Label | None:
+        """Set the current item's note/flag; the row to commit now, or None if it waits.
+
+        On a labeled item the change is saved at once as a row repeating the label;
+        on an unlabeled item it is kept until the label or skip that follows.
+        """
+        key = self.current_key
+        if key is None:
+            return None
+        if note is not None:
+            self.pending_note[key] = note.strip()
+        if flagged is not None:
+            self.pending_flag[key] = flagged
+        row = self.latest.get(key)
+        if row is None or row.label is None:
+            return None
+        return replace(
+            row,
+            note=self.current_note(),
+            flagged=self.current_flag(),
+            blind=self.blind,
+            seconds=None,
+            created_at="",
+            source="annotate",
+        )
+
+    def apply(self, row: Label, *, advance: bool = True) -> None:
+        """Record a committed row in memory and (for labels and skips) move on."""
+        key = (row.dataset, row.item_id)
+        previous = self.latest.get(key)
+        self.latest[key] = row
+        self.pending_note.pop(key, None)
+        self.pending_flag.pop(key, None)
+        if row.label is not None:
+            self._all_labels[key] = row.label
+            if previous is None or previous.label != row.label:
+                self.session_labels += 1
+        if advance:
+            if row.label is None:
+                self.step()
+            else:
+                self.forward()
+
+    def pending_rows(self) -> list[Label]:
+        """Notes/flags not yet saved (unlabeled items): saved as skips when the app quits."""
+        rows = []
+        for key in sorted(set(self.pending_note) | set(self.pending_flag)):
+            if self.is_labeled(key):
+                continue
+            previous = self.latest.get(key)
+            note = self.pending_note.get(key, previous.note if previous else None)
+            flagged = self.pending_flag.get(key, bool(previous and previous.flagged))
+            rows.append(
+                Label(key[0], key[1], self.rubric.sha256, self.annotator, None,
+                      note=note or None, flagged=flagged, blind=self.blind, source="annotate")
+            )
+        return rows
+
+    # -- figures for the header ---------------------------------------------------
+    def progress(self) -> Progress:
+        labeled = self.labeled_count
+        elapsed = self._clock() - self.started_at
+        rate = self.session_labels / (elapsed / 60.0) if self.session_labels and elapsed > 0 else None
+        left = len(self.entries) - labeled
+        eta = (left / rate * 60.0) if rate else None
+        return Progress(labeled, len(self.entries), self.session_labels, rate, eta)
+
+    def agreement(self) -> Agreement | None:
+        """Agreement with the judge once enough items overlap; None in blind mode.
+
+        Percent agreement over every item both this annotator and the judge
+        labeled (not only this queue), with Cohen's kappa (quadratic weights on an
+        ordinal scale) when the statistics module provides it.
+        """
+        if self.blind or not self.judge:
+            return None
+        pairs = [
+            (human, self.judge[key].label)
+            for key, human in self._all_labels.items()
+            if key in self.judge
+        ]
+        if len(pairs) < MIN_AGREEMENT_N:
+            return None
+        humans = [h for h, _ in pairs]
+        judges = [j for _, j in pairs]
+        percent = sum(h == j for h, j in pairs) / len(pairs)
+        return Agreement(len(pairs), percent, _kappa(humans, judges, self.rubric))
+
+
+def _kappa(humans: list[str], judges: list[str], rubric: Rubric) -> float | None:
+    """Cohen's kappa (quadratic weights on an ordinal scale); None when undefined."""
+    weights = "quadratic" if rubric.scale.kind == "ordinal" else None
+    try:
+        result = cohen_kappa(humans, judges, weights=weights, labels=rubric.scale.labels)
+    except ValueError:
+        return None
+    value = float(result.statistic)
+    return value if math.isfinite(value) else None

@@ -1,0 +1,161 @@
+"""``judgekit judge`` and ``judgekit demo`` end to end against the test server."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from judgekit.cli.main import cli
+from judgekit.store import open_store
+from tests.support.openai_server import OpenAIServer
+
+SECRET = "sk-cli-Secret-Key-abcdefghijklmnop"
+
+
+def write_items(path: Path, n: int) -> Path:
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            handle.write(json.dumps({"id": f"i{i}", "input": f"What is {i}+1?",
+                                     "response": str(i + 1), "reference": str(i + 1)}) + "\n")
+    return path
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> str:
+    result = CliRunner().invoke(cli, list(args), catch_exceptions=False, env=env)
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_judge_then_rerun(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    data = write_items(tmp_path / "facts.jsonl", 6)
+    db = str(tmp_path / "j.db")
+    args = ["judge", "--rubric", "rubrics/correctness.toml", "--data", str(data), "--db", db,
+            "--base-url", openai_server.base_url, "--model", "m", "--temperature", "0.2",
+            "--max-tokens", "300", "--top-p", "0.5", "--seed", "3"]
+    out = invoke(*args)
+    assert "6 judgments (0 cached, 6 judged now" in out and "ok 6" in out
+    assert len(openai_server.judge_requests()) == 6
+    body = openai_server.judge_requests()[0]
+    assert (body["temperature"], body["max_tokens"], body["top_p"], body["seed"]) == (
+        0.2, 300, 0.5, 3)
+    before = openai_server.request_count
+    out = invoke(*args)
+    assert openai_server.request_count == before
+    assert "6 cached, 0 judged now, 0 requests" in out
+    invoke(*args, "--force", "--limit", "2")
+    assert openai_server.request_count == before + 2
+    with open_store(db) as store:
+        assert store.count_items("facts") == 6
+        assert len(store.judgments(dataset="facts")) == 6
+    # a stored dataset can be judged by name
+    out = invoke("judge", "-r", "correctness", "--dataset", "facts", "--db", db,
+                 "--base-url", openai_server.base_url, "--model", "m2", "--samples", "2")
+    assert "12 judgments" in out
+
+
+def test_api_key_from_env_never_printed_or_stored(tmp_path: Path) -> None:
+    data = write_items(tmp_path / "facts.jsonl", 3)
+    db = tmp_path / "k.db"
+    with OpenAIServer(api_key=SECRET) as server:
+        out = invoke("judge", "-r", "correctness", "--data", str(data), "--db", str(db),
+                     "--base-url", server.base_url, "--model", "m", "--api-key-env", "MY_KEY",
+                     env={"MY_KEY": SECRET})
+        assert "ok 3" in out and SECRET not in out
+        assert {h["authorization"] for h in server.headers} == {f"Bearer {SECRET}"}
+        bad = CliRunner().invoke(cli, ["judge", "-r", "correctness", "--data", str(data),
+                                       "--db", str(db), "--base-url", server.base_url,
+                                       "--model", "other", "--api-key", "sk-wrong-0000"])
+        assert bad.exit_code != 0 and "401" in str(bad.exception)
+    for path in tmp_path.iterdir():
+        assert SECRET.encode() not in path.read_bytes()
+
+
+def test_bad_inputs_are_clean_errors(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    db = str(tmp_path / "j.db")
+    result = CliRunner().invoke(cli, ["judge", "-r", "correctness", "--db", db,
+                                      "--base-url", openai_server.base_url, "--model", "m"])
+    assert result.exit_code != 0 and "--data FILE or --dataset NAME" in str(result.exception)
+    result = CliRunner().invoke(cli, ["judge", "-r", "correctness", "--db", db,
+                                      "--dataset", "nope", "--base-url", openai_server.base_url,
+                                      "--model", "m"])
+    assert "no dataset 'nope'" in str(result.exception)
+    (tmp_path / "f.jsonl").write_text('{"id": "a", "input": "x", "response": "y"}\n')
+    result = CliRunner().invoke(cli, ["judge", "-r", "correctness", "--db", db, "--data",
+                                      str(tmp_path / "f.jsonl"), "--base-url",
+                                      openai_server.base_url])
+    assert "--model is required" in str(result.exception)
+    assert openai_server.request_count == 0
+
+
+def _judge_subprocess(server: OpenAIServer, data: Path, db: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "judgekit", "judge", "-r", "rubrics/correctness.toml",
+         "--data", str(data), "--db", str(db), "--base-url", server.base_url, "--model", "m",
+         "--concurrency", "4"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=Path(__file__).parents[2],
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])},
+    )
+
+
+@pytest.mark.slow
+def test_sigkill_mid_run_loses_no_finished_judgment(tmp_path: Path) -> None:
+    n = 60
+    data = write_items(tmp_path / "facts.jsonl", n)
+    db = tmp_path / "kill.db"
+    with OpenAIServer(latency=0.1) as server:
+        proc = _judge_subprocess(server, data, db)
+        deadline = time.monotonic() + 60
+        while len(server.judge_requests()) < 20 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        assert proc.returncode == -signal.SIGKILL
+        time.sleep(0.3)  # let in-flight server threads finish their replies
+        with open_store(db) as store:
+            kept = store.judgments(dataset="facts")
+        assert 0 < len(kept) < n
+        assert {j.status for j in kept} == {"ok"}
+        first_requests = len(server.judge_requests())
+        # every completion the dead process had recorded is still there; rerun asks the rest
+        proc = _judge_subprocess(server, data, db)
+        out, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+        rerun_requests = len(server.judge_requests()) - first_requests
+    assert rerun_requests == n - len(kept)
+    with open_store(db) as store:
+        final = store.judgments(dataset="facts")
+    assert len(final) == n and {j.status for j in final} == {"ok"}
+    assert {j.item_id for j in kept} <= {j.item_id for j in final}
+    assert f"{len(kept)} cached" in out.decode()
+
+
+def test_demo_with_an_endpoint(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    out_dir = tmp_path / "demo"
+    out = invoke("demo", "--out", str(out_dir), "--base-url", openai_server.base_url,
+                 "--model", "m")
+    db = out_dir / "judgekit.db"
+    assert f"database: {db.resolve()}" in out
+    with open_store(db) as store:
+        facts = store.judgments(dataset="facts")
+        pairs = store.judgments(dataset="pairs")
+        assert facts and pairs
+        assert {j.rubric_name for j in facts} == {"correctness"}
+        assert {j.rubric_name for j in pairs} == {"preference"}
+        labels = store.latest_labels(facts[0].rubric_hash, annotator="reference")
+        assert len(labels) == len(facts) and {lb.source for lb in labels} == {"import"}
+        assert {lb.label for lb in labels} == {"pass", "fail"}
+    # run again: the demo's own database is replaced by a fresh one
+    invoke("demo", "--out", str(out_dir), "--base-url", openai_server.base_url, "--model", "m")
+    other = tmp_path / "mine.db"
+    other.write_bytes(b"precious")
+    result = CliRunner().invoke(cli, ["demo", "--db", str(other), "--base-url",
+                                      openai_server.base_url, "--model", "m"])
+    assert result.exit_code != 0 and other.read_bytes() == b"precious"

@@ -1,0 +1,1 @@
+"""Test helpers shared by the integration, e2e and benchmark code."""

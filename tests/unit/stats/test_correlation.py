@@ -1,0 +1,80 @@
+"""Spearman and Kendall tau-b against scipy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from judgekit.stats import kendall_tau, spearman
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_match_scipy_with_heavy_ties(seed):
+    rng = np.random.default_rng(seed)
+    human = rng.integers(1, 6, 80)  # a 1-5 scale: many ties
+    judge = np.clip(human + rng.integers(-1, 2, 80), 1, 5)
+    rho, tau = spearman(judge, human), kendall_tau(judge, human)
+    expected_rho = stats.spearmanr(judge, human)
+    expected_tau = stats.kendalltau(judge, human, variant="b")
+    assert rho.statistic == pytest.approx(expected_rho.statistic, abs=1e-12)
+    assert rho.pvalue == pytest.approx(expected_rho.pvalue, rel=1e-9)
+    assert tau.statistic == pytest.approx(expected_tau.statistic, abs=1e-12)
+    assert tau.pvalue == pytest.approx(expected_tau.pvalue, rel=1e-9)
+    assert (rho.method, tau.method) == ("spearman", "kendall_tau_b")
+
+
+def test_missing_pairs_dropped():
+    result = spearman([1, 2, None, 4, 5], [2, 1, 3, float("nan"), 5])
+    assert result.n == 3
+    assert result.statistic == pytest.approx(stats.spearmanr([1, 2, 5], [2, 1, 5]).statistic)
+
+
+def test_perfect_negative_and_undefined():
+    assert spearman([1, 2, 3], [3, 2, 1]).statistic == pytest.approx(-1.0)
+    assert kendall_tau([1, 2, 3], [1, 2, 3]).statistic == pytest.approx(1.0)
+    constant = spearman([3, 3, 3], [1, 2, 3])
+    assert math.isnan(constant.statistic) and "x is constant" in constant.reason
+    one = kendall_tau([1], [2])
+    assert math.isnan(one.statistic) and "at least 2" in one.reason
+    assert math.isnan(one.confidence_interval()[0])
+    assert one.to_dict()["statistic"] is None
+
+
+def test_intervals_bootstrap_bca_fisher(rng):
+    x = rng.normal(size=150)
+    y = 0.6 * x + rng.normal(size=150)
+    for fn in (spearman, kendall_tau):
+        result = fn(x, y)
+        boot = result.confidence_interval(random_state=0, n_resamples=500)
+        fisher = result.confidence_interval(method="fisher")
+        bca = result.confidence_interval(method="bca", random_state=0, n_resamples=500)
+        for low, high in (boot, fisher, bca):
+            assert low < result.statistic < high
+        assert boot[1] - boot[0] == pytest.approx(fisher[1] - fisher[0], rel=0.25)
+        clustered = result.confidence_interval(
+            random_state=0, n_resamples=200, clusters=np.arange(150) // 5
+        )
+        assert clustered[0] < result.statistic < clustered[1]
+
+
+def test_invalid_input():
+    with pytest.raises(ValueError, match="length mismatch"):
+        spearman([1, 2, 3], [1, 2])
+    with pytest.raises(ValueError, match="infinite"):
+        kendall_tau([1, 2, float("inf")], [1, 2, 3])
+    with pytest.raises(ValueError, match="numbers"):
+        spearman(["a", "b"], [1, 2])
+    with pytest.raises(ValueError, match="method must be one of"):
+        spearman([1, 2, 3], [1, 3, 2]).confidence_interval(method="wald")
+
+
+def test_vectorised_and_looped_kendall_agree(rng):
+    from judgekit.stats.correlation import _kendall_batch, _kendall_pairwise
+
+    x = rng.integers(1, 6, (3, 350)).astype(float)
+    y = np.clip(x + rng.integers(-1, 2, x.shape), 1, 5)
+    looped = _kendall_batch(x, y)  # n > 300 takes the scipy loop
+    assert _kendall_pairwise(x, y) == pytest.approx(looped, abs=1e-12)
