@@ -19,7 +19,9 @@ The inclusion probability of an item in stratum ``h`` is then exact::
     pi = n_r/N + (1 - n_r/N) * E[min(n_h, N_h - R) / (N_h - R)]
 
 where ``R ~ Hypergeom(N-1, N_h-1, n_r)`` counts the other members of ``h`` taken
-by phase 1. Every entry stores this overall probability, whichever phase drew it.
+by phase 1. By symmetry this is exactly ``n_r/N + n_h/N_h`` unless phase 1 can
+leave fewer than ``n_h`` members of the stratum; the expectation handles that
+case. Every entry stores this overall probability, whichever phase drew it.
 Because phase 1 may take members of a small stratum, a queue can be a few items
 shorter than requested. Everything is deterministic for a given seed.
 """
@@ -31,7 +33,7 @@ import random
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Literal, cast
 
 import numpy as np
 from scipy.stats import hypergeom
@@ -161,7 +163,9 @@ def item_signals(judgments: Iterable[Judgment]) -> dict[tuple[str, str], ItemSig
     return signals
 
 
-def inclusion_probability(population: int, n_random: int, stratum_size: int, n_stratum: int) -> float:
+def inclusion_probability(
+    population: int, n_random: int, stratum_size: int, n_stratum: int
+) -> float:
     """Exact probability that one item of a stratum ends up in a two-phase queue.
 
     ``population`` items, ``n_random`` drawn uniformly first; then ``n_stratum``
@@ -242,7 +246,7 @@ def plan_queue(
         raise ValueError(f"sample must be at least 1, got {sample}")
     if not 0.0 < random_share <= 1.0:
         raise ValueError(f"random_share must be in (0, 1], got {random_share}")
-    chosen: Strategy = strategy  # type: ignore[assignment]
+    chosen = cast(Strategy, strategy)
     pool = sorted({c.key: c for c in candidates}.values(), key=lambda c: c.key)
     population = len(pool)
     notices: list[str] = []
@@ -338,9 +342,9 @@ def _design(
         return names, _fill_first(sizes, ["disagreement", "agreement"], targeted)
     # uncertain: the 2*targeted least confident verdicts form the "uncertain" stratum.
     scored = sorted(
-        (signals[c.key].confidence, index)  # type: ignore[misc]
+        (confidence, index)
         for index, c in enumerate(pool)
-        if c.key in signals and signals[c.key].confidence is not None
+        if (confidence := signals.get(c.key, none).confidence) is not None
     )
     low = {index for _, index in scored[: max(1, 2 * targeted)]}
     names = ["uncertain" if index in low else "confident" for index in range(len(pool))]

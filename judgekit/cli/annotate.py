@@ -88,7 +88,8 @@ def prepare_queue(
 @click.command("annotate")
 @rubric_option
 @db_option
-@click.option("--annotator", required=True, help="Your name; each annotator sees only their own labels.")
+@click.option("--annotator", required=True,
+              help="Your name; each annotator sees only their own labels.")
 @click.option("--dataset", default=None, help="Label items of this dataset only (default: all).")
 @click.option("--sample", type=click.IntRange(min=1), default=DEFAULT_SAMPLE, show_default=True,
               help="Queue size (all items if the dataset is smaller).")
@@ -97,7 +98,7 @@ def prepare_queue(
 @click.option("--seed", type=int, default=0, show_default=True,
               help="Random seed; the same seed draws the same queue.")
 @click.option("--show-judge", is_flag=True,
-              help="Show the judge's verdict and reasoning (labels record that they were not blind).")
+              help="Show the judge's verdict and reasoning (labels record they were not blind).")
 @click.option("--queue", "queue_name", default=None,
               help="Queue name (default: derived from rubric, dataset, strategy, seed and sample).")
 def command(

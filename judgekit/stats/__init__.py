@@ -28,6 +28,19 @@ from judgekit.stats.agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from judgekit.stats.bias import (
+    LengthEffectResult,
+    PaddingEffectResult,
+    PositionBiasResult,
+    PreferLongerResult,
+    RepetitionResult,
+    length_effect,
+    level_order_bias,
+    padding_effect,
+    position_bias,
+    prefer_longer_rate,
+    repetition_stability,
+)
 from judgekit.stats.correlation import kendall_tau, spearman
 from judgekit.stats.intervals import bootstrap_ci, paired_bootstrap, wilson_interval
 from judgekit.stats.planning import kappa_sample_size, proportion_sample_size
@@ -42,9 +55,14 @@ __all__ = [
     "GroupedAccuracyResult",
     "GwetResult",
     "KappaResult",
+    "LengthEffectResult",
     "McNemarResult",
+    "PaddingEffectResult",
     "PairedBootstrapResult",
+    "PositionBiasResult",
+    "PreferLongerResult",
     "ProportionResult",
+    "RepetitionResult",
     "benjamini_hochberg",
     "binomial_test",
     "bootstrap_ci",
@@ -55,12 +73,18 @@ __all__ = [
     "kappa_sample_size",
     "kendall_tau",
     "krippendorff_alpha",
+    "length_effect",
+    "level_order_bias",
     "mcnemar",
+    "padding_effect",
     "paired_bootstrap",
     "pass_at_k",
     "pass_hat_k",
     "percent_agreement",
+    "position_bias",
+    "prefer_longer_rate",
     "proportion_sample_size",
+    "repetition_stability",
     "spearman",
     "wilson_interval",
 ]

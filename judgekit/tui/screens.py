@@ -15,6 +15,7 @@ import asyncio
 import sqlite3
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from textual import on
 from textual.app import ComposeResult
@@ -279,7 +280,7 @@ class LabelScreen(Screen[None]):
 class HelpScreen(ModalScreen[None]):
     """Every key, including the scale's levels; any of escape, ? or q closes it."""
 
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         Binding("escape,question_mark,q", "close", "close"),
     ]
     DEFAULT_CSS = """
@@ -299,7 +300,9 @@ class HelpScreen(ModalScreen[None]):
         rubric = self._session.rubric
         scale = rubric.scale
         lines: list[Content] = [
-            Content.assemble((f"{rubric.name} v{rubric.version}", "bold"), f" · {scale.kind} scale"),
+            Content.assemble(
+                (f"{rubric.name} v{rubric.version}", "bold"), f" · {scale.kind} scale"
+            ),
             Content(""),
         ]
         for level in scale.levels:
@@ -327,7 +330,7 @@ class HelpScreen(ModalScreen[None]):
 class NoteScreen(ModalScreen[str | None]):
     """A one-line note on the current item; enter saves, escape cancels."""
 
-    BINDINGS = [Binding("escape", "cancel", "cancel")]
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
     DEFAULT_CSS = """
     NoteScreen { align: center middle; }
     NoteScreen > Vertical {

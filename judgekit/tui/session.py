@@ -27,6 +27,7 @@ import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
+from typing import Literal
 
 from judgekit.stats import cohen_kappa
 from judgekit.store import QueueEntry, Store
@@ -216,7 +217,8 @@ class LabelingSession:
         if key is None:
             raise ValueError("the queue is finished: there is no current item")
         if label is not None and not self.rubric.scale.is_valid(label):
-            raise ValueError(f"{label!r} is not on the scale ({', '.join(self.rubric.scale.labels)})")
+            allowed = ", ".join(self.rubric.scale.labels)
+            raise ValueError(f"{label!r} is not on the scale ({allowed})")
         return Label(
             dataset=key[0],
             item_id=key[1],
@@ -235,7 +237,9 @@ class LabelingSession:
         key = self.current_key
         return key is not None and not self.is_labeled(key)
 
-    def annotation_row(self, *, note: str | None = None, flagged: bool | None = None) -> Label | None:
+    def annotation_row(
+        self, *, note: str | None = None, flagged: bool | None = None
+    ) -> Label | None:
         """Set the current item's note/flag; the row to commit now, or None if it waits.
 
         On a labeled item the change is saved at once as a row repeating the label;
@@ -297,7 +301,9 @@ class LabelingSession:
     def progress(self) -> Progress:
         labeled = self.labeled_count
         elapsed = self._clock() - self.started_at
-        rate = self.session_labels / (elapsed / 60.0) if self.session_labels and elapsed > 0 else None
+        rate = None
+        if self.session_labels and elapsed > 0:
+            rate = self.session_labels / (elapsed / 60.0)
         left = len(self.entries) - labeled
         eta = (left / rate * 60.0) if rate else None
         return Progress(labeled, len(self.entries), self.session_labels, rate, eta)
@@ -326,7 +332,7 @@ class LabelingSession:
 
 def _kappa(humans: list[str], judges: list[str], rubric: Rubric) -> float | None:
     """Cohen's kappa (quadratic weights on an ordinal scale); None when undefined."""
-    weights = "quadratic" if rubric.scale.kind == "ordinal" else None
+    weights: Literal["quadratic"] | None = "quadratic" if rubric.scale.kind == "ordinal" else None
     try:
         result = cohen_kappa(humans, judges, weights=weights, labels=rubric.scale.labels)
     except ValueError:

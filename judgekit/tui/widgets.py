@@ -154,7 +154,8 @@ class ItemPanel(VerticalScroll):
         self._section("reference").set_text(item.reference)
         self._section("judge").display = judge is not None
         if judge is not None:
-            title = f"Judge ({judge.model}): {judge.label}" if judge.model else f"Judge: {judge.label}"
+            who = f"Judge ({judge.model})" if judge.model else "Judge"
+            title = f"{who}: {judge.label}"
             self._section("judge").set_text(judge.reasoning or "(no reasoning given)", title=title)
         self.scroll_home(animate=False)
 

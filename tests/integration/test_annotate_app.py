@@ -50,7 +50,8 @@ def rows(path: Path) -> list[tuple]:
     """Label rows as a *separate* connection sees them: proof they are committed."""
     with sqlite3.connect(path) as conn:
         return conn.execute(
-            "SELECT item_id, annotator, label, note, flagged, blind, seconds FROM labels ORDER BY id"
+            "SELECT item_id, annotator, label, note, flagged, blind, seconds "
+            "FROM labels ORDER BY id"
         ).fetchall()
 
 
@@ -59,7 +60,7 @@ def latest(store: Store, rub: Rubric, annotator: str) -> dict[str, str]:
 
 
 def status(app: AnnotateApp) -> str:
-    return [line for line in screen_text(app).splitlines() if " item " in line][0]
+    return next(line for line in screen_text(app).splitlines() if " item " in line)
 
 
 async def test_label_a_queue_end_to_end(tmp_db: Store) -> None:
@@ -349,8 +350,8 @@ async def test_huge_cjk_emoji_and_rtl_text(tmp_db: Store) -> None:
         Item(id="huge", input="long one", response=huge + "\nTHE-VERY-END"),
         Item(id="last", input="short", response="ok"),
     ])
-    app = make_app(tmp_db, rub, queue_for("d", [Item("cjk", ""), Item("huge", ""), Item("last", "")]),
-                   annotator="alice")
+    entries = queue_for("d", [Item("cjk", ""), Item("huge", ""), Item("last", "")])
+    app = make_app(tmp_db, rub, entries, annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
         text = screen_text(app)
         assert cjk in text and rtl in text
