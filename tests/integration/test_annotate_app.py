@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-import sqlite3
 import os
+import sqlite3
 import subprocess
 import sys
 import time
