@@ -17,7 +17,9 @@ from judgekit.errors import InputError
 from judgekit.types import Item
 
 #: Every field an item may have (JSONL rejects others; CSV moves them into ``meta``).
-FIELDS = ("id", "input", "response", "response_a", "response_b", "reference", "slice", "cluster", "meta")
+FIELDS = (
+    "id", "input", "response", "response_a", "response_b", "reference", "slice", "cluster", "meta"
+)
 _OPTIONAL_TEXT = ("reference", "slice", "cluster")
 _JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
@@ -28,11 +30,13 @@ def dataset_name_for(path: str | Path) -> str:
 
 
 def load_items(path: str | Path) -> list[Item]:
-    """All items of a ``.jsonl`` or ``.csv`` file, or an :class:`InputError` naming ``file:line``."""
+    """All items of a ``.jsonl`` or ``.csv`` file, or an :class:`InputError` at ``file:line``."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix not in (*_JSONL_SUFFIXES, ".csv"):
-        raise InputError(f"{path}: unsupported file type {suffix or '(none)'!r}; use .jsonl or .csv")
+        raise InputError(
+            f"{path}: unsupported file type {suffix or '(none)'!r}; use .jsonl or .csv"
+        )
     try:
         data = path.read_bytes()
     except FileNotFoundError:
@@ -80,7 +84,9 @@ def _jsonl_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: invalid JSON: {exc.msg} (column {exc.colno})") from None
+            raise InputError(
+                f"{path}:{number}: invalid JSON: {exc.msg} (column {exc.colno})"
+            ) from None
         if not isinstance(row, dict):
             raise InputError(f"{path}:{number}: expected a JSON object, got {_type_name(row)}")
         unknown = [key for key in row if key not in FIELDS]
@@ -137,7 +143,9 @@ def _csv_row(cells: dict[str, str], path: Path, number: int) -> dict[str, Any]:
         try:
             meta = json.loads(cells["meta"])
         except json.JSONDecodeError as exc:
-            raise InputError(f"{path}:{number}: field 'meta' is not valid JSON: {exc.msg}") from None
+            raise InputError(
+                f"{path}:{number}: field 'meta' is not valid JSON: {exc.msg}"
+            ) from None
         if not isinstance(meta, dict):
             raise InputError(f"{path}:{number}: field 'meta' must be a JSON object")
     for name, value in cells.items():

@@ -25,10 +25,12 @@ VERDICT_KEYS = ("verdict", "score", "label", "grade", "rating", "winner")
 #: JSON keys read as the reasoning (case-insensitive).
 REASONING_KEYS = ("reasoning", "explanation", "rationale", "feedback")
 
-_VALUE = r"[\s*_\"'`\[\](]*([A-Za-z0-9][A-Za-z0-9_.\-]*)"
+#: A value copied from an options list ("A" or "B", pass|fail) is not a verdict.
+_NOT_A_CHOICE = r"(?![A-Za-z0-9_.\-])(?![\"'`*\]]*\s*(?:or\b|\|))"
+_VALUE = r"[\s*_\"'`\[\](]*([A-Za-z0-9][A-Za-z0-9_.\-]*)" + _NOT_A_CHOICE
 #: Regex fallback patterns; over all of them together, the match starting last wins.
 FALLBACK_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"\[\[\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*\]\]"),  # [[A]] (MT-Bench)
+    re.compile(r"\[\[\s*([A-Za-z0-9][A-Za-z0-9_.\-]*)\s*\]\]" + _NOT_A_CHOICE),  # [[A]] (MT-Bench)
     re.compile(r"\[RESULT\]\s*:?" + _VALUE, re.IGNORECASE),  # [RESULT] 4 (Prometheus)
     re.compile(
         r"\b(?:final\s+)?(?:verdict|score|grade|rating|label|winner|decision)\b[\s*_\"'`]*[:=]"

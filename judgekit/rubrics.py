@@ -19,7 +19,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from judgekit.errors import InputError, RubricError
-from judgekit.types import Item, Rubric, Scale, ScaleLevel, ScaleKind, canonical_json, sha256_text
+from judgekit.types import Item, Rubric, Scale, ScaleKind, ScaleLevel, canonical_json, sha256_text
 
 #: Where a bare rubric name is looked up, after ``./rubrics/``.
 REPO_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
@@ -105,7 +105,8 @@ def parse_template(text: str, field: str, kind: ScaleKind) -> tuple[Segment, ...
             if name in _PAIRWISE_FIELDS | _POINTWISE_FIELDS:
                 why = f"a {kind} rubric has no {{{name}}}"
             else:
-                why = "allowed: " + ", ".join(f"{{{n}}}" for n in sorted(allowed)) + ", {meta.FIELD}"
+                names = ", ".join(f"{{{n}}}" for n in sorted(allowed))
+                why = f"allowed: {names}, {{meta.FIELD}}"
             raise RubricError(
                 f"{field}: unknown placeholder {{{name}}} ({why}; write {{{{ and }}}} "
                 "for literal braces)"
@@ -139,7 +140,9 @@ def resolve_rubric_path(name: str | Path) -> Path:
         candidate = folder / f"{name}.toml"
         if candidate.is_file():
             return candidate
-    available = sorted({p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.toml")})
+    available = sorted(
+        {p.stem for folder in folders if folder.is_dir() for p in folder.glob("*.toml")}
+    )
     raise RubricError(
         f"rubric {str(name)!r} not found in ./rubrics/ or the shipped rubrics"
         + (f" (available: {', '.join(available)})" if available else "")
@@ -181,7 +184,9 @@ def rubric_from_text(source_text: str, *, path: str = "<rubric>") -> Rubric:
 
 def _build(spec: _RubricSpec, data: Mapping[str, Any], source_text: str, path: str) -> Rubric:
     if not _NAME_RE.match(spec.name):
-        raise RubricError("name: use letters, digits, '.', '_' or '-', starting with a letter/digit")
+        raise RubricError(
+            "name: use letters, digits, '.', '_' or '-', starting with a letter or digit"
+        )
     if isinstance(spec.version, bool) or not isinstance(spec.version, str | int):
         raise RubricError("version: must be a string such as \"1\" or \"2024-05\"")
     version = str(spec.version).strip()
@@ -253,7 +258,9 @@ def build_scale(spec: _ScaleSpec) -> Scale:
 def _check_level_names(given: Mapping[str, str], allowed: tuple[str, ...]) -> None:
     for name in given:
         if name not in allowed:
-            raise RubricError(f"scale.levels.{name}: not a level of this scale ({', '.join(allowed)})")
+            raise RubricError(
+                f"scale.levels.{name}: not a level of this scale ({', '.join(allowed)})"
+            )
 
 
 def _ordinal_levels(spec: _ScaleSpec, given: Mapping[str, str]) -> tuple[ScaleLevel, ...]:
@@ -291,12 +298,12 @@ def _categorical_levels(spec: _ScaleSpec) -> tuple[ScaleLevel, ...]:
                 "(letters, digits, '.', '_', '-')"
             )
         if label.name.lower() in seen:
-            raise RubricError(
-                f"scale.labels.{index}.name: {label.name!r} repeats label {seen[label.name.lower()]}"
-            )
+            first = seen[label.name.lower()]
+            raise RubricError(f"scale.labels.{index}.name: {label.name!r} repeats label {first}")
         seen[label.name.lower()] = index
     return tuple(
-        ScaleLevel(label.name, str(i + 1), label.description.strip()) for i, label in enumerate(labels)
+        ScaleLevel(label.name, str(i + 1), label.description.strip())
+        for i, label in enumerate(labels)
     )
 
 
@@ -312,18 +319,24 @@ def render_scale(scale: Scale, *, reverse_levels: bool = False) -> str:
     )
 
 
+#: Appended to the system message: the order matters (reasoning before the verdict).
+ORDER_INSTRUCTION = "Give your reasoning first, then your verdict."
+
+
 def format_instructions(scale: Scale, *, reverse_levels: bool = False) -> str:
-    """The output contract appended to every user message: reasoning first, verdict last."""
+    """The JSON line appended to every user message: reasoning first, verdict last.
+
+    Kept to one line with the literal choices: small local models copy its shape
+    far more reliably than a longer explanation.
+    """
     labels = list(reversed(scale.labels) if reverse_levels else scale.labels)
-    choices = ", ".join(f'"{label}"' for label in labels)
-    return (
-        "Reply with only a JSON object: first the reasoning, then the verdict.\n"
-        '{"reasoning": "<one or two sentences>", "verdict": "<your verdict>"}\n'
-        f"The verdict must be exactly one of: {choices}."
-    )
+    choices = " or ".join(f'"{label}"' for label in labels)
+    return f'Write your answer as JSON: {{"reasoning": "your reason", "verdict": {choices}}}'
 
 
-def _fill(segments: tuple[Segment, ...], values: Mapping[str, str], rubric: Rubric, item: Item) -> str:
+def _fill(
+    segments: tuple[Segment, ...], values: Mapping[str, str], rubric: Rubric, item: Item
+) -> str:
     parts: list[str] = []
     for text, is_placeholder in segments:
         if not is_placeholder:
@@ -365,9 +378,9 @@ def render_messages(
         "scale": render_scale(rubric.scale, reverse_levels=reverse_levels),
     }
     messages: list[dict[str, str]] = []
-    system_text = _fill(system, values, rubric, item)
-    if system_text.strip():
-        messages.append({"role": "system", "content": system_text})
+    system_text = _fill(system, values, rubric, item).rstrip()
+    system_text = f"{system_text} {ORDER_INSTRUCTION}" if system_text else ORDER_INSTRUCTION
+    messages.append({"role": "system", "content": system_text})
     user_text = _fill(user, values, rubric, item).rstrip()
     instructions = format_instructions(rubric.scale, reverse_levels=reverse_levels)
     messages.append({"role": "user", "content": f"{user_text}\n\n{instructions}"})

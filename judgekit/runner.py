@@ -205,6 +205,21 @@ def score_for(scale: Scale, label: str | None) -> float | None:
     return scale.value_of(label)
 
 
+def unit_key(rubric: Rubric, unit: WorkUnit, spec: JudgeSpec, *, dataset: str,
+             sample: int = 0) -> str:
+    """The cache key of one call: find its stored outcome with ``Store.cached_judgments``.
+
+    Probes use it to read back the latest judgment of each unit they ran,
+    whichever run produced it (a cached unit keeps its original row).
+    """
+    return cache_key(
+        model=spec.model, base_url=spec.public_base_url, rubric_hash=rubric.sha256,
+        item_hash=unit.item.content_hash, sampling=spec.sampling.as_dict(),
+        sample_index=sample, parser_version=PARSER_VERSION, dataset=dataset,
+        item_id=unit.item.id, variant=unit.variant, reverse_levels=unit.reverse_levels,
+    )
+
+
 def _now() -> str:
     return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
@@ -272,13 +287,7 @@ class _Run:
         self.started = True
 
     def key_for(self, unit: WorkUnit, sample: int) -> str:
-        return cache_key(
-            model=self.spec.model, base_url=self.spec.public_base_url,
-            rubric_hash=self.rubric.sha256, item_hash=unit.item.content_hash,
-            sampling=self.spec.sampling.as_dict(), sample_index=sample,
-            parser_version=PARSER_VERSION, dataset=self.dataset, item_id=unit.item.id,
-            variant=unit.variant, reverse_levels=unit.reverse_levels,
-        )
+        return unit_key(self.rubric, unit, self.spec, dataset=self.dataset, sample=sample)
 
     def judgment(self, task: _Task, result: CallResult) -> Judgment:
         unit = task.unit
@@ -396,9 +405,11 @@ async def arun_judgments(
         finally:
             bar.close()
             run.summary.elapsed_s = time.perf_counter() - started
-            if not run.started:
-                await run.start(probe=False)
-            store.finish_run(run.summary.run_id, run.summary.as_dict())
+            failed_early = not run.started and (run.summary.error or run.summary.interrupted)
+            if not run.started and not failed_early:
+                await run.start(probe=False)  # all cached: recorded, endpoint untouched
+            if run.started:
+                store.finish_run(run.summary.run_id, run.summary.as_dict())
     return run.summary
 
 

@@ -272,8 +272,8 @@ def plan_queue(
         chosen_design: Strategy = "disagreement"
     else:
         chosen_design = chosen
-    if chosen != "random" and not signals:
-        notices.append("no successful judgments for this rubric: targeted strata are empty")
+    if chosen == "stratified" and not signals:
+        notices.append("no successful judgments for this rubric yet: strata use slices only")
 
     strata_of, allocation = _design(pool, signals, chosen_design, sample, random_share, notices)
     n_random = sample if chosen_design == "random" else max(1, round(sample * random_share))

@@ -21,11 +21,13 @@ DEFAULT_DB = "judgekit.db"
 
 
 def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
-    """The store path: the explicit value, else ``$JUDGEKIT_DB``, else ``./judgekit.db``."""
-    if db is not None and str(db) != "":
-        return Path(db)
-    from_env = os.environ.get(DB_ENVVAR, "")
-    return Path(from_env) if from_env else Path(DEFAULT_DB)
+    """The store path: the explicit value, else ``$JUDGEKIT_DB``, else ``./judgekit.db``.
+
+    Delegates to the store's own rule so the CLI and library never disagree.
+    """
+    from judgekit.store.database import resolve_db_path as store_resolve_db_path
+
+    return store_resolve_db_path(None if db is None else Path(db))
 
 
 def db_option(func: F) -> F:
@@ -44,7 +46,7 @@ def db_option(func: F) -> F:
 
 
 def rubric_option(func: F) -> F:
-    """Add a required ``--rubric NAME_OR_PATH`` (a file, or a name under ./rubrics/) as ``rubric``."""
+    """Add a required ``--rubric NAME_OR_PATH`` (a file, or a name in ./rubrics/) as ``rubric``."""
     decorator = click.option(
         "--rubric",
         "-r",

@@ -144,15 +144,18 @@ async def probe_capabilities(client: JudgeClient) -> Capabilities:
         )
         json_object = not isinstance(object_answer, _Rejected)
     logprob_answer = await _optional(client, logprobs=True, top_logprobs=1)
-    logprobs = not isinstance(logprob_answer, _Rejected) and bool(
-        getattr(logprob_answer.choices[0], "logprobs", None) if logprob_answer.choices else None
-    )
+    logprobs = not isinstance(logprob_answer, _Rejected) and _has_logprobs(logprob_answer)
     return Capabilities(
         json_schema=json_schema,
         json_object=json_object,
         logprobs=logprobs,
         probed_at=dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
     )
+
+
+def _has_logprobs(completion: dict[str, Any]) -> bool:
+    choices = completion.get("choices") or [{}]
+    return bool(isinstance(choices[0], dict) and choices[0].get("logprobs"))
 
 
 class CapabilityStore(Protocol):

@@ -193,13 +193,21 @@ class JudgeClient:
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
 
-    async def create(self, messages: Sequence[dict[str, str]], **params: Any) -> Any:
-        """One chat completion attempt (no retries); returns the ``ChatCompletion``."""
-        return await self._client.chat.completions.create(
-            model=self.spec.model,
-            messages=list(messages),  # type: ignore[arg-type]
-            **params,
-        )
+    async def create(self, messages: Sequence[dict[str, str]], **params: Any) -> dict[str, Any]:
+        """One chat completion attempt (no retries); returns the response JSON as a dict.
+
+        Goes through the ``openai`` client's generic ``post`` (same HTTP stack,
+        errors and exceptions as ``chat.completions.create``) but skips its typed
+        request transform and response models, which cost more CPU per call than
+        everything else judgekit does for a judgment.
+        """
+        body = {"model": self.spec.model, "messages": list(messages), **params}
+        data = await self._client.post("/chat/completions", cast_to=object, body=body)
+        if not isinstance(data, dict):
+            raise openai.APIResponseValidationError(
+                response=_NO_RESPONSE, body=data, message="response is not a JSON object"
+            )
+        return data
 
     def request_params(self, response_format: dict[str, Any] | None) -> dict[str, Any]:
         """Sampling parameters, always explicit (servers' defaults differ), plus the format."""
@@ -227,7 +235,7 @@ class JudgeClient:
         params = self.request_params(response_format)
         started = [0.0]
 
-        async def attempt() -> Any:
+        async def attempt() -> dict[str, Any]:
             started[0] = time.perf_counter()
             return await self.create(messages, **params)
 
@@ -246,25 +254,26 @@ class JudgeClient:
                 failure.retry_after,
             )
             return CallResult(None, safe, latency_ms=latency_ms, attempts=outcome.attempts)
-        return self._result(outcome.value, scale, response_format, latency_ms, outcome.attempts)
+        completion = outcome.value if outcome.value is not None else {}
+        return self._result(completion, scale, response_format, latency_ms, outcome.attempts)
 
     def _result(
         self,
-        completion: Any,
+        completion: dict[str, Any],
         scale: Scale,
         response_format: dict[str, Any] | None,
         latency_ms: float,
         attempts: int,
     ) -> CallResult:
-        choices = getattr(completion, "choices", None)
-        if not choices:
+        choices = completion.get("choices")
+        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
             failure = Failure("api_error", "response has no choices", retryable=False)
             return CallResult(None, failure, latency_ms=latency_ms, attempts=attempts)
         choice = choices[0]
-        message = choice.message
-        text = getattr(message, "content", None)
-        refusal = getattr(message, "refusal", None)
-        finish = getattr(choice, "finish_reason", None)
+        message = choice.get("message") or {}
+        text = _str_or_none(message.get("content"))
+        refusal = _str_or_none(message.get("refusal"))
+        finish = _str_or_none(choice.get("finish_reason"))
         verdict = parse_completion(
             text,
             scale,
@@ -272,14 +281,25 @@ class JudgeClient:
             refusal=refusal,
             structured=response_format is not None,
         )
-        usage = getattr(completion, "usage", None)
+        usage = completion.get("usage") or {}
         return CallResult(
             verdict,
             raw_text=text if text is not None else refusal,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-            model_returned=getattr(completion, "model", None),
+            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+            completion_tokens=_int_or_none(usage.get("completion_tokens")),
+            model_returned=_str_or_none(completion.get("model")),
             finish_reason=finish,
             latency_ms=latency_ms,
             attempts=attempts,
         )
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _int_or_none(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+_NO_RESPONSE = httpx2.Response(200, request=httpx2.Request("POST", "http://invalid/"))

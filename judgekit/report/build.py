@@ -9,8 +9,7 @@ so all four formats show the same numbers.
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
@@ -39,7 +38,7 @@ from judgekit.report.pairing import (
     select_judgments,
 )
 from judgekit.report.verdict import decide
-from judgekit.store import Store
+from judgekit.store import JudgmentSummary, Store
 from judgekit.types import STATUSES, Item, Judgment, Rubric
 
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
@@ -70,34 +69,66 @@ def _items_for(store: Store, keys: Iterable[ItemKey]) -> dict[ItemKey, Item]:
     for dataset, item_id in keys:
         by_dataset.setdefault(dataset, []).append(item_id)
     out: dict[ItemKey, Item] = {}
-    bulk = getattr(store, "items_by_ids", None)
     for dataset, ids in by_dataset.items():
-        if bulk is not None:
-            out.update({(dataset, i): item for i, item in bulk(dataset, ids).items()})
-        else:
-            for item_id in ids:
-                item = store.get_item(dataset, item_id)
-                if item is not None:
-                    out[(dataset, item_id)] = item
+        out.update({(dataset, i): item for i, item in store.items_by_ids(dataset, ids).items()})
     return out
 
 
-def _judgments(
-    store: Store, rubric: Rubric, opts: ReportOptions
-) -> tuple[list[Judgment], list[str]]:
-    rows = store.judgments(
-        rubric_hash=rubric.sha256, run_id=opts.judge_run, dataset=opts.dataset, variant=""
-    )
+@dataclass(frozen=True)
+class _Selection:
+    """Which judgments the report reads: the filters, plus one judge model if several."""
+
+    rubric_hash: str
+    run_id: str | None
+    dataset: str | None
+    model: str | None
+
+    def filters(self) -> dict[str, Any]:
+        return {
+            "rubric_hash": self.rubric_hash,
+            "run_id": self.run_id,
+            "dataset": self.dataset,
+            "variant": "",
+            "model": self.model,
+        }
+
+
+def _selection(store: Store, rubric: Rubric, opts: ReportOptions) -> tuple[_Selection, list[str]]:
     notes: list[str] = []
-    models = Counter(j.model_requested for j in rows)
-    if opts.judge_run is None and len(models) > 1:
-        latest = rows[-1].model_requested
-        rows = [j for j in rows if j.model_requested == latest]
-        notes.append(
-            f"Judgments from {len(models)} judge models exist for this rubric; only "
-            f"{latest!r} (the most recent) is reported. Choose one with --judge-run."
+    model = None
+    if opts.judge_run is None:
+        models = store.judgment_models(
+            rubric_hash=rubric.sha256, dataset=opts.dataset, variant=""
         )
-    return rows, notes
+        if len(models) > 1:
+            model = models[-1]
+            notes.append(
+                f"Judgments from {len(models)} judge models exist for this rubric; only "
+                f"{model!r} (the most recent) is reported. Choose one with --judge-run."
+            )
+    return _Selection(rubric.sha256, opts.judge_run, opts.dataset, model), notes
+
+
+def _judgments_for(
+    store: Store, selection: _Selection, keys: Iterable[ItemKey]
+) -> dict[ItemKey, Judgment]:
+    """The report's judgment for each of ``keys`` (full rows, only for these items)."""
+    by_dataset: dict[str, list[str]] = {}
+    for dataset, item_id in keys:
+        if selection.dataset is None or dataset == selection.dataset:
+            by_dataset.setdefault(dataset, []).append(item_id)
+    rows: list[Judgment] = []
+    for dataset, ids in sorted(by_dataset.items()):
+        found = store.judgments_for_items(
+            selection.rubric_hash,
+            dataset,
+            ids,
+            variant="",
+            run_id=selection.run_id,
+            model=selection.model,
+        )
+        rows.extend(j for item_rows in found.values() for j in item_rows)  # each item in order
+    return select_judgments(rows)
 
 
 def _interval_method(n_resamples: int, cluster_by: str | None, spec: IntervalSpec) -> str:
@@ -111,9 +142,9 @@ def _slice_of(item: Item | None) -> str:
     return item.slice if item is not None and item.slice else "(no slice)"
 
 
-def _health(selected: Mapping[ItemKey, Judgment], failed_labeled: int, level: float) -> Health:
-    counts = Counter(j.status for j in selected.values())
-    total = len(selected)
+def _health(summary: JudgmentSummary, failed_labeled: int, level: float) -> Health:
+    counts = summary.status_counts
+    total = summary.n
     rows = []
     for status in STATUSES:
         k = counts.get(status, 0)
@@ -125,42 +156,35 @@ def _health(selected: Mapping[ItemKey, Judgment], failed_labeled: int, level: fl
     return Health(total, tuple(rows), failed_labeled)
 
 
-def _score_of(j: Judgment, rubric: Rubric) -> float | None:
-    if j.score is not None and math.isfinite(j.score):
-        return float(j.score)
-    if j.label is None:
-        return None
-    kind = rubric.scale.kind
-    if kind == "ordinal":
-        return rubric.scale.value_of(j.label)
-    if kind == "binary":
-        return 1.0 if j.label == "pass" else 0.0
-    return None
+def _label_scores(rubric: Rubric) -> dict[str, float]:
+    """Numeric score of each label, for judgments without a finite ``score`` of their own."""
+    scale = rubric.scale
+    if scale.kind == "binary":
+        return {label: 1.0 if label == "pass" else 0.0 for label in scale.labels}
+    values = {label: scale.value_of(label) for label in scale.labels}
+    return {label: float(v) for label, v in values.items() if v is not None}
 
 
-def _scatter(
-    store: Store, rubric: Rubric, selected: Mapping[ItemKey, Judgment]
-) -> tuple[list[ScatterPoint], int]:
+def _scatter(store: Store, rubric: Rubric, selection: _Selection) -> tuple[list[ScatterPoint], int]:
+    """Score against response length for at most MAX_SCATTER_POINTS evenly spaced items."""
     if rubric.scale.kind not in ("ordinal", "binary"):
         return [], 0
-    scored = [
-        (k, s)
-        for k, j in selected.items()
-        if j.status == "ok" and (s := _score_of(j, rubric)) is not None
+    sample, total = store.score_sample(
+        _label_scores(rubric),
+        max_points=MAX_SCATTER_POINTS,
+        one_per_item=True,
+        **selection.filters(),
+    )
+    points = [
+        ScatterPoint(p.response_length, p.score) for p in sample if p.response_length is not None
     ]
-    if not scored:
-        return [], 0
-    step = max(1, math.ceil(len(scored) / MAX_SCATTER_POINTS))
-    sample = scored[::step]
-    items = _items_for(store, (k for k, _ in sample))
-    points = [ScatterPoint(len(items[k].response or ""), s) for k, s in sample if k in items]
-    return points, len(scored)
+    return points, total
 
 
 def _pick_queue(
     store: Store, rubric: Rubric, name: str | None
 ) -> tuple[dict[str, Any], dict[ItemKey, float]] | None:
-    names = [name] if name else list(getattr(store, "list_queues", lambda _h: [])(rubric.sha256))
+    names = [name] if name else store.list_queues(rubric.sha256)
     for candidate in reversed(names):
         found = store.get_queue(candidate)
         if found is None:
@@ -177,42 +201,38 @@ def _pick_queue(
 def _provenance(
     store: Store,
     rubric: Rubric,
-    selected: Mapping[ItemKey, Judgment],
+    summary: JudgmentSummary,
     n_labels: int,
     annotators: set[str],
     labeled: int,
     notes: list[str],
 ) -> Provenance:
-    js = list(selected.values())
-    run_ids = sorted({j.run_id for j in js})
-    runs = [r for r in (store.get_run(rid) for rid in run_ids) if r is not None]
-    dates = sorted(j.created_at for j in js if j.created_at)
-    sampling = {tuple(sorted(dict(j.sampling).items())): dict(j.sampling) for j in js}
+    runs = [r for r in (store.get_run(rid) for rid in summary.run_ids) if r is not None]
     return Provenance(
         rubric_name=rubric.name,
         rubric_version=rubric.version,
         rubric_sha256=rubric.sha256,
-        datasets=tuple(sorted({j.dataset for j in js})),
-        judge_models_requested=tuple(sorted({j.model_requested for j in js})),
-        judge_models_returned=tuple(sorted({j.model_returned for j in js if j.model_returned})),
-        endpoints=tuple(sorted({j.base_url for j in js})),
-        sampling=tuple(sampling.values()),
-        run_ids=tuple(run_ids),
+        datasets=summary.datasets,
+        judge_models_requested=summary.models_requested,
+        judge_models_returned=tuple(m for m in summary.models_returned if m),
+        endpoints=summary.endpoints,
+        sampling=summary.sampling,
+        run_ids=summary.run_ids,
         judgekit_versions=tuple(
             sorted(
                 {r.judgekit_version for r in runs if r.judgekit_version}
-                | {j.judgekit_version for j in js if j.judgekit_version}
+                | {v for v in summary.judgekit_versions if v}
             )
         ),
         report_judgekit_version=__version__,
-        first_judgment_at=dates[0] if dates else None,
-        last_judgment_at=dates[-1] if dates else None,
+        first_judgment_at=summary.first_created_at,
+        last_judgment_at=summary.last_created_at,
         generated_at=datetime.now(UTC).isoformat(timespec="seconds"),
-        n_judgments=len(js),
+        n_judgments=summary.n,
         n_labels=n_labels,
         n_annotators=len(annotators),
         n_labeled_items=labeled,
-        imported=any(j.imported for j in js),
+        imported=summary.imported,
         notes=tuple(notes),
     )
 
@@ -221,8 +241,8 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     """Compute the whole calibration report for ``rubric`` from the store."""
     opts = options or ReportOptions()
     scale = rubric.scale
-    judgments, notes = _judgments(store, rubric, opts)
-    selected = select_judgments(judgments)
+    selection, notes = _selection(store, rubric, opts)
+    summary = store.judgment_summary(one_per_item=True, **selection.filters())
     labels = store.latest_labels(rubric.sha256, dataset=opts.dataset)
     grouped, off_scale = labels_by_item(labels, scale)
     if off_scale:
@@ -235,7 +255,8 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         }
     else:
         references = grouped
-    pairing = pair_up(selected, references, scale)
+    # full judgment rows only for the labeled items; counts for the rest come from SQL
+    pairing = pair_up(_judgments_for(store, selection, references), references, scale)
     if pairing.no_judgment:
         notes.append(f"{pairing.no_judgment} labeled item(s) have no judgment in this selection.")
     if pairing.no_majority:
@@ -301,7 +322,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     ceiling = sections.human_ceiling(grouped, scale, spec, cluster_map)
     sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
     bias = sections.bias_section(store.probe_results(rubric.sha256))
-    points, total_points = _scatter(store, rubric, selected)
+    points, total_points = _scatter(store, rubric, selection)
 
     def planner() -> int | None:
         return _planned_total(pairing.judge, pairing.human, rubric, primary, opts)
@@ -320,13 +341,13 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         provenance=_provenance(
             store,
             rubric,
-            selected,
+            summary,
             sum(map(len, grouped.values())),
             annotators,
             len(grouped),
             notes,
         ),
-        health=_health(selected, len(pairing.failed), opts.confidence_level),
+        health=_health(summary, len(pairing.failed), opts.confidence_level),
         agreement=agreement,
         ceiling=ceiling,
         slices=slices,

@@ -16,7 +16,7 @@ every statistic builds its confidence interval the same way.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 from scipy import special, stats
@@ -100,7 +100,8 @@ def bca_interval(
     return bounds[0], bounds[1]
 
 
-def _chunk_rows(n_resamples: int, width: int) -> int:
+def chunk_rows(n_resamples: int, width: int) -> int:
+    """Rows per chunk so that a (rows, width) array stays under the cell budget."""
     return max(1, min(n_resamples, _MAX_CHUNK_CELLS // max(width, 1)))
 
 
@@ -120,7 +121,7 @@ def resample_pattern_counts(
         return rng.multinomial(total, frequencies / total, size=n_resamples).astype(np.int64)
     unit_to_pattern = np.repeat(np.arange(n_patterns), frequencies)
     out = np.empty((n_resamples, n_patterns), dtype=np.int64)
-    step = _chunk_rows(n_resamples, total)
+    step = chunk_rows(n_resamples, total)
     for start in range(0, n_resamples, step):
         rows = min(step, n_resamples - start)
         picked = unit_to_pattern[rng.integers(0, total, size=(rows, total))]
@@ -129,6 +130,16 @@ def resample_pattern_counts(
             rows, n_patterns
         )
     return out
+
+
+def row_bincount(codes: IntArray, size: int, weights: FloatArray | None = None) -> FloatArray:
+    """``np.bincount`` of each row of a (rows, k) code array: shape (rows, size), as floats."""
+    rows = codes.shape[0]
+    flat = (codes + (np.arange(rows) * size)[:, None]).ravel()
+    counted = np.bincount(
+        flat, weights=None if weights is None else weights.ravel(), minlength=rows * size
+    )
+    return counted.reshape(rows, size).astype(np.float64, copy=False)
 
 
 def patterns_of(
@@ -237,6 +248,43 @@ def cluster_index_sampler(
         return order[np.arange(int(lengths.sum())) + offsets]
 
     return draw
+
+
+def cluster_pick_counts(
+    n_clusters: int, n_resamples: int, rng: np.random.Generator
+) -> IntArray:
+    """How often each cluster is drawn in each cluster-bootstrap resample: (n_resamples, G).
+
+    Consumes the generator exactly like ``n_resamples`` calls of the sampler from
+    :func:`cluster_index_sampler` (one draw of G cluster ids per resample), so both
+    paths see the same resamples for the same seed.
+    """
+    picked = rng.integers(0, n_clusters, size=(n_resamples, n_clusters))
+    return row_bincount(picked, n_clusters).astype(np.int64)
+
+
+def cluster_resample_indices(
+    clusters: IntArray, n_resamples: int, rng: np.random.Generator
+) -> Iterator[tuple[IntArray, IntArray]]:
+    """All cluster-bootstrap resamples of item indices, built with numpy in chunks.
+
+    Yields ``(flat, lengths)``: the item indices of consecutive resamples
+    concatenated, and each resample's length (resamples differ in length when
+    clusters differ in size). Resample ``r`` equals the ``r``-th call of the
+    sampler from :func:`cluster_index_sampler` with the same generator state.
+    """
+    order = np.argsort(clusters, kind="stable")
+    sizes = np.bincount(clusters)
+    starts = np.concatenate(([0], np.cumsum(sizes)[:-1]))
+    n_clusters = sizes.size
+    step = chunk_rows(n_resamples, clusters.size)
+    for first in range(0, n_resamples, step):
+        rows = min(step, n_resamples - first)
+        picked = rng.integers(0, n_clusters, size=(rows, n_clusters)).ravel()
+        lengths = sizes[picked]
+        offsets = np.repeat(starts[picked] - (np.cumsum(lengths) - lengths), lengths)
+        flat = order[np.arange(int(lengths.sum())) + offsets]
+        yield flat, lengths.reshape(rows, n_clusters).sum(axis=1)
 
 
 def jackknife_index_sets(clusters: IntArray | None, n: int) -> list[IntArray]:

@@ -296,6 +296,11 @@ class GroupedAccuracyResult(ResultMixin):
 
 
 BatchStatistic = Callable[[FloatArray, FloatArray], FloatArray]
+#: The statistic of B weighted resamples from their pattern counts, shape (B, T) -> (B,).
+WeightedStatistic = Callable[[FloatArray], FloatArray]
+#: Builds a :data:`WeightedStatistic` for the distinct pairs (x (T,), y (T,)), or None
+#: when there are too many of them for the weighted form to pay off.
+WeightedFactory = Callable[[FloatArray, FloatArray], WeightedStatistic | None]
 
 
 @dataclass(frozen=True)
@@ -311,6 +316,7 @@ class CorrelationResult(ResultMixin):
     _y: FloatArray = field(compare=False, repr=False)
     _used: BoolArray = field(compare=False, repr=False)
     _batch: BatchStatistic = field(compare=False, repr=False)
+    _weighted: WeightedFactory = field(compare=False, repr=False)
     _fisher_variance: Callable[[int], float] = field(compare=False, repr=False)
 
     def confidence_interval(
@@ -340,18 +346,58 @@ class CorrelationResult(ResultMixin):
             return math.tanh(center - half), math.tanh(center + half)
         rng = rng_from(random_state)
         codes = None if clusters is None else used_clusters(clusters, self._used)
-        replicates = self._replicates(n_resamples, rng, codes)
+        pairs = np.column_stack([self._x, self._y])
+        distinct, unit_pattern = np.unique(pairs, axis=0, return_inverse=True)
+        unit_pattern = unit_pattern.reshape(-1)
+        weighted = self._weighted(distinct[:, 0], distinct[:, 1])
+        if weighted is None:
+            replicates = self._replicates(n_resamples, rng, codes)
+        else:
+            replicates = self._weighted_replicates(weighted, unit_pattern, n_resamples, rng, codes)
         if method == "bca":
-            sets = _resample.jackknife_index_sets(codes, self.n)
-            jackknife = np.array(
-                [self._batch(self._x[s][None, :], self._y[s][None, :])[0] for s in sets]
-            )
+            if weighted is None:
+                sets = _resample.jackknife_index_sets(codes, self.n)
+                jackknife = np.array(
+                    [self._batch(self._x[s][None, :], self._y[s][None, :])[0] for s in sets]
+                )
+            else:
+                jackknife = _weighted_jackknife(weighted, unit_pattern, codes)
             return _resample.bca_interval(replicates, self.statistic, jackknife, None, level)
         return _resample.percentile_interval(replicates, level)
+
+    def _weighted_replicates(
+        self,
+        weighted: WeightedStatistic,
+        unit_pattern: IntArray,
+        n_resamples: int,
+        rng: np.random.Generator,
+        codes: IntArray | None,
+    ) -> FloatArray:
+        """Replicates from pattern counts; the same resamples as :meth:`_replicates`."""
+        n_patterns = int(unit_pattern.max()) + 1
+        out = np.empty(n_resamples)
+        step = max(1, min(n_resamples, 2_000_000 // max(self.n, 1)))
+        n_clusters = 0 if codes is None else int(codes.max()) + 1
+        for start in range(0, n_resamples, step):
+            rows = min(step, n_resamples - start)
+            if codes is None:
+                idx = rng.integers(0, self.n, size=(rows, self.n))
+                counts = _resample.row_bincount(unit_pattern[idx], n_patterns)
+            else:
+                # each item appears as often as its cluster was picked
+                per_cluster = _resample.cluster_pick_counts(n_clusters, rows, rng)
+                counts = _resample.row_bincount(
+                    np.broadcast_to(unit_pattern, (rows, self.n)),
+                    n_patterns,
+                    weights=per_cluster[:, codes].astype(np.float64),
+                )
+            out[start : start + rows] = weighted(counts)
+        return out
 
     def _replicates(
         self, n_resamples: int, rng: np.random.Generator, codes: IntArray | None
     ) -> FloatArray:
+        """Replicates from the resampled arrays themselves (many distinct pairs)."""
         if codes is None:
             out = np.empty(n_resamples)
             step = max(1, min(n_resamples, 2_000_000 // max(self.n, 1)))
@@ -360,9 +406,34 @@ class CorrelationResult(ResultMixin):
                 idx = rng.integers(0, self.n, size=(rows, self.n))
                 out[start : start + rows] = self._batch(self._x[idx], self._y[idx])
             return out
-        draw = _resample.cluster_index_sampler(codes, self.n, rng)
         values = []
-        for _ in range(n_resamples):
-            idx = draw()
-            values.append(self._batch(self._x[idx][None, :], self._y[idx][None, :])[0])
+        for flat, lengths in _resample.cluster_resample_indices(codes, n_resamples, rng):
+            for idx in np.split(flat, np.cumsum(lengths)[:-1]):
+                values.append(self._batch(self._x[idx][None, :], self._y[idx][None, :])[0])
         return np.asarray(values, dtype=np.float64)
+
+
+def _weighted_jackknife(
+    weighted: WeightedStatistic, unit_pattern: IntArray, codes: IntArray | None
+) -> FloatArray:
+    """Leave-one-unit-out estimates (items, or whole clusters) from pattern counts.
+
+    Without clusters, leaving out any item of one pattern gives the same
+    estimate, so there is one row per pattern, spread back to the items.
+    """
+    n_patterns = int(unit_pattern.max()) + 1
+    frequencies = np.bincount(unit_pattern, minlength=n_patterns).astype(np.float64)
+    n_units = n_patterns if codes is None else int(codes.max()) + 1
+    values = np.empty(n_units)
+    step = _resample.chunk_rows(n_units, n_patterns)
+    for first in range(0, n_units, step):
+        rows = min(step, n_units - first)
+        removed = np.zeros((rows, n_patterns))
+        if codes is None:
+            removed[np.arange(rows), np.arange(first, first + rows)] = 1.0
+        else:
+            mine = (codes >= first) & (codes < first + rows)
+            np.add.at(removed, (codes[mine] - first, unit_pattern[mine]), 1.0)
+        values[first : first + rows] = weighted(frequencies[None, :] - removed)
+    jackknife: FloatArray = values[unit_pattern] if codes is None else values
+    return jackknife

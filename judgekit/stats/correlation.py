@@ -16,7 +16,11 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from judgekit.stats._result_outcomes import CorrelationResult
+from judgekit.stats._result_outcomes import (
+    CorrelationResult,
+    WeightedFactory,
+    WeightedStatistic,
+)
 from judgekit.stats._validate import FloatArray, as_float_with_missing, check_same_length
 
 __all__ = ["kendall_tau", "spearman"]
@@ -87,12 +91,72 @@ def _kendall_batch(x: FloatArray, y: FloatArray) -> FloatArray:
     return out
 
 
+# -- weighted forms: one row of pattern counts per resample -----------------------
+#
+# A bootstrap resample (of items or of whole clusters) is a multiset of the
+# observed pairs. Pairs with equal (x, y) are interchangeable, so a resample is
+# fully described by how often each distinct pair ("pattern") occurs in it. The
+# functions below compute the statistic of the expanded resample from those
+# counts, for many resamples at once: the same value as ranking the expanded
+# arrays, without building them.
+
+
+def _midranks(values: FloatArray, counts: FloatArray) -> FloatArray:
+    """Mid-rank of each pattern's value within each weighted row: shape (B, T)."""
+    levels, inverse = np.unique(values, return_inverse=True)
+    inverse = inverse.reshape(-1)
+    order = np.argsort(inverse, kind="stable")
+    starts = np.searchsorted(inverse[order], np.arange(levels.size))
+    per_level = np.add.reduceat(counts[:, order], starts, axis=1)
+    ranks = np.cumsum(per_level, axis=1) - (per_level - 1.0) / 2.0
+    ranks_of_patterns: FloatArray = ranks[:, inverse]
+    return ranks_of_patterns
+
+
+def _spearman_weighted(px: FloatArray, py: FloatArray) -> WeightedStatistic:
+    def rho(counts: FloatArray) -> FloatArray:
+        centre = (counts.sum(axis=1, keepdims=True) + 1.0) / 2.0  # mean of ranks 1..N
+        rx = _midranks(px, counts) - centre
+        ry = _midranks(py, counts) - centre
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.sum(counts * rx * ry, axis=1) / np.sqrt(
+                np.sum(counts * rx * rx, axis=1) * np.sum(counts * ry * ry, axis=1)
+            )
+        return np.clip(r, -1.0, 1.0)
+
+    return rho
+
+
+#: Up to this many distinct (x, y) pairs, tau-b replicates come from pattern counts
+#: (cost B * T**2); beyond it, from scipy per resample.
+_PATTERN_LIMIT = 400
+
+
+def _kendall_weighted(px: FloatArray, py: FloatArray) -> WeightedStatistic | None:
+    if px.size > _PATTERN_LIMIT:
+        return None
+    sx = np.sign(px[:, None] - px[None, :])
+    sy = np.sign(py[:, None] - py[None, :])
+    concordance, ties_x, ties_y = sx * sy, sx * sx, sy * sy
+
+    def tau_b(counts: FloatArray) -> FloatArray:
+        # sums over ordered pairs of copies; copies of one pattern tie on both sides
+        s = np.sum((counts @ concordance) * counts, axis=1)
+        nx = np.sum((counts @ ties_x) * counts, axis=1)
+        ny = np.sum((counts @ ties_y) * counts, axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.clip(s / np.sqrt(nx * ny), -1.0, 1.0)
+
+    return tau_b
+
+
 def _correlation(
     x: Any,
     y: Any,
     method: str,
     compute: Callable[[FloatArray, FloatArray], tuple[float, float]],
     batch: Callable[[FloatArray, FloatArray], FloatArray],
+    weighted: WeightedFactory,
     fisher_variance: Callable[[int], float],
 ) -> CorrelationResult:
     fx, fy, used = _pairs(x, y)
@@ -111,6 +175,7 @@ def _correlation(
         fy,
         used,
         batch,
+        weighted,
         fisher_variance,
     )
 
@@ -137,7 +202,9 @@ def spearman(
         res = stats.spearmanr(a, b)
         return float(res.statistic), float(res.pvalue)
 
-    return _correlation(x, y, "spearman", compute, _spearman_batch, _spearman_fisher_variance)
+    return _correlation(
+        x, y, "spearman", compute, _spearman_batch, _spearman_weighted, _spearman_fisher_variance
+    )
 
 
 def kendall_tau(
@@ -153,4 +220,12 @@ def kendall_tau(
         res = stats.kendalltau(a, b, variant="b")
         return float(res.statistic), float(res.pvalue)
 
-    return _correlation(x, y, "kendall_tau_b", compute, _kendall_batch, _kendall_fisher_variance)
+    return _correlation(
+        x,
+        y,
+        "kendall_tau_b",
+        compute,
+        _kendall_batch,
+        _kendall_weighted,
+        _kendall_fisher_variance,
+    )

@@ -83,15 +83,26 @@ def _replicates(
             idx = rng.integers(0, n, size=(rows, n))
             out[start : start + rows] = np.asarray(fn(*(arr[idx] for arr in data)), dtype=float)
         return out
-    draw = _resample.cluster_index_sampler(codes, n, rng)
+    if codes is None:
+        values = np.empty(n_resamples)
+        for r in range(n_resamples):
+            idx = rng.integers(0, n, size=n)
+            values[r] = float(fn(*(arr[idx] for arr in data)))
+        return values
     values = np.empty(n_resamples)
-    for r in range(n_resamples):
-        idx = draw()
-        resampled = [arr[idx] for arr in data]
+    done = 0
+    for flat, lengths in _resample.cluster_resample_indices(codes, n_resamples, rng):
+        ends = np.cumsum(lengths)
         if vectorized:
-            values[r] = float(np.asarray(fn(*(a[None, ...] for a in resampled))).reshape(-1)[0])
+            # resamples of equal length stack into one (rows, length) call
+            for length in np.unique(lengths):
+                same = np.flatnonzero(lengths == length)
+                idx = flat[(ends[same] - length)[:, None] + np.arange(length)]
+                values[done + same] = np.asarray(fn(*(arr[idx] for arr in data)), dtype=float)
         else:
-            values[r] = float(fn(*resampled))
+            for r, idx in enumerate(np.split(flat, ends[:-1])):
+                values[done + r] = float(fn(*(arr[idx] for arr in data)))
+        done += lengths.size
     return values
 
 

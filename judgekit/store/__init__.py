@@ -14,5 +14,15 @@ from judgekit.store.database import (
     open_store,
     resolve_db_path,
 )
+from judgekit.store.summary import JudgmentSummary, ScorePoint
 
-__all__ = ["DEFAULT_DB_ENV", "QueueEntry", "RunRecord", "Store", "open_store", "resolve_db_path"]
+__all__ = [
+    "DEFAULT_DB_ENV",
+    "JudgmentSummary",
+    "QueueEntry",
+    "RunRecord",
+    "ScorePoint",
+    "Store",
+    "open_store",
+    "resolve_db_path",
+]

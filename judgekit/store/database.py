@@ -34,6 +34,7 @@ from judgekit.store import rows as R
 from judgekit.store._base import chunks, marks, where_clause
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
 from judgekit.store.schema import apply_migrations
+from judgekit.store.summary import JudgmentSummaryMixin
 from judgekit.types import Item, Judgment, Rubric
 
 __all__ = ["DEFAULT_DB_ENV", "QueueEntry", "RunRecord", "Store", "open_store", "resolve_db_path"]
@@ -92,12 +93,13 @@ def open_store(path: str | Path | None = None) -> Store:
     return Store(db, resolved)
 
 
-class Store(LabelQueueMixin):
+class Store(LabelQueueMixin, JudgmentSummaryMixin):
     """All persistence. Safe to use from several processes at once (WAL, busy timeout).
 
     Build it with :func:`open_store`; usable as a context manager (closes on exit).
     Plumbing (lock, transactions) lives in :class:`StoreBase`; labels, queues and
-    probe results in :class:`LabelQueueMixin`.
+    probe results in :class:`LabelQueueMixin`; aggregate judgment queries (status
+    counts, provenance, score samples) in :class:`JudgmentSummaryMixin`.
     """
 
     # -- items -------------------------------------------------------------
@@ -357,25 +359,29 @@ class Store(LabelQueueMixin):
         item_ids: Iterable[str],
         *,
         variant: str | None = None,
+        run_id: str | None = None,
+        model: str | None = None,
     ) -> dict[str, list[Judgment]]:
         """Latest judgments per cache key for the given items, grouped by item id.
 
-        For the annotate app (judge verdict next to an item) and disagreement
-        sampling, without loading every judgment of a large dataset.
+        For the annotate app (judge verdict next to an item), disagreement
+        sampling and reports, without loading every judgment of a large dataset.
+        ``variant``, ``run_id`` and ``model`` (as requested) filter like
+        :meth:`judgments`; each item's rows come in insertion order.
         """
         ids = list(dict.fromkeys(item_ids))
         grouped: dict[str, list[Judgment]] = {}
-        extra = "" if variant is None else " AND variant = ?"
+        extra, extra_params = where_clause(
+            {"variant": variant, "run_id": run_id, "model_requested": model}
+        )
+        extra = extra.replace("WHERE", "AND", 1)
         for chunk in chunks(ids):
-            params: list[Any] = [rubric_hash, dataset, *chunk]
-            if variant is not None:
-                params.append(variant)
             rows = self._tuples(
                 f"SELECT {R.JUDGMENT_SELECT} FROM judgments WHERE id IN (SELECT MAX(id) "
                 "FROM judgments WHERE rubric_hash = ? AND dataset = ? "
-                f"AND item_id IN ({marks(len(chunk))})"
+                f"AND item_id IN ({marks(len(chunk))}) "
                 f"{extra} GROUP BY cache_key) ORDER BY id",
-                params,
+                [rubric_hash, dataset, *chunk, *extra_params],
             )
             for row in rows:
                 judgment = R.row_to_judgment(row)

@@ -34,7 +34,6 @@ from judgekit.tui.widgets import (
     StatusLine,
     header_content,
     plain,
-    scale_content,
     status_content,
 )
 from judgekit.types import Label, Scale
@@ -188,12 +187,16 @@ class LabelScreen(Screen[None]):
                 )
             )
         chosen = row.label if row is not None else None
-        self.query_one(ScalePanel).update(scale_content(session.rubric, chosen))
+        self.query_one(ScalePanel).show(session.rubric, chosen)
 
     # -- actions -------------------------------------------------------------------
     def action_label(self, value: str) -> None:
         async def operation() -> None:
             if self.session.finished or self._quitting:
+                return
+            if self.session.current_item() is None:
+                self.notify("this item is missing from the store: press s to skip it",
+                            severity="warning")
                 return
             row = self.session.decide(value)
             await self._commit(row)

@@ -29,7 +29,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from judgekit.stats import cohen_kappa
 from judgekit.store import QueueEntry, Store
 from judgekit.types import Item, Label, Rubric
 
@@ -291,6 +290,11 @@ class LabelingSession:
             previous = self.latest.get(key)
             note = self.pending_note.get(key, previous.note if previous else None)
             flagged = self.pending_flag.get(key, bool(previous and previous.flagged))
+            unchanged = (note or None, flagged) == (
+                (previous.note or None, previous.flagged) if previous else (None, False)
+            )
+            if unchanged:  # e.g. flagged then unflagged: nothing to keep
+                continue
             rows.append(
                 Label(key[0], key[1], self.rubric.sha256, self.annotator, None,
                       note=note or None, flagged=flagged, blind=self.blind, source="annotate")
@@ -332,6 +336,10 @@ class LabelingSession:
 
 def _kappa(humans: list[str], judges: list[str], rubric: Rubric) -> float | None:
     """Cohen's kappa (quadratic weights on an ordinal scale); None when undefined."""
+    try:  # imported here: the app still labels (percent agreement only) without stats
+        from judgekit.stats import cohen_kappa
+    except ImportError:
+        return None
     weights: Literal["quadratic"] | None = "quadratic" if rubric.scale.kind == "ordinal" else None
     try:
         result = cohen_kappa(humans, judges, weights=weights, labels=rubric.scale.labels)

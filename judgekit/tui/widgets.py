@@ -238,3 +238,12 @@ class ScalePanel(Static):
         text-overflow: ellipsis;
     }
     """
+
+    _shown: tuple[str, str | None] | None = None
+
+    def show(self, rubric: Rubric, current: str | None) -> None:
+        """Redraw only when the highlighted level changes (it rarely does between items)."""
+        wanted = (rubric.sha256, current)
+        if wanted != self._shown:
+            self._shown = wanted
+            self.update(scale_content(rubric, current))

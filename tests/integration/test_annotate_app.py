@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sqlite3
 import subprocess
@@ -11,12 +12,14 @@ from pathlib import Path
 
 import pytest
 
+from judgekit.cli.main import main
 from judgekit.errors import StoreError
 from judgekit.store import Store, open_store
 from judgekit.tui.app import AnnotateApp, make_app
 from judgekit.tui.widgets import ItemPanel
 from judgekit.types import Item, Rubric
 from tests.support.annotate import (
+    RUBRIC_TEXT,
     judgment,
     make_items,
     queue_for,
@@ -359,7 +362,7 @@ async def test_huge_cjk_emoji_and_rtl_text(tmp_db: Store) -> None:
         panel = app.screen.query_one(ItemPanel)
         assert panel.max_scroll_y > 1000
         assert "THE-VERY-END" not in screen_text(app)
-        panel.focus()
+        assert app.focused is panel  # scroll keys work without focusing anything first
         await keys(pilot, app, "end")
         assert "THE-VERY-END" in screen_text(app)
         await keys(pilot, app, "3")
@@ -387,6 +390,8 @@ async def test_missing_item_can_be_skipped(tmp_db: Store) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await keys(pilot, app, "p")
         assert "no longer in the store" in screen_text(app)
+        await keys(pilot, app, "p")  # cannot label what is not shown
+        assert "item 2/2" in status(app)
         await keys(pilot, app, "s")
     assert [r[:3] for r in rows(tmp_db.path)] == [("item-000", "alice", "pass"),
                                                   ("gone", "alice", None)]
@@ -474,3 +479,49 @@ def test_make_app_rejects_a_queue_of_another_rubric(tmp_db: Store) -> None:
 
 def test_make_items_helper_builds_pairs() -> None:
     assert make_items("pairwise", 1)[0].is_pairwise
+
+
+def test_cli_draws_the_queue_then_resumes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    db = tmp_path / "judgekit.db"
+    setup = open_store(db)
+    rub, _ = seed_store(setup, "binary", 40)
+    setup.close()
+    rubric_file = tmp_path / "correct.toml"
+    rubric_file.write_text(RUBRIC_TEXT["binary"], encoding="utf-8")
+    opened: list[tuple[int, str]] = []
+
+    def drive(self: AnnotateApp) -> None:
+        """Stand-in for the terminal: the real app, headless, an annotator pressing keys."""
+
+        async def session() -> None:
+            async with self.run_test(size=SIZE) as pilot:
+                opened.append((self.session.index, self.session.current_key[1]))
+                await keys(pilot, self, "p", "f", "p", "q")
+
+        asyncio.run(session())
+
+    monkeypatch.setattr(AnnotateApp, "run", drive)
+    argv = ["annotate", "--rubric", str(rubric_file), "--db", str(db), "--annotator", "alice",
+            "--sample", "10", "--strategy", "stratified", "--seed", "3"]
+    main(argv)
+    first = capsys.readouterr()
+    assert "drew queue correct-" in first.err
+    assert "-all-stratified-seed3-n10 (10 items)" in first.err
+    assert "strata use slices only" in first.err
+    assert "alice: 3/10 labeled" in first.out
+    main(argv)
+    second = capsys.readouterr()
+    assert "resuming queue" in second.err and "alice: 6/10 labeled" in second.out
+    assert opened[1][0] == 3  # the second session opened at the first unlabeled item
+    check = open_store(db)
+    try:
+        assert len(check.latest_labels(rub.sha256, annotator="alice")) == 6
+    finally:
+        check.close()
+
+    with pytest.raises(SystemExit) as exited:
+        main([*argv[:-2], "--dataset", "nope"])
+    assert exited.value.code == 2
+    assert "error: dataset 'nope' is not in" in capsys.readouterr().err

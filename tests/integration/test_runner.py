@@ -12,7 +12,7 @@ import pytest
 from judgekit import __version__
 from judgekit.clients import JudgeSpec
 from judgekit.rubrics import load_rubric, rubric_from_text
-from judgekit.runner import WorkUnit, run_judgments, swapped_pair, unit_for
+from judgekit.runner import WorkUnit, run_judgments, swapped_pair, unit_for, unit_key
 from judgekit.store import Store
 from judgekit.types import Item, SamplingParams
 from tests.support.openai_server import OpenAIServer, Reply
@@ -186,6 +186,11 @@ def test_work_units_from_a_caller(openai_server: OpenAIServer, tmp_db: Store, pr
     assert tmp_db.get_run(summary.run_id).kind == "probe:position"  # type: ignore[union-attr]
     again = run_judgments(tmp_db, preference, units, spec_for(openai_server), dataset="pairs")
     assert again.judged == 0
+    # a caller reads back the latest outcome of each unit, cached or not
+    keys = [unit_key(preference, u, spec_for(openai_server), dataset="pairs") for u in units]
+    found = tmp_db.cached_judgments(keys)
+    assert [found[k].variant for k in keys] == ["", "swapped", "pad50", "reversed_levels"]
+    assert {found[k].run_id for k in keys} == {summary.run_id}
 
 
 def test_structured_output_fallbacks_are_recorded(tmp_db: Store, correctness) -> None:

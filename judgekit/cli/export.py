@@ -1,0 +1,127 @@
+"""``judgekit export``: judgments with their full provenance, as JSONL or CSV."""
+
+from __future__ import annotations
+
+import csv
+import dataclasses
+import io
+import json
+import os
+import re
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import click
+
+from judgekit.cli._common import db_option, resolve_db_path, rubric_option
+from judgekit.rubrics import load_rubric
+from judgekit.store import open_store
+from judgekit.types import Judgment
+
+_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+#: Export columns, in order: every field of a judgment.
+COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Judgment))
+
+
+def judgment_record(judgment: Judgment) -> dict[str, Any]:
+    """A judgment as a plain JSON-ready dict (sampling as an object)."""
+    record = dataclasses.asdict(judgment)
+    record["sampling"] = dict(judgment.sampling)
+    return record
+
+
+def _csv_cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, dict | list):
+        return json.dumps(value, sort_keys=True, ensure_ascii=False)
+    return str(value)
+
+
+def render(judgments: Sequence[Judgment], fmt: str) -> str:
+    """The export text: one JSON object per line, or CSV with a header row."""
+    if fmt == "jsonl":
+        return "".join(
+            json.dumps(judgment_record(j), ensure_ascii=False) + "\n" for j in judgments
+        )
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, lineterminator="\n")
+    writer.writerow(COLUMNS)
+    for judgment in judgments:
+        record = judgment_record(judgment)
+        writer.writerow([_csv_cell(record[column]) for column in COLUMNS])
+    return buffer.getvalue()
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write via a temporary file and rename, so a failed export leaves no half file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@click.command("export")
+@rubric_option
+@db_option
+@click.option("--dataset", default=None, help="Only judgments of this dataset.")
+@click.option("--run", "run_id", default=None, metavar="ID", help="Only judgments of this run.")
+@click.option("--variant", default=None, help='Only this presentation variant ("" = as written).')
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["jsonl", "csv"]),
+    default=None,
+    help="Output format (default: from the --out suffix, else jsonl).",
+)
+@click.option("--out", default=None, metavar="FILE", help="Output file (default: stdout).")
+@click.option("--history", is_flag=True, help="Every stored row, not only the latest per call.")
+def command(
+    rubric: str,
+    db: str,
+    dataset: str | None,
+    run_id: str | None,
+    variant: str | None,
+    fmt: str | None,
+    out: str | None,
+    history: bool,
+) -> None:
+    """Write the judgments of a rubric with their provenance (judge, endpoint, rubric, sampling).
+
+    --rubric takes a rubric file or name (its current sha256 selects the
+    judgments) or the sha256 of a rubric version saved in the store.
+    """
+    rubric_hash = rubric if _SHA256.match(rubric) else load_rubric(rubric).sha256
+    if fmt is None:
+        fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"
+    with open_store(resolve_db_path(db)) as store:
+        judgments = store.judgments(
+            rubric_hash=rubric_hash,
+            run_id=run_id,
+            dataset=dataset,
+            variant=variant,
+            latest_only=not history,
+        )
+    text = render(judgments, fmt)
+    if out is None or out == "-":
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        destination = "stdout"
+    else:
+        write_atomically(Path(out), text)
+        destination = out
+    click.echo(
+        f"exported {len(judgments)} judgments (rubric {rubric_hash[:12]}) "
+        f"as {fmt} to {destination}",
+        err=True,
+    )
