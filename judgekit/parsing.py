@@ -40,10 +40,11 @@ FALLBACK_PATTERNS: tuple[re.Pattern[str], ...] = (
 )
 
 _REFUSAL_RE = re.compile(
-    r"\b(?:I\s*(?:can(?:no|')t|cannot|won't|will\s+not|am\s+(?:not\s+able|unable)|'m\s+"
-    r"(?:not\s+able|unable))\s+(?:help|assist|comply|provide|do\s+that|evaluate|judge|answer)"
+    r"\b(?:I\s*(?:can(?:no|['’])t|cannot|won['’]t|will\s+not|am\s+(?:not\s+able|unable)"
+    r"|['’]m\s+(?:not\s+able|unable))\s+(?:to\s+)?"
+    r"(?:help|assist|comply|provide|do\s+that|evaluate|judge|answer)"
     r"|I\s*(?:must|have\s+to)\s+(?:decline|refuse)"
-    r"|as\s+an\s+AI\b[^.]{0,80}\b(?:can(?:no|')t|cannot|unable))",
+    r"|as\s+an\s+AI\b[^.]{0,80}\b(?:can(?:no|['’])t|cannot|unable))",
     re.IGNORECASE,
 )
 

@@ -363,3 +363,67 @@ def test_judge_run_and_dataset_filters(tmp_path: Path) -> None:
     )
     assert isinstance(result.exception, InputError) and "nope" in str(result.exception)
     assert not math.isnan(chosen.agreement.primary_stat.ci_low)
+
+
+def test_counts_provenance_and_scatter_match_the_full_rows(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The report reads only labeled items' rows; everything else must equal the full rows."""
+    from test_report_support import make_judgment
+
+    from judgekit.report import build as build_module
+    from judgekit.report.pairing import select_judgments
+
+    store = open_fresh(tmp_path)
+    rub = rubric(ORDINAL)
+    rng = random.Random(3)
+    levels = list(rub.scale.labels)
+    rows = [
+        Row(
+            f"i{i:03d}",
+            None if i % 9 == 0 else rng.choice(levels),
+            {"h1": rng.choice(levels)} if i % 3 == 0 else {},
+            status="timeout" if i % 9 == 0 else "ok",
+            response="x" * rng.randint(1, 300),
+        )
+        for i in range(120)
+    ]
+    populate(store, rub, rows)
+    items = store.items_by_ids("ds", [r.item_id for r in rows])
+    later = [  # re-judged (supersedes), a repeat sample, and a probe variant
+        make_judgment(rub, "run-1", "ds", items["i000"], "4"),
+        make_judgment(rub, "run-1", "ds", items["i003"], None, "refusal"),
+        make_judgment(rub, "run-1", "ds", items["i006"], "1", sample_index=1),
+        make_judgment(rub, "run-1", "ds", items["i009"], "5", variant="swapped"),
+    ]
+    store.record_judgments(later)
+    monkeypatch.setattr(build_module, "MAX_SCATTER_POINTS", 25)
+    report = build_report(store, rub, ReportOptions(n_resamples=50))
+
+    selected = select_judgments(store.judgments(rubric_hash=rub.sha256, variant=""))
+    statuses = [j.status for j in selected.values()]
+    assert report.health.total == len(selected) == 120
+    assert {r.status: r.count for r in report.health.rows if r.count} == {
+        s: statuses.count(s) for s in set(statuses)
+    }
+    prov = report.provenance
+    assert prov.n_judgments == 120 and prov.run_ids == ("run-1",)
+    assert prov.judge_models_returned == ("judge-model-2025",)
+    assert prov.sampling == ({"max_tokens": 64, "temperature": 0.0},)
+    assert prov.first_judgment_at == prov.last_judgment_at == "2025-01-01T00:00:01+00:00"
+    scored = [
+        (key, rub.scale.value_of(j.label))
+        for key, j in selected.items()
+        if j.status == "ok" and j.label is not None
+    ]
+    step = math.ceil(len(scored) / 25)
+    expected = [(len(items[k[1]].response or ""), s) for k, s in scored[::step]]
+    assert report.scatter_total == len(scored)
+    assert [(p.length, p.score) for p in report.scatter] == expected
+    assert report.agreement is not None
+    judge = {k: j for k, j in selected.items() if j.status == "ok"}
+    labeled = [k for k in judge if k[1] in {r.item_id for r in rows if r.humans}]
+    assert report.agreement.n_items == len(labeled)
+    assert report.health.failed_labeled_items == sum(
+        1 for r in rows if r.humans and selected[("ds", r.item_id)].status != "ok"
+    )

@@ -322,6 +322,122 @@ def test_judgments_for_items(run_store: Store) -> None:
     assert set(only_plain) == {"a"}
 
 
+def test_judgments_for_items_filters_run_and_model(run_store: Store) -> None:
+    run_store.create_run(make_run("run-2"))
+    run_store.record_judgment(make_judgment("a"))
+    run_store.record_judgment(make_judgment("a", run_id="run-2", model_requested="m2",
+                                            cache_key="key-a-m2"))
+    by_run = run_store.judgments_for_items(RUBRIC_HASH, "ds", ["a"], run_id="run-2")
+    assert [j.model_requested for j in by_run["a"]] == ["m2"]
+    by_model = run_store.judgments_for_items(RUBRIC_HASH, "ds", ["a"], model="m", variant="")
+    assert [j.run_id for j in by_model["a"]] == ["run-1"]
+
+
+def _history_store(store: Store) -> Store:
+    """History, repeats, probe variants, two runs and two models: every selection rule."""
+    store.create_run(make_run("run-2", judgekit_version="0.2.0"))
+    store.import_items("ds", [Item(id=i, input="q", response="r" * (n + 1))
+                              for n, i in enumerate("abcdef")])
+    rows = [
+        make_judgment("a", status="timeout", label=None, score=None,
+                      created_at="2026-01-01T00:00:01+00:00"),
+        make_judgment("a", label="fail", score=None, created_at="2026-01-01T00:00:02+00:00"),
+        make_judgment("a", sample_index=1, cache_key="key-a-1", status="parse_error",
+                      label=None),
+        make_judgment("b", score=float("inf"), created_at="2026-01-01T00:00:03+00:00"),
+        make_judgment("b", variant="swapped", cache_key="key-b-swapped", status="api_error"),
+        make_judgment("c", sample_index=2, cache_key="key-c-2", label="fail", score=None),
+        make_judgment("c", sample_index=1, cache_key="key-c-1", status="refusal", label=None,
+                      run_id="run-2", sampling={"temperature": 1.0}, model_returned=None,
+                      judgekit_version="0.2.0"),
+        make_judgment("d", score=0.25, dataset="other", cache_key="key-d-other"),
+        make_judgment("e", model_requested="m2", cache_key="key-e-m2", label="fail",
+                      score=None),
+        make_judgment("f", label="maybe", score=None, imported=True),
+    ]
+    store.record_judgments(rows)
+    return store
+
+
+def _reference(store: Store, **filters: object) -> list[Judgment]:
+    from judgekit.report.pairing import select_judgments
+
+    return list(select_judgments(store.judgments(**filters)).values())  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize(
+    "filters",
+    [
+        {"rubric_hash": RUBRIC_HASH, "variant": ""},
+        {"rubric_hash": RUBRIC_HASH, "variant": "", "dataset": "ds", "model": "m"},
+        {"rubric_hash": RUBRIC_HASH, "variant": "", "run_id": "run-2"},
+        {"rubric_hash": "x" * 64},
+    ],
+)
+def test_judgment_summary_matches_loaded_rows(run_store: Store, filters: dict[str, object]) -> None:
+    store = _history_store(run_store)
+    expected = _reference(store, **filters)
+    summary = store.judgment_summary(one_per_item=True, **filters)  # type: ignore[arg-type]
+    counts: dict[str, int] = {}
+    for j in expected:
+        counts[j.status] = counts.get(j.status, 0) + 1
+    assert summary.n == len(expected)
+    assert dict(summary.status_counts) == counts
+    assert store.status_counts(one_per_item=True, **filters) == counts  # type: ignore[arg-type]
+    assert summary.run_ids == tuple(sorted({j.run_id for j in expected}))
+    assert summary.datasets == tuple(sorted({j.dataset for j in expected}))
+    assert summary.models_requested == tuple(sorted({j.model_requested for j in expected}))
+    assert summary.models_returned == tuple(
+        sorted({j.model_returned for j in expected if j.model_returned is not None})
+    )
+    assert summary.endpoints == tuple(sorted({j.base_url for j in expected}))
+    assert summary.judgekit_versions == tuple(sorted({j.judgekit_version for j in expected}))
+    sampling = {tuple(sorted(dict(j.sampling).items())): dict(j.sampling) for j in expected}
+    assert summary.sampling == tuple(sampling.values())
+    dates = sorted(j.created_at for j in expected if j.created_at)
+    assert summary.first_created_at == (dates[0] if dates else None)
+    assert summary.last_created_at == (dates[-1] if dates else None)
+    assert summary.imported == any(j.imported for j in expected)
+
+
+def test_status_counts_per_cache_key_and_per_item(run_store: Store) -> None:
+    store = _history_store(run_store)
+    per_key = store.status_counts(rubric_hash=RUBRIC_HASH, dataset="ds")
+    latest = [j.status for j in store.judgments(rubric_hash=RUBRIC_HASH, dataset="ds")]
+    assert per_key == {s: latest.count(s) for s in set(latest)}
+    per_item = store.status_counts(rubric_hash=RUBRIC_HASH, dataset="ds", variant="",
+                                   one_per_item=True)
+    assert per_item == {"ok": 4, "refusal": 1}  # a: latest of sample 0; c: lowest sample index
+    assert store.status_counts(rubric_hash="none") == {}
+    assert store.judgment_summary(rubric_hash="none").n == 0
+
+
+def test_judgment_models_most_recent_last(run_store: Store) -> None:
+    store = _history_store(run_store)
+    assert store.judgment_models(rubric_hash=RUBRIC_HASH, variant="") == ["m2", "m"]
+    assert store.judgment_models(rubric_hash=RUBRIC_HASH, run_id="run-2") == ["m"]
+    assert store.judgment_models(rubric_hash="none") == []
+
+
+def test_score_sample_thins_evenly_in_item_order(run_store: Store) -> None:
+    store = _history_store(run_store)
+    values = {"pass": 1.0, "fail": 0.0}
+    points, total = store.score_sample(values, max_points=10, rubric_hash=RUBRIC_HASH,
+                                       variant="")
+    # ok and scored, in first-appearance order: a (label fail), b (inf score -> label pass),
+    # d (score 0.25, item not stored in dataset "other"), e (fail); f's label has no value
+    assert total == 4
+    assert [(p.item_id, p.score, p.response_length) for p in points] == [
+        ("a", 0.0, 1), ("b", 1.0, 2), ("d", 0.25, None), ("e", 0.0, 5),
+    ]
+    thinned, total = store.score_sample(values, max_points=3, rubric_hash=RUBRIC_HASH,
+                                        variant="")
+    assert total == 4 and [p.item_id for p in thinned] == ["a", "d"]  # every 2nd
+    assert store.score_sample(values, max_points=5, rubric_hash="none") == ([], 0)
+    with pytest.raises(ValueError, match="max_points"):
+        store.score_sample(values, max_points=0)
+
+
 def test_judgment_needs_its_run(store: Store) -> None:
     with pytest.raises(StoreError, match="create_run"):
         store.record_judgment(make_judgment(run_id="ghost"))

@@ -78,3 +78,75 @@ def test_vectorised_and_looped_kendall_agree(rng):
     y = np.clip(x + rng.integers(-1, 2, x.shape), 1, 5)
     looped = _kendall_batch(x, y)  # n > 300 takes the scipy loop
     assert _kendall_pairwise(x, y) == pytest.approx(looped, abs=1e-12)
+
+
+def _reference_interval(result, x, y, clusters, n_resamples, seed, method):
+    """The slow path: expand every resample and rank it (one scipy-style call per resample)."""
+    from judgekit.stats import _resample
+    from judgekit.stats._result import used_clusters
+
+    n = x.size
+    rng = np.random.default_rng(seed)
+    batch = result._batch
+    if clusters is None:
+        idx = rng.integers(0, n, size=(n_resamples, n))
+        replicates = np.array([batch(x[i][None, :], y[i][None, :])[0] for i in idx])
+        codes = None
+    else:
+        codes = used_clusters(clusters, np.ones(n, dtype=bool))
+        draw = _resample.cluster_index_sampler(codes, n, rng)
+        replicates = np.array(
+            [batch(x[i][None, :], y[i][None, :])[0] for i in (draw() for _ in range(n_resamples))]
+        )
+    if method == "bca":
+        sets = _resample.jackknife_index_sets(codes, n)
+        jackknife = np.array([batch(x[s][None, :], y[s][None, :])[0] for s in sets])
+        return _resample.bca_interval(replicates, result.statistic, jackknife, None, 0.95)
+    return _resample.percentile_interval(replicates, 0.95)
+
+
+@pytest.mark.parametrize("fn", [spearman, kendall_tau])
+@pytest.mark.parametrize("clustered", [False, True])
+@pytest.mark.parametrize("method", ["bootstrap", "bca"])
+def test_counted_resamples_equal_the_expanded_reference(rng, fn, clustered, method):
+    """Replicates from pattern counts are the statistic of the very same resamples."""
+    n = 90
+    x = rng.integers(1, 6, n).astype(float)
+    y = np.where(rng.random(n) < 0.6, x, rng.integers(1, 6, n)).astype(float)
+    clusters = rng.integers(0, 25, n) if clustered else None  # unequal cluster sizes
+    result = fn(x, y)
+    ours = result.confidence_interval(
+        method=method, n_resamples=200, random_state=11, clusters=clusters
+    )
+    reference = _reference_interval(result, x, y, clusters, 200, 11, method)
+    assert ours == pytest.approx(reference, abs=1e-12)
+
+
+def test_many_distinct_pairs_take_the_per_resample_path(rng):
+    from judgekit.stats.correlation import _PATTERN_LIMIT
+
+    n = _PATTERN_LIMIT + 50
+    x = rng.normal(size=n)
+    y = x + rng.normal(size=n)
+    clusters = rng.integers(0, 60, n)
+    result = kendall_tau(x, y)
+    for c in (None, clusters):
+        ours = result.confidence_interval(n_resamples=30, random_state=2, clusters=c)
+        reference = _reference_interval(result, x, y, c, 30, 2, "bootstrap")
+        assert ours == pytest.approx(reference, abs=1e-12)
+    rho = spearman(x, y)  # spearman counts patterns at any size
+    ours = rho.confidence_interval(n_resamples=30, random_state=2, clusters=clusters)
+    assert ours == pytest.approx(
+        _reference_interval(rho, x, y, clusters, 30, 2, "bootstrap"), abs=1e-12
+    )
+
+
+def test_counted_replicates_handle_constant_resamples():
+    # two clusters, one per value of x: resamples drawing one cluster twice are constant
+    x = np.array([1.0, 1.0, 2.0, 2.0])
+    y = np.array([1.0, 2.0, 1.0, 2.0])
+    for fn in (spearman, kendall_tau):
+        result = fn(x, y)
+        ours = result.confidence_interval(n_resamples=100, random_state=0, clusters=[0, 0, 1, 1])
+        reference = _reference_interval(result, x, y, np.array([0, 0, 1, 1]), 100, 0, "bootstrap")
+        assert ours == pytest.approx(reference, abs=1e-12, nan_ok=True)

@@ -159,3 +159,35 @@ def test_paired_bootstrap_invalid_input():
         paired_bootstrap([1, float("inf")], [1, 2])
     with pytest.raises(ValueError, match="length mismatch"):
         paired_bootstrap([1, 2], [1])
+
+
+def test_cluster_resamples_built_at_once_equal_one_by_one(rng):
+    from judgekit.stats import _resample
+
+    clusters = rng.integers(0, 12, 70)
+    codes = np.unique(clusters, return_inverse=True)[1]
+    draw = _resample.cluster_index_sampler(codes, codes.size, np.random.default_rng(4))
+    one_by_one = [draw() for _ in range(40)]
+    at_once = []
+    for flat, lengths in _resample.cluster_resample_indices(codes, 40, np.random.default_rng(4)):
+        at_once.extend(np.split(flat, np.cumsum(lengths)[:-1]))
+    assert len(at_once) == 40
+    for a, b in zip(one_by_one, at_once, strict=True):
+        np.testing.assert_array_equal(a, b)
+    counts = _resample.cluster_pick_counts(int(codes.max()) + 1, 40, np.random.default_rng(4))
+    for row, idx in zip(counts, one_by_one, strict=True):
+        assert row[codes].sum() == idx.size
+
+
+def test_vectorised_cluster_bootstrap_equals_the_loop(rng):
+    clusters = rng.integers(0, 15, 80)  # unequal sizes: resamples differ in length
+    x = rng.normal(size=80)
+
+    def mean_rows(a):
+        return a.mean(axis=-1)
+
+    looped = bootstrap_ci(np.mean, x, random_state=5, n_resamples=300, clusters=clusters)
+    vectorised = bootstrap_ci(
+        mean_rows, x, random_state=5, n_resamples=300, clusters=clusters, vectorized=True
+    )
+    assert looped == pytest.approx(vectorised, abs=1e-12)
