@@ -56,3 +56,30 @@ def rubric_option(func: F) -> F:
         help="Rubric TOML file, or a bare name looked up in ./rubrics/ then the bundled rubrics.",
     )
     return decorator(func)
+
+
+def import_file_options(func: F) -> F:
+    """``FILE`` plus ``--rubric``, ``--db`` and ``--dataset``: what every import command takes.
+
+    Labels and judgments name items by id only, so both resolve the dataset the same way.
+    """
+    func = click.option(
+        "--dataset",
+        default=None,
+        help="Dataset the item ids belong to (default: the one dataset that holds each id).",
+    )(func)
+    func = rubric_option(db_option(func))
+    return click.argument("file", type=click.Path(dir_okay=False, path_type=Path))(func)
+
+
+def text_or_json_option(func: F) -> F:
+    """``--format text|json`` as parameter ``fmt``: the statistics-only commands' output."""
+    decorator = click.option(
+        "--format",
+        "fmt",
+        type=click.Choice(["text", "json"]),
+        default="text",
+        show_default=True,
+        help="Output format.",
+    )
+    return decorator(func)

@@ -7,6 +7,7 @@ import json
 import click
 
 from judgekit.agree import LEVELS, AgreeResult, Level, agreement_from_ratings, read_ratings
+from judgekit.cli._common import text_or_json_option
 from judgekit.report._format import stat_text
 
 
@@ -39,9 +40,7 @@ def render_agree_text(result: AgreeResult) -> str:
     help="Measurement level (Krippendorff); non-nominal labels must be numbers and "
     "pairwise kappas use quadratic weights.",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@text_or_json_option
 @click.option(
     "--min-overlap",
     type=int,
@@ -49,10 +48,10 @@ def render_agree_text(result: AgreeResult) -> str:
     show_default=True,
     help="Only rater pairs sharing at least this many items get a Cohen's kappa.",
 )
-@click.option("--resamples", type=int, default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
+@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
 def command(file: str, level: Level, fmt: str, min_overlap: int, resamples: int, seed: int) -> None:
-    """Agreement among raters in FILE (CSV or JSONL with item_id, rater, label).
+    """Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label).
 
     Prints pairwise Cohen's kappa for every rater pair, Fleiss' kappa,
     Krippendorff's alpha and percent agreement, each with its n and a bootstrap

@@ -3,10 +3,18 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path, rubric_option
+from judgekit.cli._common import (
+    F,
+    db_option,
+    resolve_db_path,
+    rubric_option,
+    text_or_json_option,
+)
 from judgekit.cli.report import resolve_rubric
 from judgekit.compare import (
     CandidateComparison,
@@ -55,6 +63,23 @@ def render_candidates(c: CandidateComparison) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _output_options(func: F) -> F:
+    """``--format``, ``--resamples`` and ``--seed``, the same on both subcommands."""
+    func = click.option(
+        "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."
+    )(func)
+    func = click.option(
+        "--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."
+    )(func)
+    return text_or_json_option(func)
+
+
+def _emit(result: Any, fmt: str, render: Callable[[Any], str]) -> None:
+    """JSON (``result.to_dict()``) or the text rendering, on stdout."""
+    out = json.dumps(result.to_dict(), indent=2) if fmt == "json" else render(result)
+    click.echo(out, nl=fmt == "json")
+
+
 @click.group("compare")
 def command() -> None:
     """Compare two judges, or two candidate models scored by one judge."""
@@ -66,11 +91,9 @@ def command() -> None:
 @click.option("--rubric-b", default=None, help="Rubric of judge B (default: the same rubric).")
 @click.option("--run-a", default=None, help="Run id of judge A.")
 @click.option("--run-b", default=None, help="Run id of judge B.")
-@click.option("--dataset", default=None)
+@click.option("--dataset", default=None, help="Only items of this dataset.")
 @click.option("--annotator", default=None, help="Human reference annotator (default: majority).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-@click.option("--resamples", type=int, default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@_output_options
 def judges(
     rubric: str,
     db: str,
@@ -100,8 +123,7 @@ def judges(
         )
     finally:
         store.close()
-    out = json.dumps(result.to_dict(), indent=2) if fmt == "json" else render_judges(result)
-    click.echo(out, nl=fmt == "json")
+    _emit(result, fmt, render_judges)
 
 
 @command.command("candidates")
@@ -110,9 +132,7 @@ def judges(
 @click.option("--dataset-a", required=True, help="Dataset holding candidate A's outputs.")
 @click.option("--dataset-b", required=True, help="Dataset holding candidate B's outputs.")
 @click.option("--run", "run_id", default=None, help="Judge run (default: all plain judgments).")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text")
-@click.option("--resamples", type=int, default=1000, show_default=True)
-@click.option("--seed", type=int, default=0, show_default=True)
+@_output_options
 def candidates(
     rubric: str,
     db: str,
@@ -137,5 +157,4 @@ def candidates(
         )
     finally:
         store.close()
-    out = json.dumps(result.to_dict(), indent=2) if fmt == "json" else render_candidates(result)
-    click.echo(out, nl=fmt == "json")
+    _emit(result, fmt, render_candidates)

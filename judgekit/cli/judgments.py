@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from judgekit.cli._common import db_option, rubric_option
+from judgekit.cli._common import import_file_options
 from judgekit.judgments_io import import_judgments
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
@@ -23,11 +23,7 @@ def command() -> None:
 
 
 @command.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@rubric_option
-@db_option
-@click.option("--dataset", default=None, help="Dataset the item ids belong to "
-              "(default: the one dataset that holds each id).")
+@import_file_options
 @click.option("--judge", default=None, help="Import only this judge's verdicts; also the "
               "judge name for lines without a 'judge' field.")
 def import_command(

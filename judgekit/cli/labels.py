@@ -14,7 +14,7 @@ from typing import TextIO, cast
 
 import click
 
-from judgekit.cli._common import db_option, rubric_option
+from judgekit.cli._common import db_option, import_file_options, rubric_option
 from judgekit.labels_io import ExportFormat, export_labels, import_labels
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
@@ -26,11 +26,7 @@ def command() -> None:
 
 
 @command.command("import")
-@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
-@rubric_option
-@db_option
-@click.option("--dataset", default=None, help="Dataset the item ids belong to "
-              "(default: the one dataset that holds each id).")
+@import_file_options
 def import_command(file: Path, rubric: str, db: str, dataset: str | None) -> None:
     """Import the labels in FILE (.jsonl or .csv); nothing is imported if any line is bad."""
     loaded = load_rubric(rubric)

@@ -13,6 +13,7 @@ from typing import Any
 import click
 
 from judgekit import stats
+from judgekit.cli._common import text_or_json_option
 from judgekit.errors import InputError
 
 
@@ -91,7 +92,11 @@ def plan(
 
 @click.command("plan")
 @click.option(
-    "--statistic", type=click.Choice(["kappa", "proportion"]), default="kappa", show_default=True
+    "--statistic",
+    type=click.Choice(["kappa", "proportion"]),
+    default="kappa",
+    show_default=True,
+    help="Plan for Cohen's kappa or for a proportion (e.g. percent agreement).",
 )
 @click.option(
     "--half-width",
@@ -113,7 +118,14 @@ def plan(
     show_default=True,
     help="Share of the first category (sets chance agreement p_e for kappa).",
 )
-@click.option("--categories", "n_categories", type=int, default=2, show_default=True)
+@click.option(
+    "--categories",
+    "n_categories",
+    type=int,
+    default=2,
+    show_default=True,
+    help="Categories on the scale; the share left by --prevalence is spread evenly.",
+)
 @click.option(
     "--observed-agreement",
     "p_observed",
@@ -128,7 +140,7 @@ def plan(
     default=None,
     help="p_e instead of --prevalence (kappa).",
 )
-@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option("--confidence", type=float, default=0.95, show_default=True, help="Confidence level.")
 @click.option(
     "--current",
     type=int,
@@ -136,9 +148,7 @@ def plan(
     show_default=True,
     help="Labels you already have (prints how many more are needed).",
 )
-@click.option(
-    "--format", "fmt", type=click.Choice(["text", "json"]), default="text", show_default=True
-)
+@text_or_json_option
 def command(
     statistic: str,
     half_width: float,

@@ -58,7 +58,14 @@ def write_output(text: str, out: str | None) -> None:
     default=None,
     help="Use this annotator's labels as the human reference (default: majority).",
 )
-@click.option("--format", "fmt", type=click.Choice(FORMATS), default="text", show_default=True)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text, Markdown, self-contained HTML, or JSON (see docs/report-schema.md).",
+)
 @click.option(
     "--out",
     default=None,
@@ -103,7 +110,13 @@ def write_output(text: str, out: str | None) -> None:
     help="Labeling queue whose inclusion probabilities weight population estimates "
     "(default: the rubric's latest non-uniform queue).",
 )
-@click.option("--confidence", type=float, default=0.95, show_default=True)
+@click.option(
+    "--confidence",
+    type=float,
+    default=0.95,
+    show_default=True,
+    help="Confidence level of every interval.",
+)
 @click.option(
     "--resamples",
     type=int,

@@ -7,8 +7,9 @@ formats cannot drift apart and no renderer can print a number without its n.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator
 
-from judgekit.report.model import Stat
+from judgekit.report.model import Bias, ProbeEntry, Report, Stat, VerdictResult
 
 #: Human-readable names of statistic keys, in the order the report lists them.
 STAT_LABELS: dict[str, str] = {
@@ -64,11 +65,12 @@ def interval(stat: Stat, digits: int = 3) -> str:
 
 
 def stat_text(stat: Stat, digits: int = 3) -> str:
-    """``0.712 [0.650, 0.770] n=412`` or ``n/a (reason) n=3``."""
+    """``0.712 [0.650, 0.770] n=412`` (plus ``(note)``) or ``n/a (reason) n=3``."""
     if not stat.defined:
         reason = f" ({stat.reason})" if stat.reason else ""
         return f"n/a{reason} n={stat.n}"
-    return f"{num(stat.statistic, digits)} {interval(stat, digits)} n={stat.n}"
+    note = f" ({stat.note})" if stat.note else ""
+    return f"{num(stat.statistic, digits)} {interval(stat, digits)} n={stat.n}{note}"
 
 
 def pct(count: int, total: int) -> str:
@@ -79,3 +81,30 @@ def pvalue_text(p: float) -> str:
     if not math.isfinite(p):
         return "n/a"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def rule_text(report: Report, ge: str = ">=") -> str:
+    """The verdict rule in one line, e.g. ``Rule: lower 95% bound of Cohen's kappa >= 0.6``."""
+    verdict = report.verdict
+    return (
+        f"Rule: lower {report.confidence_level:.0%} bound of {label_of(verdict.primary)} "
+        f"{ge} {verdict.threshold:g}"
+    )
+
+
+def labels_needed_text(verdict: VerdictResult, pm: str = "+/-") -> str | None:
+    """How many more labels the target width needs (INSUFFICIENT DATA only)."""
+    if verdict.labels_needed is None:
+        return None
+    return (
+        f"About {verdict.labels_needed} more labeled item(s) are needed for a "
+        f"{pm}{verdict.target_half_width:g} interval."
+    )
+
+
+def probe_extras(bias: Bias) -> Iterator[tuple[ProbeEntry, dict[str, Stat]]]:
+    """Each stored probe with the statistics not already shown in the headline table."""
+    for entry in bias.probes:
+        others = {k: v for k, v in entry.stats.items() if k not in bias.headline}
+        if others:
+            yield entry, others

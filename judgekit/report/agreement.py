@@ -12,7 +12,7 @@ from __future__ import annotations
 import inspect
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -20,7 +20,11 @@ import numpy.typing as npt
 
 from judgekit import stats
 from judgekit.report.model import Confusion, Stat, undefined
+from judgekit.stats._resample import wilson_bounds
 from judgekit.types import Scale
+
+#: An interval narrower than this is a point: resampling never moved the estimate.
+COLLAPSED_WIDTH = 1e-12
 
 #: Primary statistic per scale kind: chance-corrected agreement, so one threshold means
 #: the same thing for every kind (quadratic weights for ordinal scales).
@@ -76,7 +80,37 @@ def to_stat(result: Any, spec: IntervalSpec) -> Stat:
             kwargs["clusters"] = spec.clusters
         method = spec.bootstrap_name if "n_resamples" in params else "bootstrap"
     low, high = result.confidence_interval(**kwargs)
-    return Stat(statistic, float(low), float(high), n, method, reason)
+    stat = Stat(statistic, float(low), float(high), n, method, reason)
+    if params.get("method") is not None and params["method"].default == "wilson":
+        return wilson_if_collapsed(stat, spec)
+    return stat
+
+
+def wilson_if_collapsed(stat: Stat, spec: IntervalSpec) -> Stat:
+    """A clustered proportion whose bootstrap interval is a point -> Wilson over clusters.
+
+    When every cluster has the same rate (say, each pair of items holds exactly one
+    agreement), resampling clusters never moves the estimate and the percentile
+    interval collapses, as if the rate were known exactly. It is not: the bootstrap
+    simply cannot see the spread. Counting each cluster once, at the observed rate,
+    assumes the strongest within-cluster correlation the clustering allows, so the
+    interval claims no independence that ``--cluster-by`` ruled out. The stat's note
+    says so in every format.
+    """
+    if spec.clusters is None or not stat.defined or stat.ci_high - stat.ci_low > COLLAPSED_WIDTH:
+        return stat
+    k = len(set(spec.clusters.tolist()))
+    low, high = wilson_bounds(stat.statistic * k, k, spec.confidence_level)
+    return replace(
+        stat,
+        ci_low=low,
+        ci_high=high,
+        method="wilson over clusters",
+        note=(
+            "every cluster has the same rate, so the cluster bootstrap collapsed to a point; "
+            f"Wilson interval with each of the {k} clusters counted once"
+        ),
+    )
 
 
 def bootstrap_stat(
@@ -112,7 +146,9 @@ def proportion_stat(successes: npt.NDArray[np.bool_], spec: IntervalSpec) -> Sta
     if spec.clusters is None:
         low, high = stats.wilson_interval(k, n, confidence_level=spec.confidence_level)
         return Stat(k / n, low, high, n, "wilson")
-    return bootstrap_stat(lambda x: x.mean(axis=-1), [successes.astype(float)], spec)
+    return wilson_if_collapsed(
+        bootstrap_stat(lambda x: x.mean(axis=-1), [successes.astype(float)], spec), spec
+    )
 
 
 def confusion_of(judge: Sequence[str], human: Sequence[str], labels: Sequence[str]) -> Confusion:

@@ -97,9 +97,7 @@ def _selection(store: Store, rubric: Rubric, opts: ReportOptions) -> tuple[_Sele
     notes: list[str] = []
     model = None
     if opts.judge_run is None:
-        models = store.judgment_models(
-            rubric_hash=rubric.sha256, dataset=opts.dataset, variant=""
-        )
+        models = store.judgment_models(rubric_hash=rubric.sha256, dataset=opts.dataset, variant="")
         if len(models) > 1:
             model = models[-1]
             notes.append(
@@ -335,6 +333,8 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         planner=planner,
         slices=slices,
         slice_threshold=opts.min_slice_agreement,
+        agreement=agreement,
+        confidence_level=opts.confidence_level,
     )
     annotators = {a for by in grouped.values() for a in by}
     return Report(

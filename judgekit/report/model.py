@@ -31,7 +31,8 @@ class Stat:
     """One figure with its n and confidence interval (NaN bounds when undefined).
 
     ``method`` says how the interval was made ("bootstrap", "cluster bootstrap",
-    "wilson", ...); ``reason`` says why a value is NaN.
+    "wilson", ...); ``reason`` says why a value is NaN; ``note`` says why a defined
+    value's interval is not the one the method would normally give (a fallback).
     """
 
     statistic: float
@@ -40,6 +41,7 @@ class Stat:
     n: int = 0
     method: str = ""
     reason: str | None = None
+    note: str | None = None
 
     @property
     def defined(self) -> bool:
@@ -59,6 +61,8 @@ class Stat:
         }
         if self.reason:
             out["reason"] = self.reason
+        if self.note:
+            out["note"] = self.note
         return out
 
 

@@ -12,7 +12,16 @@ from collections.abc import Mapping
 from html import escape
 
 from judgekit.report import _svg
-from judgekit.report._format import interval, label_of, num, pct, pvalue_text
+from judgekit.report._format import (
+    interval,
+    label_of,
+    labels_needed_text,
+    num,
+    pct,
+    probe_extras,
+    pvalue_text,
+    rule_text,
+)
 from judgekit.report.model import Report, ScatterPoint, Stat
 
 _CSS = """
@@ -26,6 +35,8 @@ th{background:#f7fafc;text-align:left}td.num{text-align:right;font-variant-numer
 figure{margin:1em 0}figcaption{color:#4a5568;font-size:.9em}
 """
 
+GE, PLUS_MINUS = "\u2265", "\u00b1"  # written as characters: the page is UTF-8
+
 
 def _e(text: object) -> str:
     return escape(str(text))
@@ -36,9 +47,10 @@ def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> str:
     for key, stat in stats.items():
         name = _e(label_of(key)) + (" <b>(primary)</b>" if key == primary else "")
         value = num(stat.statistic) if stat.defined else f"n/a ({_e(stat.reason or '')})"
+        note = f' <span class="muted">({_e(stat.note)})</span>' if stat.note else ""
         rows.append(
             f'<tr><td>{name}</td><td class="num">{value}</td>'
-            f'<td>{interval(stat)}</td><td class="num">{stat.n}</td></tr>'
+            f'<td>{interval(stat)}{note}</td><td class="num">{stat.n}</td></tr>'
         )
     rows.append("</table>")
     return "".join(rows)
@@ -216,23 +228,18 @@ def render_html(report: Report) -> str:
         )
     if report.bias.probes:
         parts.append(_stat_table(report.bias.headline))
-        for entry in report.bias.probes:
-            others = {k: v for k, v in entry.stats.items() if k not in report.bias.headline}
-            if others:
-                parts.append(f"<h3>{_e(entry.probe)} probe (run {_e(entry.run_id)})</h3>")
-                parts.append(_stat_table(others))
+        for entry, others in probe_extras(report.bias):
+            parts.append(f"<h3>{_e(entry.probe)} probe (run {_e(entry.run_id)})</h3>")
+            parts.append(_stat_table(others))
     else:
         parts.append('<p class="muted">No probe results stored.</p>')
 
     parts.append(
         f"<h2>Verdict</h2><p><b>{_e(verdict.decision)}</b>: {_e(verdict.reason)}</p>"
-        f"<p>Rule: lower {report.confidence_level:.0%} bound of "
-        f"{_e(label_of(verdict.primary))} &ge; {verdict.threshold:g}.</p>"
+        f"<p>{_e(rule_text(report, ge=GE))}.</p>"
     )
-    if verdict.labels_needed is not None:
-        parts.append(
-            f"<p>About {verdict.labels_needed} more labeled item(s) are needed for a "
-            f"&plusmn;{verdict.target_half_width:g} interval.</p>"
-        )
+    needed = labels_needed_text(verdict, pm=PLUS_MINUS)
+    if needed is not None:
+        parts.append(f"<p>{_e(needed)}</p>")
     parts.append("</body></html>\n")
     return "\n".join(parts)

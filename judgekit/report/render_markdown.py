@@ -4,7 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from judgekit.report._format import interval, label_of, num, pct, pvalue_text
+from judgekit.report._format import (
+    interval,
+    label_of,
+    labels_needed_text,
+    num,
+    pct,
+    probe_extras,
+    pvalue_text,
+    rule_text,
+)
 from judgekit.report.model import Report, Stat
 
 
@@ -17,7 +26,8 @@ def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> list[s
     for key, stat in stats.items():
         name = label_of(key) + (" **(primary)**" if key == primary else "")
         value = num(stat.statistic) if stat.defined else f"n/a ({_cell(stat.reason or '')})"
-        lines.append(f"| {name} | {value} | {interval(stat)} | {stat.n} |")
+        note = f" ({_cell(stat.note)})" if stat.note else ""
+        lines.append(f"| {name} | {value} | {interval(stat)}{note} | {stat.n} |")
     return lines
 
 
@@ -138,11 +148,9 @@ def render_markdown(report: Report) -> str:
         out.append("No probe results stored.")
     else:
         out += _stat_table(report.bias.headline)
-        for entry in report.bias.probes:
-            others = {k: v for k, v in entry.stats.items() if k not in report.bias.headline}
-            if others:
-                out += ["", f"### {entry.probe} probe (run `{entry.run_id}`)", ""]
-                out += _stat_table(others)
+        for entry, others in probe_extras(report.bias):
+            out += ["", f"### {entry.probe} probe (run `{entry.run_id}`)", ""]
+            out += _stat_table(others)
 
     out += [
         "",
@@ -150,12 +158,9 @@ def render_markdown(report: Report) -> str:
         "",
         f"**{verdict.decision}**: {verdict.reason}",
         "",
-        f"Rule: lower {report.confidence_level:.0%} bound of {label_of(verdict.primary)} "
-        f">= {verdict.threshold:g}.",
+        f"{rule_text(report)}.",
     ]
-    if verdict.labels_needed is not None:
-        out.append(
-            f"About {verdict.labels_needed} more labeled item(s) are needed for a "
-            f"+/-{verdict.target_half_width:g} interval."
-        )
+    needed = labels_needed_text(verdict)
+    if needed is not None:
+        out.append(needed)
     return "\n".join(out) + "\n"

@@ -8,7 +8,17 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from judgekit.report._format import interval, label_of, num, pct, pvalue_text, stat_text
+from judgekit.report._format import (
+    interval,
+    label_of,
+    labels_needed_text,
+    num,
+    pct,
+    probe_extras,
+    pvalue_text,
+    rule_text,
+    stat_text,
+)
 from judgekit.report.model import Agreement, Report, Stat
 
 
@@ -147,23 +157,18 @@ def render_text(report: Report) -> str:
         out.append("  No probe results stored (run `judgekit probe position|length|consistency`).")
     else:
         out.extend(_stat_lines(bias.headline))
-        for entry in bias.probes:
-            others = {k: v for k, v in entry.stats.items() if k not in bias.headline}
-            if others:
-                out.append(f"  [{entry.probe} probe, run {entry.run_id}]")
-                out.extend("  " + line for line in _stat_lines(others))
+        for entry, others in probe_extras(bias):
+            out.append(f"  [{entry.probe} probe, run {entry.run_id}]")
+            out.extend("  " + line for line in _stat_lines(others))
 
     verdict = report.verdict
     out += [
         "",
         f"VERDICT: {verdict.decision}",
         f"  {verdict.reason}",
-        f"  Rule: lower {report.confidence_level:.0%} bound of {label_of(verdict.primary)} "
-        f">= {verdict.threshold:g}; {label_of(verdict.primary)} = {stat_text(verdict.statistic)}",
+        f"  {rule_text(report)}; {label_of(verdict.primary)} = {stat_text(verdict.statistic)}",
     ]
-    if verdict.labels_needed is not None:
-        out.append(
-            f"  About {verdict.labels_needed} more labeled item(s) are needed for a "
-            f"+/-{verdict.target_half_width:g} interval."
-        )
+    needed = labels_needed_text(verdict)
+    if needed is not None:
+        out.append(f"  {needed}")
     return "\n".join(out) + "\n"

@@ -6,6 +6,12 @@ when the whole interval is below the threshold, or when the interval is already
 as narrow as requested and its lower bound still falls short (more labels would
 not rescue it). Otherwise the data cannot decide, and the verdict says how many
 more labels would give the requested interval width.
+
+Two situations are decided before the interval is read, because a bootstrap
+interval misdescribes them (see :mod:`judgekit.report._degenerate`): a judge
+that gave one verdict on every item fails, since it cannot discriminate; and an
+interval that collapsed to a point is explained (constant human labels, perfect
+agreement judged by a Wilson bound) instead of being taken at face value.
 """
 
 from __future__ import annotations
@@ -13,8 +19,10 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from judgekit.report import _degenerate
 from judgekit.report._format import label_of
-from judgekit.report.model import Decision, Slices, Stat, VerdictResult
+from judgekit.report.agreement import COLLAPSED_WIDTH
+from judgekit.report.model import Agreement, Decision, Slices, Stat, VerdictResult
 
 #: Below this many compared items no interval is trusted, whatever its width.
 MIN_ITEMS = 10
@@ -36,6 +44,16 @@ def more_labels_needed(stat: Stat, target_half_width: float, planned_total: int 
     return max([1, *candidates])
 
 
+def _failing_slices(slices: Slices | None, slice_threshold: float | None) -> tuple[str, ...]:
+    if slices is None or slice_threshold is None:
+        return ()
+    return tuple(
+        r.name
+        for r in slices.rows
+        if math.isfinite(r.primary.ci_high) and r.primary.ci_high < slice_threshold
+    )
+
+
 def decide(
     primary: str,
     stat: Stat,
@@ -46,48 +64,24 @@ def decide(
     slices: Slices | None = None,
     slice_threshold: float | None = None,
     min_items: int = MIN_ITEMS,
+    agreement: Agreement | None = None,
+    confidence_level: float = 0.95,
 ) -> VerdictResult:
-    """The verdict with a one-sentence reason. ``planner`` gives the total n the
-    sample-size formula asks for at ``target_half_width`` (called only when needed)."""
+    """The verdict with a one-sentence reason.
+
+    ``planner`` gives the total n the sample-size formula asks for at
+    ``target_half_width`` (called only when needed). ``agreement`` (the judge-vs-human
+    section, with its confusion matrix) lets the rule recognise a constant judge,
+    constant human labels and perfect agreement.
+    """
     name = label_of(primary)
 
-    def insufficient(reason: str) -> VerdictResult:
-        needed = more_labels_needed(stat, target_half_width, planner())
-        return VerdictResult(
-            "INSUFFICIENT DATA",
-            reason,
-            primary,
-            threshold,
-            stat,
-            target_half_width,
-            needed,
-            slice_threshold,
-        )
-
-    if stat.n < min_items:
-        return insufficient(
-            f"Only {stat.n} item(s) have both an ok judgment and a human label; at least "
-            f"{min_items} are needed before {name} can be judged against {threshold:g}."
-        )
-    if not stat.defined or not (math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high)):
-        return insufficient(f"{name} is undefined on these items ({stat.reason or 'no interval'}).")
-
-    if stat.ci_high - stat.ci_low <= 1e-12:
-        planned = planner()
-        if planned is None or planned > stat.n:
-            return insufficient(
-                f"{name} is {stat.statistic:.3f} on {stat.n} items and every bootstrap resample "
-                "gives the same value, so the interval carries no information yet.")
-
-    failing: tuple[str, ...] = ()
-    if slices is not None and slice_threshold is not None:
-        failing = tuple(
-            r.name
-            for r in slices.rows
-            if math.isfinite(r.primary.ci_high) and r.primary.ci_high < slice_threshold
-        )
-
-    def result(decision: Decision, reason: str, needed: int | None = None) -> VerdictResult:
+    def make(
+        decision: Decision,
+        reason: str,
+        needed: int | None = None,
+        failing: tuple[str, ...] = (),
+    ) -> VerdictResult:
         return VerdictResult(
             decision,
             reason,
@@ -100,28 +94,157 @@ def decide(
             failing,
         )
 
+    def insufficient(reason: str, needed: int | None = None) -> VerdictResult:
+        if needed is None:
+            needed = more_labels_needed(stat, target_half_width, planner())
+        return make("INSUFFICIENT DATA", reason, needed)
+
+    if stat.n < min_items:
+        return insufficient(
+            f"Only {stat.n} item(s) have both an ok judgment and a human label; at least "
+            f"{min_items} are needed before {name} can be judged against {threshold:g}."
+        )
+    failing = _failing_slices(slices, slice_threshold)
+    constant = (
+        None if agreement is None else _degenerate.constant_judge(agreement, confidence_level)
+    )
+    if constant is not None and constant.miss.ci_high < threshold:
+        return make(
+            "FAIL",
+            f"The judge gave '{constant.label}' on all {constant.n} items; it cannot tell "
+            f"the classes apart ({constant.evidence()}: even the upper bound is below "
+            f"{threshold:g}).",
+            failing=failing,
+        )
+    if not stat.defined or not (math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high)):
+        return insufficient(f"{name} is undefined on these items ({stat.reason or 'no interval'}).")
+
+    if stat.ci_high - stat.ci_low <= COLLAPSED_WIDTH:
+        collapsed = _collapsed(
+            name, primary, stat, agreement, constant, threshold, confidence_level, planner
+        )
+        if collapsed is not None:
+            decision, reason, needed = collapsed
+            if decision != "PASS":
+                return insufficient(reason, needed)
+            if not failing:  # a failing slice still fails below
+                return make("PASS", reason)
+
     bounds = f"{stat.statistic:.3f} [{stat.ci_low:.3f}, {stat.ci_high:.3f}], n={stat.n}"
     if stat.ci_high < threshold:
-        return result("FAIL", f"{name} is {bounds}: the whole interval lies below {threshold:g}.")
+        return make(
+            "FAIL",
+            f"{name} is {bounds}: the whole interval lies below {threshold:g}.",
+            failing=failing,
+        )
     if failing:
-        return result(
+        return make(
             "FAIL",
             f"{name} is {bounds} overall, but slice(s) {', '.join(failing)} lie "
             f"entirely below the per-slice threshold {slice_threshold:g}.",
+            failing=failing,
         )
     if stat.ci_low >= threshold:
-        return result("PASS", f"{name} is {bounds}: the lower bound clears {threshold:g}.")
+        return make("PASS", f"{name} is {bounds}: the lower bound clears {threshold:g}.")
     if stat.half_width <= target_half_width:
-        return result(
+        return make(
             "FAIL",
             f"{name} is {bounds}: the interval is already within "
             f"+/-{target_half_width:g} and its lower bound is below {threshold:g}.",
         )
     needed = more_labels_needed(stat, target_half_width, planner())
-    return result(
+    return make(
         "INSUFFICIENT DATA",
         f"{name} is {bounds}: the interval straddles {threshold:g} "
         f"and is wider than +/-{target_half_width:g}; about {needed} more labels "
         "would narrow it enough to decide.",
+        needed,
+    )
+
+
+def _collapsed(
+    name: str,
+    primary: str,
+    stat: Stat,
+    agreement: Agreement | None,
+    constant: _degenerate.ConstantJudge | None,
+    threshold: float,
+    confidence_level: float,
+    planner: Callable[[], int | None],
+) -> tuple[Decision, str, int | None] | None:
+    """Decision and reason for an interval that collapsed to a point.
+
+    None lets the ordinary rules read the point interval (only when the planner says
+    the sample is already as large as the target width asks for).
+    """
+    value = f"{name} is {stat.statistic:.3f} on {stat.n} items"
+    if agreement is not None:
+        conf = agreement.confusion
+        if constant is not None:  # constant judge, but too few other-class items to fail it
+            return (
+                "INSUFFICIENT DATA",
+                f"The judge gave '{constant.label}' on all {constant.n} items, so {name} is "
+                f"{stat.statistic:.3f} in every resample; only {constant.miss.n} item(s) have "
+                f"another human label ({constant.evidence()}), too few to show whether it can "
+                "tell the classes apart.",
+                None,
+            )
+        human = _degenerate.constant_human(conf)
+        if human is not None:
+            return (
+                "INSUFFICIENT DATA",
+                f"Every human label is '{human}', so {name} cannot measure agreement beyond "
+                f"chance ({stat.statistic:.3f} in every resample on {stat.n} items); label "
+                "items of the other class(es) too.",
+                None,
+            )
+        if _degenerate.is_perfect(conf):
+            return _perfect(name, primary, stat, agreement, threshold, confidence_level)
+    planned = planner()
+    if planned is None or planned > stat.n:
+        return (
+            "INSUFFICIENT DATA",
+            f"{value} and every bootstrap resample gives the same value, so the interval "
+            "carries no information yet.",
+            None,
+        )
+    return None
+
+
+def _perfect(
+    name: str,
+    primary: str,
+    stat: Stat,
+    agreement: Agreement,
+    threshold: float,
+    confidence_level: float,
+) -> tuple[Decision, str, int | None]:
+    """Perfect agreement: PASS only when a Wilson bound on agreement supports it.
+
+    With clusters, each cluster counts once (near-duplicates are not independent
+    evidence of agreement).
+    """
+    units = agreement.n_clusters or stat.n
+    unit_name = "clusters" if agreement.n_clusters else "items"
+    b = _degenerate.perfect_bound(primary, agreement.confusion, units, threshold, confidence_level)
+    head = (
+        f"{name} is {stat.statistic:.3f}: judge and humans agree on all {stat.n} items, so "
+        f"every bootstrap resample gives the same value; the Wilson {confidence_level:.0%} "
+        f"lower bound on agreement over {units} {unit_name} is {b.agreement_low:.3f}"
+    )
+    if math.isfinite(b.statistic_low) and b.statistic_low >= threshold:
+        return (
+            "PASS",
+            f"{head}, so {name} is at least {b.statistic_low:.3f}, which clears {threshold:g}.",
+            None,
+        )
+    needed = None
+    if b.units_needed is not None:
+        per_unit = stat.n / units
+        needed = max(1, math.ceil((b.units_needed - units) * per_unit))
+    more = f"; about {needed} more labels would settle it" if needed is not None else ""
+    return (
+        "INSUFFICIENT DATA",
+        f"{head}, which allows {name} as low as {b.statistic_low:.3f}, below {threshold:g}{more}.",
         needed,
     )

@@ -13,8 +13,9 @@ from judgekit import stats
 from judgekit.agree import agreement_from_ratings, read_ratings
 from judgekit.cli.main import cli
 from judgekit.errors import InputError
+from tests.support.shared_data import SHARED_DATA
 
-SHARED = Path(__file__).resolve().parents[3] / "shared" / "data"
+SHARED = SHARED_DATA
 
 
 def write_csv(path: Path, rows: list[tuple[str, str, str]]) -> Path:

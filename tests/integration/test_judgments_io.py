@@ -14,6 +14,8 @@ from judgekit.judgments_io import import_judgments, llmbar_rows
 from judgekit.rubrics import load_rubric
 from judgekit.store import Store, open_store
 from judgekit.types import Item, Rubric
+from tests.support.io_files import ORDINAL, rubric_file, write_jsonl
+from tests.support.shared_data import SHARED_DATA
 
 PAIRWISE = """
 name = "pref"
@@ -34,40 +36,8 @@ system = "Compare."
 user = "Q: {input}\\nA: {response_a}\\nB: {response_b}\\n{scale}"
 """
 
-ORDINAL = """
-name = "helpful"
-version = "1"
-description = "How helpful?"
 
-[scale]
-kind = "ordinal"
-min = 1
-max = 5
-
-[scale.levels]
-"1" = "no"
-"2" = "barely"
-"3" = "partly"
-"4" = "mostly"
-"5" = "fully"
-
-[prompt]
-system = "Rate."
-user = "Q: {input}\\nA: {response}\\n{scale}"
-"""
-
-LLMBAR = Path(__file__).resolve().parents[3] / "shared" / "data" / "llmbar" / "llmbar.jsonl"
-
-
-def rubric_file(tmp_path: Path, text: str, name: str) -> Path:
-    path = tmp_path / f"{name}.toml"
-    path.write_text(text, encoding="utf-8")
-    return path
-
-
-def write_jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
+LLMBAR = SHARED_DATA / "llmbar" / "llmbar.jsonl"
 
 
 @pytest.fixture

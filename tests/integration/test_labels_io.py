@@ -15,6 +15,7 @@ from judgekit.labels_io import MAX_REPORTED_ERRORS, export_labels, import_labels
 from judgekit.rubrics import load_rubric
 from judgekit.store import Store, open_store
 from judgekit.types import Item, Rubric
+from tests.support.io_files import ORDINAL, rubric_file, write_jsonl
 
 BINARY = """
 name = "correct"
@@ -33,34 +34,10 @@ system = "Grade."
 user = "Q: {input}\\nA: {response}\\n{scale}"
 """
 
-ORDINAL = """
-name = "helpful"
-version = "1"
-description = "How helpful?"
-
-[scale]
-kind = "ordinal"
-min = 1
-max = 5
-
-[scale.levels]
-"1" = "no"
-"2" = "barely"
-"3" = "partly"
-"4" = "mostly"
-"5" = "fully"
-
-[prompt]
-system = "Rate."
-user = "Q: {input}\\nA: {response}\\n{scale}"
-"""
-
 
 @pytest.fixture
 def binary_path(tmp_path: Path) -> Path:
-    path = tmp_path / "correct.toml"
-    path.write_text(BINARY, encoding="utf-8")
-    return path
+    return rubric_file(tmp_path, BINARY, "correct")
 
 
 @pytest.fixture
@@ -83,11 +60,6 @@ def store(db_path: Path) -> Store:
     opened = open_store(db_path)
     yield opened  # type: ignore[misc]
     opened.close()
-
-
-def write_jsonl(path: Path, rows: list[object]) -> Path:
-    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
-    return path
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -153,9 +125,7 @@ def test_reimport_is_idempotent_and_changes_append(tmp_path: Path, store: Store,
 
 
 def test_ordinal_numbers_accepted_as_labels(tmp_path: Path, store: Store) -> None:
-    rubric_path = tmp_path / "helpful.toml"
-    rubric_path.write_text(ORDINAL, encoding="utf-8")
-    ordinal = load_rubric(rubric_path)
+    ordinal = load_rubric(rubric_file(tmp_path, ORDINAL, "helpful"))
     data = write_jsonl(tmp_path / "l.jsonl", [
         {"item_id": "i1", "annotator": "a", "label": 4},
         {"item_id": "i2", "annotator": "a", "label": "2"},

@@ -10,14 +10,14 @@ across orders; ``position_bias`` must reproduce the latter as its consistent cou
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 from judgekit.stats.bias import position_bias
+from tests.support.shared_data import SHARED_DATA
 
-DATA = Path("/work/shared/data/llmbar/llmbar.jsonl")
+DATA = SHARED_DATA / "llmbar" / "llmbar.jsonl"
 
 pytestmark = [
     pytest.mark.shared_data,
