@@ -6,8 +6,9 @@ ratio (judgekit / baseline; below 1 means judgekit is faster). Each time is the
 best of several repeats so a busy machine distorts it less.
 
 Targets (2 cores): Cohen's kappa + 2,000-resample bootstrap CI on 100,000 pairs
-under 1 s; Krippendorff's alpha within 1.2x of the ``krippendorff`` package;
-Fleiss' kappa at least as fast as statsmodels.
+under 1 s (baseline: the textbook per-resample index bootstrap); Krippendorff's
+alpha within 1.2x of the ``krippendorff`` package; Fleiss' kappa at least as fast
+as statsmodels.
 """
 
 from __future__ import annotations
@@ -34,7 +35,29 @@ def best_time(fn: Callable[[], Any], repeats: int) -> float:
     return min(times)
 
 
-def kappa_case(n_pairs: int, rng: np.random.Generator) -> tuple[Callable[[], Any], None]:
+BASELINE_RESAMPLES = 200
+
+
+def index_bootstrap_kappa(a: np.ndarray, b: np.ndarray, n_resamples: int) -> np.ndarray:
+    """The textbook bootstrap: redraw item indices and recompute kappa, once per resample.
+
+    This is the baseline judgekit's confusion-count resampling is measured against.
+    """
+    rng = np.random.default_rng(0)
+    n = a.size
+    out = np.empty(n_resamples)
+    for r in range(n_resamples):
+        idx = rng.integers(0, n, n)
+        table = np.bincount(a[idx] * 2 + b[idx], minlength=4).reshape(2, 2) / n
+        p_o = np.trace(table)
+        p_e = float(table.sum(axis=1) @ table.sum(axis=0))
+        out[r] = (p_o - p_e) / (1 - p_e)
+    return out
+
+
+def kappa_case(
+    n_pairs: int, rng: np.random.Generator
+) -> tuple[Callable[[], Any], Callable[[], Any]]:
     truth = rng.integers(0, 2, n_pairs)
     a = np.where(rng.random(n_pairs) < 0.9, truth, 1 - truth)
     b = np.where(rng.random(n_pairs) < 0.85, truth, 1 - truth)
@@ -45,7 +68,11 @@ def kappa_case(n_pairs: int, rng: np.random.Generator) -> tuple[Callable[[], Any
         result = cohen_kappa(labels_a, labels_b)
         return result.confidence_interval(n_resamples=2000, random_state=0)
 
-    return run, None
+    def baseline() -> Any:
+        # 200 resamples, scaled to 2,000 below: the loop's cost is linear in resamples.
+        return index_bootstrap_kappa(a, b, BASELINE_RESAMPLES)
+
+    return run, baseline
 
 
 def alpha_case(
@@ -96,7 +123,11 @@ def main() -> None:
     rng = np.random.default_rng(20240601)
     n = 100_000 // scale
     cases: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, str]] = [
-        (f"cohen_kappa + bootstrap CI (B=2000), {n:,} pairs", *kappa_case(n, rng), "< 1 s"),
+        (
+            f"cohen_kappa + bootstrap CI (B=2000), {n:,} pairs *",
+            *kappa_case(n, rng),
+            "< 1 s",
+        ),
         (
             f"krippendorff_alpha nominal, 10 x {n:,}, 15% missing",
             *alpha_case("nominal", 10, n, rng),
@@ -118,7 +149,13 @@ def main() -> None:
             print(f"{name:<56} {ours_s:>9.3f}s {'-':>10} {'-':>7}  {target}")
             continue
         base_s = best_time(baseline, repeats)
+        if name.startswith("cohen_kappa"):
+            base_s *= 2000 / BASELINE_RESAMPLES  # extrapolated from 200 index resamples
         print(f"{name:<56} {ours_s:>9.3f}s {base_s:>9.3f}s {ours_s / base_s:>6.2f}x  {target}")
+    print(
+        "* baseline: redraw item indices and recompute kappa once per resample "
+        f"({BASELINE_RESAMPLES} resamples timed, scaled to 2,000)"
+    )
 
 
 if __name__ == "__main__":
