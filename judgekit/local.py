@@ -98,7 +98,8 @@ class LocalJudge:
         log_path: str | Path | None = None,
     ) -> None:
         self.host = host
-        self.port = port
+        # chosen now, so base_url is known before the server starts (or without starting it)
+        self.port = port if port is not None else free_port(host)
         self.n_ctx = n_ctx
         self.startup_timeout = startup_timeout
         self.log_path = Path(log_path) if log_path else None
@@ -109,6 +110,15 @@ class LocalJudge:
     @property
     def base_url(self) -> str:
         return f"http://{self.host}:{self.port}/v1"
+
+    @property
+    def identity(self) -> str:
+        """The judge's stable name in cache keys and stored rows: ``local:<model file>``.
+
+        The port changes on every start, the judge does not; keying by the URL
+        would make every rerun re-judge everything.
+        """
+        return f"local:{model_path().name}"
 
     @property
     def running(self) -> bool:
@@ -129,8 +139,6 @@ class LocalJudge:
         if self.running:
             return self
         gguf = model_path()
-        if self.port is None:
-            self.port = free_port(self.host)
         if self.log_path is None:
             handle, name = tempfile.mkstemp(prefix="judgekit-local-", suffix=".log")
             os.close(handle)

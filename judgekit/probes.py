@@ -17,21 +17,37 @@ shape is documented in ``docs/probes.md``.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from pathlib import Path
+from dataclasses import dataclass
 from typing import Any
 
-from judgekit.cache import cache_key
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
-from judgekit.parsing import PARSER_VERSION
-from judgekit.runner import RunSummary, WorkUnit, run_judgments, score_for, unit_for
+from judgekit.probe_variants import (
+    DEFAULT_FILLER,
+    DEFAULT_LEVELS,
+    added_chars,
+    check_levels,
+    item_length,
+    length_units,
+    load_filler,
+    pad_item,
+    pad_text,
+    padded_side,
+    padding_variant,
+    position_units,
+)
+from judgekit.runner import RunSummary, WorkUnit, run_judgments, unit_key
 from judgekit.stats import bias
 from judgekit.store import Store
 from judgekit.types import Item, Judgment, Label, Rubric, Scale
+
+__all__ = [
+    "DEFAULT_FILLER", "DEFAULT_LEVELS", "PROBES", "ProbeOutcome", "added_chars", "check_levels",
+    "length_units", "load_filler", "pad_item", "pad_text", "padded_side", "padding_variant",
+    "position_units", "run_consistency_probe", "run_length_probe", "run_position_probe",
+]
 
 PROBES = ("position", "length", "consistency")
 SCHEMA_VERSION = 1
@@ -50,22 +66,12 @@ class ProbeOutcome:
     summary: RunSummary
 
 
-def _key(spec: JudgeSpec, rubric: Rubric, dataset: str, unit: WorkUnit, sample: int) -> str:
-    """The runner's cache key for one call, to read back exactly this judge's outcomes."""
-    return cache_key(
-        model=spec.model, base_url=spec.public_base_url, rubric_hash=rubric.sha256,
-        item_hash=unit.item.content_hash, sampling=spec.sampling.as_dict(),
-        sample_index=sample, parser_version=PARSER_VERSION, dataset=dataset,
-        item_id=unit.item.id, variant=unit.variant, reverse_levels=unit.reverse_levels,
-    )
-
-
 class _Outcomes:
     """Judgments of a probe's units, looked up by (variant, item id, sample)."""
 
     def __init__(self, store: Store, rubric: Rubric, spec: JudgeSpec, dataset: str,
                  units: Sequence[WorkUnit], samples: int = 1) -> None:
-        keys = {(u.variant, u.item.id, s): _key(spec, rubric, dataset, u, s)
+        keys = {(u.variant, u.item.id, s): unit_key(rubric, u, spec, dataset=dataset, sample=s)
                 for u in units for s in range(samples)}
         found = store.cached_judgments(keys.values())
         self.by: dict[tuple[str, str, int], Judgment | None] = {
@@ -123,107 +129,7 @@ def _ids(indices: Sequence[int], items: Sequence[Item]) -> list[str]:
     return [items[i].id for i in indices[:MAX_LISTED_IDS]]
 
 
-# -- variants ----------------------------------------------------------------------
-
-DEFAULT_LEVELS: tuple[int, ...] = (25, 50, 100)
-#: Content-free sentences appended to pad a response; ``{input}`` = the item's input.
-DEFAULT_FILLER: tuple[str, ...] = (
-    "I hope this helps.",
-    "Let me know if anything above should be clarified.",
-    "To restate the request: {input}",
-    "The answer above is given as plainly as possible.",
-    "Please feel free to ask a follow-up question.",
-    "Thank you for the question.",
-    "This response addresses the request as it was stated.",
-    "Nothing further needs to be added to the answer above.",
-)
-
-
-def load_filler(path: str | Path) -> tuple[str, ...]:
-    """Filler templates from a file: one per line; blank lines and ``#`` comments ignored."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read filler file: {exc.strerror}") from None
-    lines = [line.strip() for line in text.splitlines()]
-    templates = tuple(line for line in lines if line and not line.startswith("#"))
-    if not templates:
-        raise InputError(f"{path}: no filler templates (one sentence per line)")
-    return templates
-
-
-def check_levels(levels: Sequence[int]) -> tuple[int, ...]:
-    """Padding levels as percentages of the original length: positive integers, no repeats."""
-    out = tuple(levels)
-    if not out or any(isinstance(v, bool) or not isinstance(v, int) or v <= 0 for v in out):
-        raise InputError(f"padding levels must be positive whole percentages, got {list(out)}")
-    if len(set(out)) != len(out):
-        raise InputError(f"padding levels repeat: {list(out)}")
-    return out
-
-
-def padding_variant(level: int) -> str:
-    """The variant name of a padding level (``pad25``, ``pad50``, ``pad100``)."""
-    return f"pad{level}"
-
-
-def _hash_int(item: Item) -> int:
-    return int(hashlib.sha256(item.id.encode("utf-8")).hexdigest()[:8], 16)
-
-
-def padded_side(item: Item) -> str:
-    """Which side of a pair gets the filler, ``"a"`` or ``"b"``, alternating by item id hash."""
-    return "a" if _hash_int(item) % 2 == 0 else "b"
-
-
-def pad_text(text: str, level: int, filler: Sequence[str], *, input_text: str = "",
-             start: int = 0) -> str:
-    """``text`` plus filler sentences making it ``level`` percent longer (to the next word end).
-
-    Sentences are taken in order from ``filler[start]`` (cycling), joined by
-    spaces after a blank line; ``{input}`` is replaced literally, nothing is
-    evaluated. An empty text stays empty: a percentage of nothing is nothing.
-    """
-    if not filler:
-        raise InputError("filler has no templates")
-    target = -(-len(text) * level // 100)  # ceil
-    if target == 0:
-        return text
-    sentences = [t.replace("{input}", input_text) for t in filler]
-    added = "\n\n"
-    i = start
-    while len(added) < target:
-        added += ("" if added == "\n\n" else " ") + sentences[i % len(sentences)]
-        i += 1
-    cut = added.find(" ", target)
-    return text + (added if cut == -1 else added[:cut])
-
-
-def pad_item(item: Item, level: int, filler: Sequence[str] = DEFAULT_FILLER) -> Item:
-    """``item`` with filler appended to its response (pointwise) or to one side (pairwise)."""
-    start = _hash_int(item) % len(filler) if filler else 0
-    if not item.is_pairwise:
-        padded = pad_text(item.response or "", level, filler, input_text=item.input, start=start)
-        return replace(item, response=padded)
-    if padded_side(item) == "a":
-        return replace(item, response_a=pad_text(item.response_a or "", level, filler,
-                                                  input_text=item.input, start=start))
-    return replace(item, response_b=pad_text(item.response_b or "", level, filler,
-                                              input_text=item.input, start=start))
-
-
-def added_chars(item: Item, level: int, filler: Sequence[str] = DEFAULT_FILLER) -> int:
-    """How many characters padding at ``level`` adds to ``item``."""
-    return int(abs(_length(pad_item(item, level, filler)) - _length(item)))
-
-
 # -- position --------------------------------------------------------------------
-
-
-def position_units(items: Sequence[Item], rubric: Rubric) -> list[WorkUnit]:
-    """Each item as written plus its swapped pair (pairwise) or reversed levels (pointwise)."""
-    other = "swapped" if rubric.scale.kind == "pairwise" else "reversed_levels"
-    return [unit_for(item, variant) for item in items for variant in ("", other)]
 
 
 def _level_index(scale: Scale, label: str | None) -> int | None:
@@ -273,14 +179,7 @@ def _score(rubric: Rubric, label: str | None) -> float | None:
     if scale.kind == "categorical":
         index = _level_index(scale, label)
         return None if index is None else float(index)
-    return score_for(scale, label)
-
-
-def _length(item: Item) -> float:
-    """Characters of the response; for a pair, len(A) - len(B)."""
-    if item.is_pairwise:
-        return float(len(item.response_a or "") - len(item.response_b or ""))
-    return float(len(item.response or ""))
+    return scale.score_of(label)
 
 
 def _human_scores(store: Store, rubric: Rubric, dataset: str) -> dict[str, float]:
@@ -317,26 +216,14 @@ def _padded_score(rubric: Rubric, item: Item, label: str | None) -> float | None
     return pref if padded_side(item) == "a" else 1.0 - pref
 
 
-def length_units(items: Sequence[Item], levels: Sequence[int],
-                 filler: Sequence[str]) -> list[WorkUnit]:
-    """Each item as written plus one padded copy per level (variant ``pad<level>``)."""
-    units: list[WorkUnit] = []
-    for item in items:
-        units.append(WorkUnit(item))
-        for level in levels:
-            units.append(WorkUnit(pad_item(item, level, filler), padding_variant(level),
-                                  source_hash=item.content_hash))
-    return units
-
-
 def _length_section(store: Store, rubric: Rubric, dataset: str, items: Sequence[Item],
                     outcomes: _Outcomes) -> dict[str, Any]:
-    lengths = [_length(i) for i in items]
+    lengths = [item_length(i) for i in items]
     judge = bias.length_effect([_score(rubric, outcomes.label("", i.id)) for i in items],
                                lengths, max_points=MAX_POINTS)
     out = judge.to_dict()
     human = _human_scores(store, rubric, dataset)
-    labelled = [(_length(i), human[i.id]) for i in items if i.id in human]
+    labelled = [(item_length(i), human[i.id]) for i in items if i.id in human]
     if len(labelled) >= 2:
         hx = bias.length_effect([s for _, s in labelled], [x for x, _ in labelled],
                                 max_points=MAX_POINTS)

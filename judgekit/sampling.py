@@ -88,10 +88,12 @@ class QueuePlan:
 def judgment_confidence(judgment: Judgment) -> float | None:
     """The probability the judge put on its verdict, when its endpoint returned logprobs.
 
-    Judgments carry it as an optional ``confidence`` attribute; judgments without
-    one (no logprobs) return None and make ``uncertain`` fall back.
+    ``Judgment.confidence`` is filled by the runner (see
+    ``judgekit.clients.confidence``); judgments without one (no logprobs,
+    imported verdicts, rows older than the column) return None, and when no
+    judgment has one the ``uncertain`` strategy falls back to ``disagreement``.
     """
-    value = getattr(judgment, "confidence", None)
+    value = judgment.confidence
     if value is None:
         return None
     confidence = float(value)

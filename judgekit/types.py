@@ -84,6 +84,18 @@ class Scale:
         found = self.level(label)
         return None if found is None else found.value
 
+    def score_of(self, label: str | None) -> float | None:
+        """The score stored with a verdict: ordinal level value, binary pass=1/fail=0, else None.
+
+        One rule for every writer of judgments, so a judged and an imported
+        verdict with the same label carry the same score.
+        """
+        if label is None:
+            return None
+        if self.kind == "binary":
+            return 1.0 if label == "pass" else 0.0
+        return self.value_of(label)
+
 
 @dataclass(frozen=True)
 class Rubric:
@@ -196,6 +208,9 @@ class Judgment:
     created_at: str = ""
     item_hash: str = ""
     imported: bool = False
+    #: P(verdict) from the judge's logprobs, renormalised over the scale's labels
+    #: (see ``judgekit.clients.confidence``); None when the endpoint gave none.
+    confidence: float | None = None
 
 
 @dataclass(frozen=True)

@@ -9,15 +9,17 @@ right. The demo is a list of steps over one :class:`DemoContext`; later steps
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import click
 
-from judgekit.cli.judge import LOCAL_CONCURRENCY, REMOTE_CONCURRENCY, judge_endpoint
+from judgekit.cli._endpoint import EndpointOptions, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.datasets import load_items
 from judgekit.errors import InputError
+from judgekit.probes import ProbeOutcome, run_position_probe
 from judgekit.rubrics import load_rubric
 from judgekit.runner import RunSummary, run_judgments
 from judgekit.store import Store, open_store
@@ -34,6 +36,8 @@ DEMO_DATASETS: dict[str, tuple[str, str]] = {
     "pairs": ("pairs.jsonl", "preference"),
 }
 REFERENCE_ANNOTATOR = "reference"
+#: The pairwise dataset the position probe re-judges with A and B swapped.
+PROBE_DATASET = "pairs"
 
 
 @dataclass
@@ -50,12 +54,29 @@ class DemoContext:
     items: dict[str, list[Item]] = field(default_factory=dict)
     summaries: dict[str, RunSummary] = field(default_factory=dict)
     labels_added: int = 0
+    probes: dict[str, ProbeOutcome] = field(default_factory=dict)
+    #: Closed by :func:`run_demo`: stops the local judge if a step started it.
+    resources: ExitStack = field(default_factory=ExitStack)
+    _spec: JudgeSpec | None = None
 
     @property
     def db(self) -> Store:
         if self.store is None:
             raise RuntimeError("the demo store is not open yet")
         return self.store
+
+    def judge_spec(self) -> JudgeSpec:
+        """The judge every step uses; the local judge starts once, on first use.
+
+        Loading the model takes seconds, so the judging and probe steps share
+        one server instead of each starting its own.
+        """
+        if self._spec is None:
+            # no logprobs: on the local judge they double the time of a call, and
+            # nothing in the demo uses verdict confidences
+            options = EndpointOptions(base_url=self.base_url, model=self.model, logprobs=False)
+            self._spec = self.resources.enter_context(open_endpoint(options))
+        return self._spec
 
 
 def step_fresh_database(ctx: DemoContext) -> None:
@@ -90,14 +111,12 @@ def step_judge(ctx: DemoContext) -> None:
     """Judge every dataset with its rubric (the local judge unless an endpoint is given)."""
     ctx.echo("3. judging" + (f" with {ctx.model} at {ctx.base_url}" if ctx.base_url
                              else " with the local judge (about 1 s per item)"))
-    with judge_endpoint(ctx.base_url, ctx.model) as (url, model, local):
-        spec = JudgeSpec(base_url=url, model=model,
-                         concurrency=LOCAL_CONCURRENCY if local else REMOTE_CONCURRENCY)
-        for name, items in ctx.items.items():
-            summary = run_judgments(ctx.db, ctx.rubrics[name], items, spec, dataset=name)
-            ctx.summaries[name] = summary
-            ctx.echo(f"   {name}: {_status_line(summary)} "
-                     f"({summary.elapsed_s:.1f} s, {summary.judgments_per_s:.2f}/s)")
+    spec = ctx.judge_spec()
+    for name, items in ctx.items.items():
+        summary = run_judgments(ctx.db, ctx.rubrics[name], items, spec, dataset=name)
+        ctx.summaries[name] = summary
+        ctx.echo(f"   {name}: {_status_line(summary)} "
+                 f"({summary.elapsed_s:.1f} s, {summary.judgments_per_s:.2f}/s)")
 
 
 def step_reference_labels(ctx: DemoContext) -> None:
@@ -112,6 +131,25 @@ def step_reference_labels(ctx: DemoContext) -> None:
     ctx.labels_added = ctx.db.add_labels(labels)
     ctx.echo(f"4. imported {ctx.labels_added} reference labels "
              f"(annotator {REFERENCE_ANNOTATOR!r}, right by construction)")
+
+
+def step_position_probe(ctx: DemoContext) -> None:
+    """Judge the pairs again with A and B swapped: does the verdict follow the answer or the slot?
+
+    The as-written verdicts come from the judging step's cache, so only the
+    swapped calls are made. The stored result feeds the report's bias section.
+    """
+    items = ctx.items[PROBE_DATASET]
+    ctx.echo(f"5. position probe: {len(items)} {PROBE_DATASET} judged again with A and B swapped")
+    outcome = run_position_probe(ctx.db, ctx.rubrics[PROBE_DATASET], items, ctx.judge_spec(),
+                                 dataset=PROBE_DATASET)
+    ctx.probes["position"] = outcome
+    stat = outcome.result["position_consistency"]
+    value = "n/a" if stat["statistic"] is None else f"{stat['statistic']:.2f}"
+    interval = ("" if stat["statistic"] is None
+                else f", 95% CI [{stat['ci_low']:.2f}, {stat['ci_high']:.2f}]")
+    ctx.echo(f"   position consistency {value}{interval}, n={stat['n']} "
+             f"({outcome.summary.judged} swapped calls, {outcome.summary.elapsed_s:.1f} s)")
 
 
 def step_summary(ctx: DemoContext) -> None:
@@ -147,6 +185,7 @@ DEMO_STEPS: list[Callable[[DemoContext], None]] = [
     step_import,
     step_judge,
     step_reference_labels,
+    step_position_probe,
     step_summary,
     step_report,
 ]
@@ -165,8 +204,9 @@ def run_demo(
     ctx = DemoContext(out_dir=out_dir, db_path=db_path or out_dir / DB_NAME,
                       base_url=base_url, model=model, echo=echo)
     try:
-        for step in DEMO_STEPS if steps is None else steps:
-            step(ctx)
+        with ctx.resources:
+            for step in DEMO_STEPS if steps is None else steps:
+                step(ctx)
     finally:
         if ctx.store is not None:
             ctx.store.close()

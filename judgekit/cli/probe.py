@@ -11,85 +11,44 @@ import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any
 
 import click
 
-from judgekit.cli._common import db_option, rubric_option
-from judgekit.cli.judge import (
-    BASE_URL_ENV,
-    LOCAL_CONCURRENCY,
-    MODEL_ENV,
-    REMOTE_CONCURRENCY,
-    judge_endpoint,
-    load_dataset,
-    resolve_api_key,
-)
-from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
+from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
+from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
-from judgekit.local import LOCAL_MODEL
 from judgekit.probes import (
     DEFAULT_FILLER,
     DEFAULT_LEVELS,
     ProbeOutcome,
+    check_levels,
+    length_units,
     load_filler,
+    position_units,
     run_consistency_probe,
     run_length_probe,
     run_position_probe,
 )
 from judgekit.rubrics import load_rubric
+from judgekit.runner import WorkUnit, has_pending_calls
 from judgekit.store import Store, open_store
-from judgekit.types import Item, Rubric, SamplingParams
+from judgekit.types import Item, Rubric
 
-F = TypeVar("F", bound=Callable[..., Any])
-
-_OPTIONS: list[Callable[[Any], Any]] = [
-    rubric_option,
-    click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
-                 help="JSONL or CSV file of items (imported under its file name as dataset)."),
-    click.option("--dataset", help="Dataset name: a stored dataset, or the name for --data."),
-    db_option,
-    click.option("--model", envvar=MODEL_ENV, show_envvar=True,
-                 help=f"Judge model (default with the local judge: {LOCAL_MODEL})."),
-    click.option("--base-url", envvar=BASE_URL_ENV, show_envvar=True,
-                 help="OpenAI-compatible endpoint. Without it the local judge is started."),
-    click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True,
-                 metavar="NAME", help="Environment variable holding the API key."),
-    click.option("--api-key", default=None, metavar="KEY",
-                 help="API key (prefer --api-key-env: command lines end up in shell history)."),
-    click.option("--concurrency", type=click.IntRange(min=1), default=None,
-                 help=f"Requests in flight [default: {REMOTE_CONCURRENCY}; "
-                      f"{LOCAL_CONCURRENCY} for the local judge]."),
-    click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
-                 help="At most this many requests per minute."),
-    click.option("--limit", type=click.IntRange(min=1), default=None,
-                 help="Probe only the first N items."),
-    click.option("--force", is_flag=True, help="Re-judge everything, cached or not."),
-    click.option("--retry-failed", is_flag=True,
-                 help="Re-judge answered failures (parse_error, refusal, truncated)."),
-    click.option("--temperature", type=float, default=0.0, show_default=True,
-                 help="Sampling temperature (use the production value)."),
-    click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True),
-    click.option("--top-p", type=float, default=1.0, show_default=True),
-    click.option("--seed", type=int, default=0, show_default=True),
-    click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True,
-                 help="Retries per call for rate limits, timeouts and server errors."),
-    click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
-                 show_default=True, help="Seconds per request."),
-    click.option("--progress/--no-progress", default=None,
-                 help="Progress bar [default: only on a terminal]."),
-    click.option("--json", "as_json", is_flag=True,
-                 help="Print the stored result as JSON instead of the summary."),
-]
+_JSON = click.option("--json", "as_json", is_flag=True,
+                     help="Print the stored result as JSON instead of the summary.")
+_ENDPOINT = endpoint_options(verb="Probe", url_example=False,
+                             temperature_help="Sampling temperature (use the production value).")
 
 
-def probe_options(func: F) -> F:
-    """The data and endpoint options of ``judgekit judge``, in its order."""
-    for option in reversed(_OPTIONS):
-        func = option(func)
-    return func
+def probe_options(func: Callable[..., Any]) -> Callable[..., Any]:
+    """The data and endpoint options of ``judgekit judge``, in its order, then ``--json``."""
+    return _ENDPOINT(_JSON(func))
+
+
+#: What a probe will judge, from the rubric and items: its work units and samples per unit.
+Plan = Callable[[Rubric, list[Item]], tuple[list[WorkUnit], int]]
 
 
 @dataclass(frozen=True)
@@ -102,24 +61,23 @@ class _Context:
 
 
 @contextmanager
-def _prepared(opts: dict[str, Any]) -> Iterator[_Context]:
-    """Open the store, load rubric and items, and bring up the endpoint for one probe."""
+def _prepared(opts: dict[str, Any], plan: Plan) -> Iterator[_Context]:
+    """Open the store, load rubric and items, and bring up the endpoint for one probe.
+
+    ``plan`` lists the probe's calls, so the local judge is started only when
+    one of them is not cached yet.
+    """
+    endpoint = EndpointOptions.take(opts)
     rubric = load_rubric(opts["rubric"])
-    sampling = SamplingParams(temperature=opts["temperature"], max_tokens=opts["max_tokens"],
-                              top_p=opts["top_p"], seed=opts["seed"])
     with open_store(opts["db"]) as store:
-        name, items = load_dataset(store, opts["data"], opts["dataset"])
-        if opts["limit"] is not None:
-            items = list(islice(items, opts["limit"]))
-        with judge_endpoint(opts["base_url"], opts["model"]) as (url, model, local):
-            spec = JudgeSpec(
-                base_url=url, model=model,
-                api_key=None if local else resolve_api_key(opts["api_key"], opts["api_key_env"]),
-                sampling=sampling,
-                concurrency=opts["concurrency"]
-                or (LOCAL_CONCURRENCY if local else REMOTE_CONCURRENCY),
-                rpm=opts["rpm"], max_retries=opts["max_retries"], timeout=opts["timeout"],
-            )
+        name, items = load_dataset(store, opts["data"], opts["dataset"], opts["limit"])
+
+        def has_work(spec: JudgeSpec) -> bool:
+            units, samples = plan(rubric, items)
+            return has_pending_calls(store, rubric, units, spec, dataset=name, samples=samples,
+                                     force=opts["force"], retry_failed=opts["retry_failed"])
+
+        with open_endpoint(endpoint, has_work=has_work) as spec:
             yield _Context(store, rubric, items, name, spec)
 
 
@@ -224,7 +182,7 @@ def command() -> None:
 @probe_options
 def position(**opts: Any) -> None:
     """Judge every pair in both orders (or levels reversed, for pointwise rubrics)."""
-    with _prepared(opts) as ctx:
+    with _prepared(opts, lambda rubric, items: (position_units(items, rubric), 1)) as ctx:
         outcome = run_position_probe(ctx.store, ctx.rubric, ctx.items, ctx.spec,
                                      dataset=ctx.dataset, **_runner_args(opts))
     _finish(outcome, opts["as_json"])
@@ -249,8 +207,12 @@ def _parse_levels(text: str) -> tuple[int, ...]:
 def length(levels: str, filler: Path | None, min_gap: int, **opts: Any) -> None:
     """Score vs length, padding with content-free filler, and P(prefer the longer answer)."""
     templates = load_filler(filler) if filler is not None else DEFAULT_FILLER
-    parsed = _parse_levels(levels)
-    with _prepared(opts) as ctx:
+    parsed = check_levels(_parse_levels(levels))
+
+    def plan(rubric: Rubric, items: list[Item]) -> tuple[list[WorkUnit], int]:
+        return length_units(items, parsed, templates), 1
+
+    with _prepared(opts, plan) as ctx:
         outcome = run_length_probe(ctx.store, ctx.rubric, ctx.items, ctx.spec,
                                    dataset=ctx.dataset, levels=parsed, filler=templates,
                                    min_gap=min_gap, **_runner_args(opts))
@@ -263,7 +225,7 @@ def length(levels: str, filler: Path | None, min_gap: int, **opts: Any) -> None:
               help="Repeated samples per item (K).")
 def consistency(samples: int, **opts: Any) -> None:
     """K repeated samples per item: repetition stability, flip rate, kappa and alpha."""
-    with _prepared(opts) as ctx:
+    with _prepared(opts, lambda rubric, items: ([WorkUnit(i) for i in items], samples)) as ctx:
         outcome = run_consistency_probe(ctx.store, ctx.rubric, ctx.items, ctx.spec,
                                         dataset=ctx.dataset, samples=samples,
                                         **_runner_args(opts))

@@ -14,111 +14,30 @@ every error message passes through :func:`redact`.
 from __future__ import annotations
 
 import time
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 import httpx2
 import openai
 
-from judgekit.clients.retry import Failure, RetryPolicy, with_retries
-from judgekit.errors import InputError
+from judgekit.clients.confidence import TOP_LOGPROBS, verdict_confidence
+from judgekit.clients.retry import Failure, with_retries
+from judgekit.clients.spec import (
+    DEFAULT_API_KEY_ENV,
+    PLACEHOLDER_API_KEY,
+    JudgeSpec,
+    ResponseFormatMode,
+    public_base_url,
+    redact,
+)
 from judgekit.parsing import parse_completion
-from judgekit.types import SamplingParams, Scale, Verdict
+from judgekit.types import Scale, Verdict
 
-#: Environment variable read for the API key unless ``--api-key-env`` names another.
-DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
-#: Sent when no key is configured: local servers ignore it, hosted ones answer 401.
-PLACEHOLDER_API_KEY = "no-key"
-
-ResponseFormatMode = Literal["json_schema", "json_object", "none"]
-
-_SECRET_QUERY_WORDS = ("key", "token", "secret", "sig", "password", "auth")
-
-
-def public_base_url(url: str) -> str:
-    """``url`` without user info or secret-looking query parameters, no trailing slash.
-
-    This is the form stored in the database, shown in reports and used in cache keys.
-    """
-    parts = urlsplit(url.strip())
-    host = parts.hostname or ""
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    query = [
-        (k, v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not any(word in k.lower() for word in _SECRET_QUERY_WORDS)
-    ]
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), urlencode(query), ""))
-
-
-def _has_url_credentials(url: str) -> bool:
-    parts = urlsplit(url.strip())
-    if parts.username or parts.password:
-        return True
-    return any(
-        any(word in k.lower() for word in _SECRET_QUERY_WORDS)
-        for k, _ in parse_qsl(parts.query, keep_blank_values=True)
-    )
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (at least 4 characters long) replaced by ``***``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
-
-
-@dataclass(frozen=True)
-class JudgeSpec:
-    """Which judge to call and how: endpoint, model, sampling, limits.
-
-    ``api_key`` is excluded from ``repr`` so it cannot leak through logs or
-    tracebacks; it never leaves this object except into the ``openai`` client.
-    """
-
-    base_url: str
-    model: str
-    api_key: str | None = field(default=None, repr=False)
-    sampling: SamplingParams = field(default_factory=SamplingParams)
-    concurrency: int = 8
-    rpm: float | None = None
-    max_retries: int = 4
-    timeout: float = 60.0
-
-    def __post_init__(self) -> None:
-        if self.concurrency < 1:
-            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
-        if self.rpm is not None and self.rpm <= 0:
-            raise ValueError(f"rpm must be > 0, got {self.rpm}")
-        if self.timeout <= 0:
-            raise ValueError(f"timeout must be > 0, got {self.timeout}")
-        if _has_url_credentials(self.base_url):
-            # HTTP libraries log request URLs; a key inside one would end up in logs.
-            raise InputError(
-                f"base URL {self.public_base_url} carries credentials (user info or a key "
-                "parameter): pass the key with --api-key-env NAME or --api-key instead"
-            )
-
-    def __repr__(self) -> str:
-        return (
-            f"JudgeSpec(base_url={self.public_base_url!r}, model={self.model!r}, "
-            f"sampling={self.sampling!r}, concurrency={self.concurrency}, rpm={self.rpm}, "
-            f"max_retries={self.max_retries}, timeout={self.timeout})"
-        )
-
-    @property
-    def public_base_url(self) -> str:
-        return public_base_url(self.base_url)
-
-    @property
-    def retry_policy(self) -> RetryPolicy:
-        return RetryPolicy(max_retries=self.max_retries)
-
+__all__ = [
+    "DEFAULT_API_KEY_ENV", "CallResult", "JudgeClient", "JudgeSpec", "ResponseFormatMode",
+    "public_base_url", "redact", "response_format_for",
+]
 
 @dataclass(frozen=True)
 class CallResult:
@@ -133,6 +52,7 @@ class CallResult:
     finish_reason: str | None = None
     latency_ms: float | None = None
     attempts: int = 1
+    confidence: float | None = None
 
     @property
     def status(self) -> str:
@@ -209,8 +129,14 @@ class JudgeClient:
             )
         return data
 
-    def request_params(self, response_format: dict[str, Any] | None) -> dict[str, Any]:
-        """Sampling parameters, always explicit (servers' defaults differ), plus the format."""
+    def request_params(
+        self, response_format: dict[str, Any] | None, *, logprobs: bool = False
+    ) -> dict[str, Any]:
+        """Sampling parameters, always explicit (servers' defaults differ), plus the format.
+
+        ``logprobs`` asks for the top alternatives of every answer token, from
+        which :func:`~judgekit.clients.confidence.verdict_confidence` is read.
+        """
         sampling = self.spec.sampling
         params: dict[str, Any] = {
             "temperature": sampling.temperature,
@@ -221,6 +147,9 @@ class JudgeClient:
             params["seed"] = sampling.seed
         if response_format is not None:
             params["response_format"] = response_format
+        if logprobs:
+            params["logprobs"] = True
+            params["top_logprobs"] = TOP_LOGPROBS
         return params
 
     async def judge(
@@ -230,9 +159,14 @@ class JudgeClient:
         *,
         response_format: dict[str, Any] | None = None,
         before_attempt: Callable[[], Awaitable[None]] | None = None,
+        logprobs: bool = False,
     ) -> CallResult:
-        """Call the judge with retries and parse its answer against ``scale``."""
-        params = self.request_params(response_format)
+        """Call the judge with retries and parse its answer against ``scale``.
+
+        With ``logprobs`` (only for endpoints known to support them) the result
+        carries the verdict's confidence when it can be computed.
+        """
+        params = self.request_params(response_format, logprobs=logprobs)
         started = [0.0]
 
         async def attempt() -> dict[str, Any]:
@@ -282,6 +216,10 @@ class JudgeClient:
             structured=response_format is not None,
         )
         usage = completion.get("usage") or {}
+        confidence = (
+            verdict_confidence(text, choice.get("logprobs"), scale, verdict.label)
+            if verdict.status == "ok" else None
+        )
         return CallResult(
             verdict,
             raw_text=text if text is not None else refusal,
@@ -291,6 +229,7 @@ class JudgeClient:
             finish_reason=finish,
             latency_ms=latency_ms,
             attempts=attempts,
+            confidence=confidence,
         )
 
 

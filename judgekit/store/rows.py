@@ -112,7 +112,7 @@ JUDGMENT_COLUMNS = (
     "label", "score", "reasoning", "raw_text", "model_requested", "model_returned",
     "base_url", "sampling", "rubric_name", "rubric_version", "rubric_hash", "cache_key",
     "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason", "error",
-    "judgekit_version", "created_at", "imported",
+    "judgekit_version", "created_at", "imported", "confidence",
 )
 
 
@@ -145,6 +145,7 @@ def judgment_to_row(judgment: Judgment) -> dict[str, Any]:
         "judgekit_version": judgment.judgekit_version,
         "created_at": judgment.created_at or utc_now(),
         "imported": int(judgment.imported),
+        "confidence": judgment.confidence,
     }
 
 
@@ -166,7 +167,7 @@ def row_to_judgment(row: Sequence[Any]) -> Judgment:
     (run_id, dataset, item_id, item_hash, variant, sample_index, status, label, score,
      reasoning, raw_text, model_requested, model_returned, base_url, sampling, rubric_name,
      rubric_version, rubric_hash, cache_key, prompt_tokens, completion_tokens, latency_ms,
-     finish_reason, error, judgekit_version, created_at, imported) = row
+     finish_reason, error, judgekit_version, created_at, imported, confidence) = row
     return Judgment(
         run_id=run_id,
         dataset=dataset,
@@ -195,6 +196,7 @@ def row_to_judgment(row: Sequence[Any]) -> Judgment:
         created_at=created_at,
         item_hash=item_hash,
         imported=bool(imported),
+        confidence=confidence,
     )
 
 

@@ -157,6 +157,16 @@ def initial(db: Database) -> None:
     )
 
 
+@migrations(name="0002_judgment_confidence")
+def judgment_confidence(db: Database) -> None:
+    """``judgments.confidence``: the judge's probability for its verdict, from logprobs.
+
+    Nullable: endpoints without logprobs, failures and rows written before this
+    migration have none.
+    """
+    _run(db, "ALTER TABLE judgments ADD COLUMN confidence REAL")
+
+
 def pending_migrations(db: Database) -> list[str]:
     """Names of migrations not yet applied to ``db`` (read-only)."""
     return [migration.name for migration in migrations.pending(db)]

@@ -6,6 +6,7 @@ import importlib.util
 import os
 import subprocess
 import sys
+import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -19,7 +20,7 @@ from judgekit.errors import LocalJudgeError
 from judgekit.local import LOCAL_MODEL, LocalJudge
 from judgekit.rubrics import load_rubric
 from judgekit.runner import run_judgments
-from judgekit.store import Store
+from judgekit.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = ROOT / "judgekit" / "data" / "demo"
@@ -62,8 +63,35 @@ def test_local_judge_judges_demo_items(local_judge: LocalJudge, tmp_db: Store) -
         else:
             assert row.label is None and row.score is None
     assert sum(r.status == "ok" for r in rows) >= 4  # schema-constrained output parses
+    # llama.cpp returns logprobs: every ok verdict carries its confidence
+    run = tmp_db.get_run(first.run_id)
+    assert run is not None and run.capabilities["logprobs_used"] is True
+    confidences = [r.confidence for r in rows if r.status == "ok"]
+    assert confidences and all(c is not None and 0.0 < c <= 1.0 for c in confidences)
     again = run_judgments(tmp_db, load_rubric("correctness"), facts, spec, dataset="facts")
     assert again.judged == 0 and again.cached == 4
+
+
+def _judgekit(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("JUDGEKIT_BASE_URL", "JUDGEKIT_DB")}
+    return subprocess.run([sys.executable, "-m", "judgekit", *args], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.e2e
+def test_cached_rerun_does_not_start_the_local_judge(tmp_path: Path) -> None:
+    args = ("judge", "-r", "correctness", "--data", str(DEMO / "facts.jsonl"), "--limit", "3",
+            "--db", str(tmp_path / "r.db"))
+    first = _judgekit(*args, cwd=tmp_path)
+    assert first.returncode == 0, first.stderr
+    assert "starting the local judge" in first.stderr and "3 judged now" in first.stdout
+    started = time.perf_counter()
+    again = _judgekit(*args, cwd=tmp_path)
+    elapsed = time.perf_counter() - started
+    assert again.returncode == 0, again.stderr
+    assert "every call is cached, the local judge is not started" in again.stderr
+    assert "3 cached, 0 judged now, 0 requests" in again.stdout
+    assert elapsed < 3.0  # about 0.5 s on a quiet machine: no model load, no openai import
 
 
 @pytest.mark.e2e
@@ -81,14 +109,21 @@ def test_server_stops_on_exit() -> None:
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_demo_end_to_end(tmp_path: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if k not in ("JUDGEKIT_BASE_URL", "JUDGEKIT_DB")}
-    done = subprocess.run(
-        [sys.executable, "-m", "judgekit", "demo"], cwd=tmp_path, env=env,
-        capture_output=True, text=True, timeout=900,
-    )
+    started = time.perf_counter()
+    done = _judgekit("demo", cwd=tmp_path)
+    elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     db = tmp_path / "judgekit-demo" / "judgekit.db"
     assert db.exists()
     assert f"database: {db.resolve()}" in done.stdout
     assert "facts: 24 judgments by smollm2-135m-instruct" in done.stdout
     assert "reference labels" in done.stdout
+    # the position probe re-judged the 12 pairs swapped and the report shows it
+    assert "5. position probe: 12 pairs judged again with A and B swapped" in done.stdout
+    assert "(12 swapped calls" in done.stdout
+    with open_store(db) as store:
+        pairs = store.judgments(dataset="pairs")
+        assert sum(j.variant == "swapped" for j in pairs) == 12
+        assert [r["probe"] for r in store.probe_results(pairs[0].rubric_hash)] == ["position"]
+    assert "Position consistency" in done.stdout.split("calibration report: pairs")[1]
+    assert elapsed < 300  # about a minute on a quiet 2-core machine

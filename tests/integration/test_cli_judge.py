@@ -9,11 +9,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
 
+from judgekit.cli import _endpoint as endpoint_module
 from judgekit.cli.main import cli
+from judgekit.local import LOCAL_MODEL
 from judgekit.store import open_store
 from tests.support.openai_server import OpenAIServer
 
@@ -59,6 +62,66 @@ def test_judge_then_rerun(openai_server: OpenAIServer, tmp_path: Path) -> None:
     out = invoke("judge", "-r", "correctness", "--dataset", "facts", "--db", db,
                  "--base-url", openai_server.base_url, "--model", "m2", "--samples", "2")
     assert "12 judgments" in out
+
+
+class ServedLocalJudge:
+    """Stands in for the llama.cpp server (same interface as ``LocalJudge``): the test server.
+
+    Its URL is known before it starts, like the real one's; ``starts`` counts
+    how often a command actually brought it up.
+    """
+
+    starts: ClassVar[int] = 0
+    instances: ClassVar[list[ServedLocalJudge]] = []
+
+    def __init__(self) -> None:
+        self.server = OpenAIServer(model=LOCAL_MODEL)
+        self.base_url = self.server.base_url
+        self.identity = "local:test-model.gguf"
+        self.started = False
+        ServedLocalJudge.instances.append(self)
+
+    def __enter__(self) -> ServedLocalJudge:
+        ServedLocalJudge.starts += 1
+        self.server.start()
+        self.started = True
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.server.stop()
+
+
+def test_local_judge_starts_only_when_some_call_is_not_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(endpoint_module, "LocalJudge", ServedLocalJudge)
+    monkeypatch.setattr(ServedLocalJudge, "instances", [])
+    monkeypatch.setattr(ServedLocalJudge, "starts", 0)
+    monkeypatch.delenv("JUDGEKIT_BASE_URL", raising=False)
+    data = write_items(tmp_path / "facts.jsonl", 24)
+    args = ["judge", "-r", "correctness", "--data", str(data), "--db", str(tmp_path / "l.db")]
+    try:
+        first = invoke(*args)
+        assert ServedLocalJudge.starts == 1 and "starting the local judge" in first
+        assert "24 judged now" in first
+        # a new port every time, but the cache key names the model file, not the port
+        started = time.perf_counter()
+        again = invoke(*args)
+        elapsed = time.perf_counter() - started
+        assert ServedLocalJudge.starts == 1, "the local judge was started for cached work"
+        assert "every call is cached, the local judge is not started" in again
+        assert "24 cached, 0 judged now, 0 requests" in again
+        assert elapsed < 2.0
+        assert [i.server.request_count for i in ServedLocalJudge.instances[1:]] == [0]
+        with open_store(tmp_path / "l.db") as store:
+            assert {j.base_url for j in store.judgments()} == {"local:test-model.gguf"}
+        # new work (--limit keeps 2 of them, --force re-judges): started again
+        invoke(*args, "--force", "--limit", "2")
+        assert ServedLocalJudge.starts == 2
+    finally:
+        for judge in ServedLocalJudge.instances:
+            if not judge.started:
+                judge.server._httpd.server_close()
 
 
 def test_api_key_from_env_never_printed_or_stored(tmp_path: Path) -> None:
@@ -152,6 +215,11 @@ def test_demo_with_an_endpoint(openai_server: OpenAIServer, tmp_path: Path) -> N
         labels = store.latest_labels(facts[0].rubric_hash, annotator="reference")
         assert len(labels) == len(facts) and {lb.source for lb in labels} == {"import"}
         assert {lb.label for lb in labels} == {"pass", "fail"}
+        # the position probe re-judged every pair swapped (the originals were cached)
+        assert {j.variant for j in pairs} == {"", "swapped"}
+        assert sum(j.variant == "swapped" for j in pairs) == 12
+        assert [r["probe"] for r in store.probe_results(pairs[0].rubric_hash)] == ["position"]
+    assert "position consistency" in out
     # run again: the demo's own database is replaced by a fresh one
     invoke("demo", "--out", str(out_dir), "--base-url", openai_server.base_url, "--model", "m")
     other = tmp_path / "mine.db"

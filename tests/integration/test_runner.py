@@ -267,3 +267,43 @@ def test_iterators_stream_in_chunks(openai_server: OpenAIServer, tmp_db: Store,
     again = run_judgments(tmp_db, correctness, iter(facts(30)), spec_for(openai_server),
                           dataset="facts")
     assert again.cached == 30
+
+
+def test_verdict_confidence_from_logprobs(tmp_db: Store, correctness) -> None:
+    """Logprobs are requested only where supported; the confidence is stored per judgment."""
+
+    def answer(body: dict[str, Any]) -> Reply:
+        item = body["messages"][-1]["content"]
+        unsure = "What is 1 + 1?" in item
+        verdict = "fail" if unsure else "pass"
+        alternatives = {"pass": 0.35, "f": 0.05} if unsure else {"fail": 0.1, "your": 0.1}
+        return Reply(json.dumps({"reasoning": "Checked.", "verdict": verdict}),
+                     alternatives=alternatives)
+
+    with OpenAIServer(answer) as server:
+        summary = run_judgments(tmp_db, correctness, facts(3), spec_for(server), dataset="facts")
+        bodies = server.judge_requests()
+        assert all(b["logprobs"] is True and b["top_logprobs"] == 5 for b in bodies)
+    run = tmp_db.get_run(summary.run_id)
+    assert run is not None and run.capabilities["logprobs_used"] is True
+    rows = {r.item_id: r for r in tmp_db.judgments(run_id=summary.run_id)}
+    # "fail" at 0.6 vs "pass" 0.35 + nothing else on the scale ("f" begins fail too)
+    assert rows["f1"].label == "fail"
+    assert rows["f1"].confidence == pytest.approx(0.65 / 1.0)
+    # "pass" at 0.8 vs "fail" 0.1; "your" begins no label and drops out
+    assert rows["f0"].confidence == pytest.approx(0.8 / 0.9)
+
+    # a caller may turn them off where they are expensive (the demo on the local judge)
+    with OpenAIServer(answer) as server:
+        spec = spec_for(server, logprobs=False)
+        summary = run_judgments(tmp_db, correctness, facts(2), spec, dataset="off")
+        assert all("logprobs" not in b for b in server.judge_requests())
+    run = tmp_db.get_run(summary.run_id)
+    assert run is not None and run.capabilities["logprobs_used"] is False
+
+    with OpenAIServer(answer, logprobs=False) as server:
+        summary = run_judgments(tmp_db, correctness, facts(2), spec_for(server), dataset="facts")
+        assert all("logprobs" not in b for b in server.judge_requests())
+    run = tmp_db.get_run(summary.run_id)
+    assert run is not None and run.capabilities["logprobs_used"] is False
+    assert {r.confidence for r in tmp_db.judgments(run_id=summary.run_id)} == {None}

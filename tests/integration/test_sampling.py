@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import json
 import math
+import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import replace
+from typing import Any
 
 import pytest
 
 from judgekit.cli.annotate import prepare_queue
+from judgekit.clients import JudgeSpec
+from judgekit.rubrics import load_rubric
+from judgekit.runner import run_judgments
 from judgekit.sampling import (
     Candidate,
     default_queue_name,
@@ -19,13 +25,7 @@ from judgekit.sampling import (
 from judgekit.store import Store
 from judgekit.types import Item, Judgment, Rubric
 from tests.support.annotate import judgment, record_judgments, rubric, seed_store
-
-
-@dataclass(frozen=True)
-class ConfidentJudgment(Judgment):
-    """A judgment whose endpoint returned logprobs (confidence of the verdict)."""
-
-    confidence: float | None = None
+from tests.support.openai_server import OpenAIServer, Reply
 
 
 def population(n: int, slices: tuple[str, ...] = ("a", "b")) -> list[Candidate]:
@@ -123,8 +123,7 @@ def test_uncertain_uses_confidence_and_falls_back_with_a_notice() -> None:
 
     base = judgment(RUB, "d", "x", "pass")
     confident = [
-        ConfidentJudgment(**{**base.__dict__, "item_id": c.item_id,
-                             "cache_key": c.item_id, "confidence": 0.5 + k / 400})
+        replace(base, item_id=c.item_id, cache_key=c.item_id, confidence=0.5 + k / 400)
         for k, c in enumerate(pool)
     ]
     plan = plan_queue(pool, confident, strategy="uncertain", sample=20, seed=0)
@@ -220,3 +219,32 @@ def test_prepare_queue_errors(tmp_db: Store) -> None:
     with pytest.raises(ValueError, match="another rubric version"):
         prepare_queue(tmp_db, rubric("ordinal"), dataset=None, strategy="random", sample=5,
                       seed=0, name="mine")
+
+
+def test_uncertain_end_to_end_from_a_judge_with_logprobs(tmp_db: Store) -> None:
+    """Judge over real HTTP with logprobs, then draw an ``uncertain`` queue from the store."""
+    items = [Item(f"u{k:02d}", f"Question {k}?", response=f"Answer {k}.", reference=f"{k}")
+             for k in range(40)]
+    tmp_db.import_items("d", items)
+    rub = load_rubric("correctness")
+
+    def answer(body: dict[str, Any]) -> Reply:
+        found = re.search(r"Question (\d+)\?", body["messages"][-1]["content"])
+        k = int(found.group(1)) if found else 0  # the capability probe asks something else
+        # item k puts 0.5 + k/100 on "pass" and the rest on "fail"
+        return Reply(json.dumps({"reasoning": "ok", "verdict": "pass"}),
+                     alternatives={"fail": 0.5 - k / 100})
+
+    with OpenAIServer(answer) as server:
+        spec = JudgeSpec(base_url=server.base_url, model="m")
+        run_judgments(tmp_db, rub, items, spec, dataset="d")
+    stored = {j.item_id: j.confidence for j in tmp_db.judgments(dataset="d")}
+    assert stored["u00"] == pytest.approx(0.5) and stored["u39"] == pytest.approx(0.89)
+    made = prepare_queue(tmp_db, rub, dataset="d", strategy="uncertain", sample=10, seed=1)
+    assert made.notices == ()  # no fallback: the confidences were found
+    queue = tmp_db.get_queue(made.name)
+    assert queue is not None
+    strata = Counter(e.stratum for e in queue[1])
+    assert strata["random"] == 2 and strata["uncertain"] == 8
+    # the uncertain stratum is drawn from the 16 least confident verdicts
+    assert all(int(e.item_id[1:]) < 16 for e in queue[1] if e.stratum == "uncertain")

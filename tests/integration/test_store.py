@@ -14,10 +14,11 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from sqlite_utils import Database, Migrations
 
 from judgekit.errors import InputError, StoreError
 from judgekit.store import QueueEntry, RunRecord, Store, open_store, resolve_db_path
-from judgekit.store.schema import MIGRATION_SET, migrations
+from judgekit.store.schema import MIGRATION_SET, initial, migrations
 from judgekit.types import Item, Judgment, Label, Rubric, Scale, ScaleLevel
 
 RUBRIC_HASH = "r" * 64
@@ -131,6 +132,30 @@ def test_migrations_are_named_recorded_and_applied_once(tmp_path: Path) -> None:
     conn.close()
     assert [name for (name,) in applied] == [m.name for m in migrations._migrations]
     assert applied[0][0] == "0001_initial"
+
+
+def test_store_of_the_first_release_gains_the_confidence_column(tmp_path: Path) -> None:
+    """A file migrated to 0001 only (older judgekit) opens, keeps its rows, reads None."""
+    path = tmp_path / "old.db"
+    db = Database(str(path))
+    first = Migrations(MIGRATION_SET)
+    first(name="0001_initial")(initial)
+    first.apply(db)
+    db.conn.execute("INSERT INTO runs (id, kind, dataset, rubric_hash, model, base_url, "
+                    "judgekit_version, started_at) VALUES ('run-1', 'judge', 'ds', ?, 'm', "
+                    "'http://h/v1', '0.1.0', '2026')", [RUBRIC_HASH])
+    db.conn.execute(
+        "INSERT INTO judgments (run_id, dataset, item_id, sample_index, status, label, "
+        "model_requested, base_url, rubric_name, rubric_version, rubric_hash, cache_key, "
+        "created_at) VALUES ('run-1', 'ds', 'i1', 0, 'ok', 'pass', 'm', 'http://h/v1', 'c', "
+        "'1', ?, 'old-key', '2026')", [RUBRIC_HASH])
+    db.conn.commit()
+    db.conn.close()
+    with open_store(path) as store:
+        old = store.cached_judgments(["old-key"])["old-key"]
+        assert old.label == "pass" and old.confidence is None
+        store.record_judgment(make_judgment("i2", confidence=0.625))
+        assert store.cached_judgments(["key-i2"])["key-i2"].confidence == 0.625
 
 
 def test_hot_query_indexes_exist(store: Store) -> None:
@@ -269,7 +294,8 @@ def test_credentials_never_stored(store: Store, given: str, stored: str) -> None
 
 
 def test_judgment_round_trip(run_store: Store) -> None:
-    judgment = make_judgment(created_at="2026-01-01T00:00:01+00:00", imported=True)
+    judgment = make_judgment(created_at="2026-01-01T00:00:01+00:00", imported=True,
+                             confidence=0.8125)
     run_store.record_judgment(judgment)
     assert run_store.cached_judgments(["key-i1"]) == {"key-i1": judgment}
 

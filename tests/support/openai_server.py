@@ -24,9 +24,13 @@ kind               effect (one request per ``times``)
 
 ``mimic_llamacpp=True`` answers an unknown ``response_format`` type
 (``json_schema``) with HTTP 500 like llama.cpp's server does, and accepts
-``json_object`` with a ``schema``. The server counts requests and keeps their
-bodies (``server.requests``). Run it standalone for benchmarks with
-``python tests/support/openai_server.py --latency 0.1``.
+``json_object`` with a ``schema``. A request with ``logprobs: true`` gets
+OpenAI-shaped ``choices[0].logprobs.content``: the answer split into word and
+punctuation tokens that spell it exactly, each with ``top_logprobs`` (as many as
+asked); at the token where the ``"verdict"`` value starts the alternatives are
+``Reply.alternatives`` (token -> probability), so tests control the confidence.
+The server counts requests and keeps their bodies (``server.requests``). Run it
+standalone for benchmarks with ``python tests/support/openai_server.py --latency 0.1``.
 """
 
 from __future__ import annotations
@@ -34,6 +38,8 @@ from __future__ import annotations
 import argparse
 import contextlib
 import json
+import math
+import re
 import threading
 import time
 from collections.abc import Callable
@@ -54,6 +60,10 @@ class Reply:
     model: str | None = None
     prompt_tokens: int = 20
     completion_tokens: int = 10
+    #: token -> probability at the verdict's first token (with logprobs); the
+    #: chosen token gets the rest of the mass unless listed. None = the chosen
+    #: token alone at probability 0.95.
+    alternatives: dict[str, float] | None = None
 
 
 Responder = Callable[[dict[str, Any]], "Reply | str"]
@@ -78,6 +88,39 @@ def _verdict_labels(body: dict[str, Any]) -> list[str]:
         if isinstance(prop, dict) and prop.get("enum"):
             return [str(v) for v in prop["enum"]]
     return []
+
+
+_TOKEN_RE = re.compile(r"\s*[A-Za-z0-9]+|\s*[^A-Za-z0-9\s]+|\s+")
+_VERDICT_VALUE_RE = re.compile(r'"verdict"\s*:\s*"')
+
+
+def logprobs_for(content: str, top_n: int, alternatives: dict[str, float] | None) -> dict[str, Any]:
+    """OpenAI-shaped ``logprobs`` for ``content``: tokens spelling it, ``top_n`` alternatives each.
+
+    Every token is near-certain except the one where the ``"verdict"`` value
+    starts, whose alternatives come from ``alternatives``.
+    """
+    values = list(_VERDICT_VALUE_RE.finditer(content))
+    verdict_at = values[-1].end() if values else -1
+    entries: list[dict[str, Any]] = []
+    offset = 0
+    for token in _TOKEN_RE.findall(content):
+        if offset == verdict_at:
+            probs = dict(alternatives or {})
+            probs.setdefault(token, max(1e-6, 1.0 - sum(probs.values())) if alternatives
+                             else 0.95)
+        else:
+            probs = {token: 0.99}
+        ranked = sorted(probs.items(), key=lambda kv: -kv[1])[:top_n]
+        entries.append({
+            "token": token,
+            "logprob": math.log(probs[token]),
+            "bytes": list(token.encode("utf-8")),
+            "top_logprobs": [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+                             for t, p in ranked],
+        })
+        offset += len(token)
+    return {"content": entries, "refusal": None}
 
 
 def default_responder(body: dict[str, Any]) -> Reply:
@@ -263,9 +306,8 @@ class OpenAIServer:
             "logprobs": None,
         }
         if body.get("logprobs") and self.logprobs:
-            choice["logprobs"] = {
-                "content": [{"token": "x", "logprob": -0.1, "bytes": None, "top_logprobs": []}]
-            }
+            top_n = int(body.get("top_logprobs") or 0)
+            choice["logprobs"] = logprobs_for(content or "", top_n, reply.alternatives)
         payload = {
             "id": f"chatcmpl-{self.request_count}",
             "object": "chat.completion",

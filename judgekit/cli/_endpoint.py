@@ -1,0 +1,211 @@
+"""The data and endpoint options of every command that calls a judge, and what they resolve to.
+
+``judgekit judge`` and ``judgekit probe ...`` take the same long list of
+options (rubric, data, store, endpoint, sampling, limits); declaring them once
+keeps their names, defaults and help identical. The helpers turn them into a
+:class:`~judgekit.clients.JudgeSpec`: the API key from ``--api-key-env`` or
+``--api-key`` (never anywhere else), explicit sampling parameters, and the local
+judge when no ``--base-url`` (or ``$JUDGEKIT_BASE_URL``) is given. The local
+judge takes seconds to load, so it is started only when a call is actually
+needed: a rerun whose calls are all cached never starts it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field, fields
+from itertools import islice
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+from judgekit.cli._common import db_option, rubric_option
+from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
+from judgekit.datasets import dataset_name_for, load_items
+from judgekit.errors import InputError
+from judgekit.local import LOCAL_MODEL, LocalJudge
+from judgekit.store import Store
+from judgekit.types import Item, SamplingParams
+
+F = TypeVar("F", bound=Callable[..., Any])
+Decorator = Callable[[Any], Any]
+
+BASE_URL_ENV = "JUDGEKIT_BASE_URL"
+MODEL_ENV = "JUDGEKIT_MODEL"
+#: Default concurrency: remote endpoints take many requests at once, the local
+#: llama.cpp server answers one at a time.
+REMOTE_CONCURRENCY = 8
+LOCAL_CONCURRENCY = 2
+
+
+def endpoint_options(
+    *,
+    verb: str = "Judge",
+    url_example: bool = True,
+    temperature_help: str | None = None,
+    after_concurrency: Sequence[Decorator] = (),
+) -> Callable[[F], F]:
+    """Add the data, store and endpoint options, in the order ``judgekit judge`` shows them.
+
+    ``verb`` starts the ``--limit`` help ("Judge only the first N items");
+    ``after_concurrency`` inserts command-specific options after
+    ``--concurrency`` (``judge`` puts ``--samples`` there).
+    """
+    url_help = ("OpenAI-compatible endpoint, e.g. https://api.openai.com/v1. "
+                if url_example else "OpenAI-compatible endpoint. ")
+    options: list[Decorator] = [
+        rubric_option,
+        click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
+                     help="JSONL or CSV file of items (imported under its file name as dataset)."),
+        click.option("--dataset", help="Dataset name: a stored dataset, or the name for --data."),
+        db_option,
+        click.option("--model", envvar=MODEL_ENV, show_envvar=True,
+                     help=f"Judge model (default with the local judge: {LOCAL_MODEL})."),
+        click.option("--base-url", envvar=BASE_URL_ENV, show_envvar=True,
+                     help=url_help + "Without it the local judge is started."),
+        click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True,
+                     metavar="NAME", help="Environment variable holding the API key."),
+        click.option("--api-key", default=None, metavar="KEY",
+                     help="API key (prefer --api-key-env: command lines end up in shell "
+                          "history)."),
+        click.option("--concurrency", type=click.IntRange(min=1), default=None,
+                     help=f"Requests in flight [default: {REMOTE_CONCURRENCY}; "
+                          f"{LOCAL_CONCURRENCY} for the local judge]."),
+        *after_concurrency,
+        click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
+                     help="At most this many requests per minute."),
+        click.option("--limit", type=click.IntRange(min=1), default=None,
+                     help=f"{verb} only the first N items."),
+        click.option("--force", is_flag=True, help="Re-judge everything, cached or not."),
+        click.option("--retry-failed", is_flag=True,
+                     help="Re-judge answered failures (parse_error, refusal, truncated)."),
+        click.option("--temperature", type=float, default=0.0, show_default=True,
+                     help=temperature_help),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True),
+        click.option("--top-p", type=float, default=1.0, show_default=True),
+        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True,
+                     help="Retries per call for rate limits, timeouts and server errors."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+                     show_default=True, help="Seconds per request."),
+        click.option("--progress/--no-progress", default=None,
+                     help="Progress bar [default: only on a terminal]."),
+    ]
+
+    def decorate(func: F) -> F:
+        for option in reversed(options):
+            func = option(func)
+        return func
+
+    return decorate
+
+
+def resolve_api_key(api_key: str | None, api_key_env: str) -> str | None:
+    """``--api-key`` if given, else the named environment variable (None if unset)."""
+    if api_key:
+        return api_key
+    return os.environ.get(api_key_env) or None
+
+
+@dataclass(frozen=True)
+class EndpointOptions:
+    """The endpoint and sampling options' values (defaults = the options' defaults)."""
+
+    model: str | None = None
+    base_url: str | None = None
+    api_key_env: str = DEFAULT_API_KEY_ENV
+    api_key: str | None = field(default=None, repr=False)
+    concurrency: int | None = None
+    rpm: float | None = None
+    temperature: float = 0.0
+    max_tokens: int = 512
+    top_p: float = 1.0
+    seed: int = 0
+    max_retries: int = 4
+    timeout: float = 60.0
+    #: Not an option: the demo turns logprobs off to stay near a minute on the local judge.
+    logprobs: bool = True
+
+    @classmethod
+    def take(cls, params: dict[str, Any]) -> EndpointOptions:
+        """Build from a command's keyword arguments, removing the ones used here."""
+        return cls(**{f.name: params.pop(f.name) for f in fields(cls) if f.name in params})
+
+    @property
+    def sampling(self) -> SamplingParams:
+        return SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens,
+                              top_p=self.top_p, seed=self.seed)
+
+    def spec(self, base_url: str, model: str, *, local: bool,
+             identity: str | None = None) -> JudgeSpec:
+        """The judge spec for an endpoint; the local judge needs no key."""
+        return JudgeSpec(
+            base_url=base_url, model=model,
+            api_key=None if local else resolve_api_key(self.api_key, self.api_key_env),
+            sampling=self.sampling,
+            concurrency=self.concurrency or (LOCAL_CONCURRENCY if local else REMOTE_CONCURRENCY),
+            rpm=self.rpm, max_retries=self.max_retries, timeout=self.timeout, identity=identity,
+            logprobs=self.logprobs,
+        )
+
+
+def _stderr(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@contextmanager
+def open_endpoint(
+    options: EndpointOptions,
+    *,
+    has_work: Callable[[JudgeSpec], bool] | None = None,
+    echo: Callable[[str], None] = _stderr,
+) -> Iterator[JudgeSpec]:
+    """The judge spec for the options, with the local judge running while in use if needed.
+
+    Without a base URL the local judge is used. Its spec is keyed by the model
+    file rather than its (free, changing) port, so reruns hit the cache; and
+    when ``has_work(spec)`` says every call is cached, it is not started at all.
+    """
+    if options.base_url:
+        if not options.model:
+            raise InputError(f"--model is required with --base-url (or set ${MODEL_ENV})")
+        yield options.spec(options.base_url, options.model, local=False)
+        return
+    local = LocalJudge()
+    spec = options.spec(local.base_url, options.model or LOCAL_MODEL, local=True,
+                        identity=local.identity)
+    if has_work is not None and not has_work(spec):
+        echo("no --base-url: every call is cached, the local judge is not started")
+        yield spec
+        return
+    echo("no --base-url: starting the local judge (llama.cpp + SmolLM2-135M)...")
+    with local:
+        echo(f"local judge ready at {local.base_url}")
+        yield spec
+
+
+def load_dataset(
+    store: Store, data: Path | None, dataset: str | None, limit: int | None = None
+) -> tuple[str, list[Item]]:
+    """Items from ``--data FILE`` (stored under its dataset name) or a stored ``--dataset``.
+
+    ``limit`` keeps the first N (``--limit``).
+    """
+    if data is not None:
+        items = load_items(data)
+        name = dataset or dataset_name_for(data)
+        store.import_items(name, items, replace=True)
+    elif not dataset:
+        raise InputError("give --data FILE or --dataset NAME")
+    elif store.count_items(dataset) == 0:
+        known = ", ".join(store.datasets()) or "none"
+        raise InputError(f"no dataset {dataset!r} in the store (known: {known}); "
+                         "import it with: judgekit import FILE")
+    else:
+        name, items = dataset, list(store.iter_items(dataset))
+    if limit is not None:
+        items = list(islice(items, limit))
+    return name, items

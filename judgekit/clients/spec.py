@@ -1,0 +1,124 @@
+"""Which judge to call, and how its URL and key are kept out of storage (no HTTP here).
+
+Kept apart from :mod:`judgekit.clients.openai_client` so that code which only
+names a judge (cache keys, CLI option handling, a rerun whose calls are all
+cached) does not import the ``openai`` client, the slowest import judgekit has.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+
+from judgekit.errors import InputError
+from judgekit.types import SamplingParams
+
+if TYPE_CHECKING:
+    from judgekit.clients.retry import RetryPolicy
+
+#: Environment variable read for the API key unless ``--api-key-env`` names another.
+DEFAULT_API_KEY_ENV = "OPENAI_API_KEY"
+#: Sent when no key is configured: local servers ignore it, hosted ones answer 401.
+PLACEHOLDER_API_KEY = "no-key"
+
+ResponseFormatMode = Literal["json_schema", "json_object", "none"]
+
+_SECRET_QUERY_WORDS = ("key", "token", "secret", "sig", "password", "auth")
+
+
+def public_base_url(url: str) -> str:
+    """``url`` without user info or secret-looking query parameters, no trailing slash.
+
+    This is the form stored in the database, shown in reports and used in cache keys.
+    """
+    parts = urlsplit(url.strip())
+    host = parts.hostname or ""
+    if ":" in host:  # IPv6 literal
+        host = f"[{host}]"
+    netloc = f"{host}:{parts.port}" if parts.port else host
+    query = [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if not any(word in k.lower() for word in _SECRET_QUERY_WORDS)
+    ]
+    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), urlencode(query), ""))
+
+
+def _has_url_credentials(url: str) -> bool:
+    parts = urlsplit(url.strip())
+    if parts.username or parts.password:
+        return True
+    return any(
+        any(word in k.lower() for word in _SECRET_QUERY_WORDS)
+        for k, _ in parse_qsl(parts.query, keep_blank_values=True)
+    )
+
+
+def redact(text: str, secrets: Iterable[str | None]) -> str:
+    """``text`` with every secret (at least 4 characters long) replaced by ``***``."""
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+@dataclass(frozen=True)
+class JudgeSpec:
+    """Which judge to call and how: endpoint, model, sampling, limits.
+
+    ``api_key`` is excluded from ``repr`` so it cannot leak through logs or
+    tracebacks; it never leaves this object except into the ``openai`` client.
+
+    ``identity`` names the endpoint in cache keys, stored rows and the
+    capabilities table instead of its URL, for an endpoint whose URL changes
+    between runs while the judge stays the same (the local judge listens on a
+    free port each time); None means the URL without credentials. ``logprobs``
+    asks for token logprobs (for the verdict confidence) when the endpoint
+    supports them; off saves time where they are expensive (llama-cpp-python
+    roughly doubles the time of a call).
+    """
+
+    base_url: str
+    model: str
+    api_key: str | None = field(default=None, repr=False)
+    sampling: SamplingParams = field(default_factory=SamplingParams)
+    concurrency: int = 8
+    rpm: float | None = None
+    max_retries: int = 4
+    timeout: float = 60.0
+    identity: str | None = None
+    logprobs: bool = True
+
+    def __post_init__(self) -> None:
+        if self.concurrency < 1:
+            raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
+        if self.rpm is not None and self.rpm <= 0:
+            raise ValueError(f"rpm must be > 0, got {self.rpm}")
+        if self.timeout <= 0:
+            raise ValueError(f"timeout must be > 0, got {self.timeout}")
+        if _has_url_credentials(self.base_url):
+            # HTTP libraries log request URLs; a key inside one would end up in logs.
+            raise InputError(
+                f"base URL {self.public_base_url} carries credentials (user info or a key "
+                "parameter): pass the key with --api-key-env NAME or --api-key instead"
+            )
+
+    def __repr__(self) -> str:
+        return (
+            f"JudgeSpec(base_url={self.public_base_url!r}, model={self.model!r}, "
+            f"sampling={self.sampling!r}, concurrency={self.concurrency}, rpm={self.rpm}, "
+            f"max_retries={self.max_retries}, timeout={self.timeout})"
+        )
+
+    @property
+    def public_base_url(self) -> str:
+        """The endpoint as stored and keyed: ``identity``, else the URL without credentials."""
+        return self.identity or public_base_url(self.base_url)
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        from judgekit.clients.retry import RetryPolicy
+
+        return RetryPolicy(max_retries=self.max_retries)

@@ -1,0 +1,125 @@
+"""What a run shows its user: a live progress line, and the summary at the end.
+
+Kept apart from :mod:`judgekit.runner` because it is presentation and
+bookkeeping only: the runner calls :meth:`Progress.advance` once per call and
+fills a :class:`RunSummary`; neither knows about endpoints or the store.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, TextIO
+
+from judgekit.types import STATUSES
+
+
+class Progress:
+    """A one-line progress bar with rate and ETA on a terminal; silent otherwise.
+
+    ``enabled=None`` means "only if stderr is a TTY", so logs and CI stay clean.
+    """
+
+    def __init__(self, total: int | None, *, enabled: bool | None = None,
+                 stream: TextIO | None = None) -> None:
+        self.stream = stream or sys.stderr
+        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.total, self.done, self.cached, self.failed = total, 0, 0, 0
+        self._start = time.perf_counter()
+        self._last = 0.0
+
+    def advance(self, *, cached: bool = False, failed: bool = False) -> None:
+        self.done += 1
+        self.cached += cached
+        self.failed += failed
+        if self.enabled and time.perf_counter() - self._last >= 0.1:
+            self._draw()
+
+    def _draw(self) -> None:
+        self._last = now = time.perf_counter()
+        judged = self.done - self.cached
+        rate = judged / (now - self._start) if now > self._start else 0.0
+        extra = f"  cached {self.cached}  failed {self.failed}"
+        if self.total:
+            share = min(1.0, self.done / self.total)
+            bar = "#" * int(share * 24)
+            left = self.total - self.done
+            eta = f"{int(left / rate) // 60}:{int(left / rate) % 60:02d}" if rate else "?"
+            line = (f"judging {self.done}/{self.total} [{bar:<24}] {share:6.1%} "
+                    f"{rate:6.1f}/s ETA {eta}{extra}")
+        else:
+            line = f"judging {self.done} {rate:6.1f}/s{extra}"
+        self.stream.write("\r" + line)
+        self.stream.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            self._draw()
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+@dataclass
+class RunSummary:
+    """What a run did. ``counts`` holds the final status of every unit (cached or new)."""
+
+    run_id: str
+    dataset: str
+    rubric_name: str
+    rubric_hash: str
+    model: str
+    base_url: str
+    total: int = 0
+    cached: int = 0
+    judged: int = 0
+    counts: Counter[str] = field(default_factory=Counter)
+    new_counts: Counter[str] = field(default_factory=Counter)
+    requests: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    elapsed_s: float = 0.0
+    response_format: str | None = None
+    interrupted: bool = False
+    error: str | None = None
+
+    @property
+    def judgments_per_s(self) -> float:
+        return self.judged / self.elapsed_s if self.elapsed_s > 0 else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "total": self.total,
+            "cached": self.cached,
+            "judged": self.judged,
+            "counts": {s: self.counts[s] for s in STATUSES if self.counts[s]},
+            "new_counts": {s: self.new_counts[s] for s in STATUSES if self.new_counts[s]},
+            "requests": self.requests,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "elapsed_s": round(self.elapsed_s, 3),
+            "judgments_per_s": round(self.judgments_per_s, 2),
+            "response_format": self.response_format,
+            "interrupted": self.interrupted,
+            "error": self.error,
+        }
+
+    def format(self) -> str:
+        """A few human-readable lines for the end of a command."""
+        statuses = ", ".join(f"{s} {self.counts[s]}" for s in STATUSES if self.counts[s]) or "none"
+        lines = [
+            f"run {self.run_id}: {self.total} judgments ({self.cached} cached, "
+            f"{self.judged} judged now, {self.requests} requests)",
+            f"  status: {statuses}",
+            f"  tokens: {self.prompt_tokens} prompt + {self.completion_tokens} completion",
+            f"  elapsed {self.elapsed_s:.1f} s, {self.judgments_per_s:.1f} judgments/s",
+        ]
+        if self.response_format is not None:
+            lines.append(f"  judge: {self.model} at {self.base_url} "
+                         f"(structured output: {self.response_format})")
+        if self.interrupted:
+            lines.append("  interrupted: rerun the same command to finish")
+        if self.error:
+            lines.append(f"  stopped: {self.error}")
+        return "\n".join(lines)
