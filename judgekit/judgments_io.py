@@ -79,15 +79,6 @@ class ParsedVerdict:
     score: float | None
 
 
-def score_for(scale: Scale, label: str | None) -> float | None:
-    """Same rule as the runner: ordinal level value, binary pass=1/fail=0, else None."""
-    if label is None:
-        return None
-    if scale.kind == "binary":
-        return 1.0 if label == "pass" else 0.0
-    return scale.value_of(label)
-
-
 def unswap(label: str) -> str:
     """A verdict given on the swapped presentation, in the original orientation."""
     return _SWAP.get(label, label)
@@ -193,7 +184,7 @@ def _parse(
 def _score(record: Mapping[str, Any], scale: Scale, label: str | None) -> float | None:
     given = record.get("score")
     if given is None:
-        return score_for(scale, label)
+        return scale.score_of(label)
     try:
         return float(given)
     except (TypeError, ValueError):

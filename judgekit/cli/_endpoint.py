@@ -91,6 +91,10 @@ def endpoint_options(
                      help="Retries per call for rate limits, timeouts and server errors."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
                      show_default=True, help="Seconds per request."),
+        click.option("--logprobs/--no-logprobs", default=True, show_default=True,
+                     help="Ask for token logprobs, when the endpoint offers them, to store each "
+                          "verdict's confidence (used by `annotate --strategy uncertain`). "
+                          "On llama.cpp they can double the time per call."),
         click.option("--progress/--no-progress", default=None,
                      help="Progress bar [default: only on a terminal]."),
     ]
@@ -126,7 +130,7 @@ class EndpointOptions:
     seed: int = 0
     max_retries: int = 4
     timeout: float = 60.0
-    #: Not an option: the demo turns logprobs off to stay near a minute on the local judge.
+    #: ``--logprobs/--no-logprobs``; the demo turns them off to stay near a minute locally.
     logprobs: bool = True
 
     @classmethod

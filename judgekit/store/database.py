@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import os
 import sqlite3
+import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -69,6 +70,31 @@ def resolve_db_path(path: str | Path | None = None) -> Path:
     return Path(chosen).expanduser().absolute()
 
 
+def _enable_wal(conn: sqlite3.Connection, deadline_s: float = BUSY_TIMEOUT_S) -> None:
+    """Switch the file to WAL mode, waiting out other processes doing the same.
+
+    Changing the journal mode needs an exclusive lock, and SQLite reports
+    "database is locked" at once (without calling the busy handler) when several
+    processes open a fresh file together, e.g. a judge run and the annotate app
+    started side by side. So retry with a short backoff until the deadline.
+    """
+    deadline = time.monotonic() + deadline_s
+    delay = 0.005
+    while True:
+        try:
+            mode = conn.execute("PRAGMA journal_mode").fetchone()[0]
+            if str(mode).lower() != "wal":
+                conn.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) and "busy" not in str(exc):
+                raise
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, 0.2)
+
+
 def open_store(path: str | Path | None = None) -> Store:
     """Open (creating and migrating) the store at ``path``, ``$JUDGEKIT_DB`` or ./judgekit.db."""
     resolved = resolve_db_path(path)
@@ -80,7 +106,7 @@ def open_store(path: str | Path | None = None) -> Store:
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db = Database(conn, execute_plugins=False)
-        db.enable_wal()
+        _enable_wal(conn)
         conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
         apply_migrations(db)

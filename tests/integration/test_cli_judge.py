@@ -64,6 +64,22 @@ def test_judge_then_rerun(openai_server: OpenAIServer, tmp_path: Path) -> None:
     assert "12 judgments" in out
 
 
+def test_logprobs_flag_controls_the_request(openai_server: OpenAIServer, tmp_path: Path) -> None:
+    data = write_items(tmp_path / "facts.jsonl", 2)
+    common = ["judge", "--rubric", "correctness", "--data", str(data),
+              "--base-url", openai_server.base_url, "--model", "m"]
+    invoke(*common, "--db", str(tmp_path / "with.db"))
+    assert all(body.get("logprobs") is True for body in openai_server.judge_requests())
+    with open_store(tmp_path / "with.db") as store:
+        assert all(j.confidence is not None for j in store.judgments(dataset="facts"))
+    openai_server.clear()
+    invoke(*common, "--db", str(tmp_path / "without.db"), "--no-logprobs")
+    assert openai_server.judge_requests()
+    assert all("logprobs" not in body for body in openai_server.judge_requests())
+    with open_store(tmp_path / "without.db") as store:
+        assert all(j.confidence is None for j in store.judgments(dataset="facts"))
+
+
 class ServedLocalJudge:
     """Stands in for the llama.cpp server (same interface as ``LocalJudge``): the test server.
 
