@@ -173,6 +173,29 @@ def _pairwise_percent(by_item: Mapping[str, Mapping[str, Any]], spec: IntervalSp
     )
 
 
+#: Integer scales up to this many levels have their unused levels filled in for weights.
+MAX_FILLED_LEVELS = 1000
+
+
+def _kappa_domain(labels: list[Any], level: str) -> list[Any]:
+    """The categories Cohen's kappa weights are laid out on.
+
+    Weighted kappa weighs a disagreement by how many categories apart the two
+    labels are, so a level nobody used still counts: on a 1-5 scale where no rater
+    said 3, 2 and 4 are two steps apart, not one. For integer ratings the domain is
+    every integer from the lowest to the highest rating; other numbers keep their
+    sorted distinct values.
+    """
+    values = sorted(set(labels))
+    if level == "nominal" or not values:
+        return values
+    low, high = values[0], values[-1]
+    integers = all(float(v).is_integer() for v in values)
+    if integers and high - low < MAX_FILLED_LEVELS:
+        return [float(v) for v in range(int(low), int(high) + 1)]
+    return values
+
+
 def agreement_from_ratings(
     ratings: list[Rating],
     level: Level = "nominal",
@@ -206,7 +229,7 @@ def agreement_from_ratings(
         fleiss = to_stat(stats.fleiss_kappa([list(by_item[i].values()) for i in multi]), spec)
 
     weights: Literal["quadratic"] | None = None if level == "nominal" else "quadratic"
-    domain = sorted({r.label for r in ratings})
+    domain = _kappa_domain([r.label for r in ratings], level)
     pairs, skipped = [], 0
     for a, b in itertools.combinations(raters, 2):
         shared = [i for i in items if a in by_item[i] and b in by_item[i]]

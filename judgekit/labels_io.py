@@ -49,14 +49,20 @@ class ErrorList:
 
     path: str
     errors: list[str] = field(default_factory=list)
+    _lines: list[int] = field(default_factory=list, repr=False)
 
     def add(self, line: int | None, message: str) -> None:
         where = f"{self.path}:{line}" if line is not None else self.path
         self.errors.append(f"{where}: {message}")
+        self._lines.append(line if line is not None else 0)
 
     def raise_if_any(self) -> None:
+        """Raise one InputError listing the problems in file order (checks run in passes)."""
         if not self.errors:
             return
+        order = sorted(range(len(self.errors)), key=lambda i: self._lines[i])
+        self.errors = [self.errors[i] for i in order]
+        self._lines = [self._lines[i] for i in order]
         shown = self.errors[:MAX_REPORTED_ERRORS]
         more = len(self.errors) - len(shown)
         count = f"{len(self.errors)} error{'s' if len(self.errors) != 1 else ''}"

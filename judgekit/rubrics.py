@@ -9,6 +9,7 @@ See ``docs/rubrics.md`` for the format.
 
 from __future__ import annotations
 
+import difflib
 import json
 import re
 import tomllib
@@ -172,14 +173,28 @@ def rubric_from_text(source_text: str, *, path: str = "<rubric>") -> Rubric:
     try:
         spec = _RubricSpec.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        loc = ".".join(str(part) for part in error["loc"]) or "(top level)"
-        message = "unknown field" if error["type"] == "extra_forbidden" else error["msg"]
-        raise RubricError(f"{path}: {loc}: {message}") from None
+        raise RubricError(f"{path}: {_describe_validation(exc)}") from None
     try:
         return _build(spec, data, source_text, path)
     except RubricError as exc:
         raise RubricError(f"{path}: {exc}") from None
+
+
+def _describe_validation(exc: ValidationError) -> str:
+    """Every problem, unknown fields first: a typo such as ``[promt]`` is the real cause of
+    the "prompt: Field required" that follows it, so name it (with a suggestion) up front."""
+    errors = exc.errors()
+    missing = [".".join(str(p) for p in e["loc"]) for e in errors if e["type"] == "missing"]
+    messages: list[str] = []
+    for error in sorted(errors, key=lambda e: e["type"] != "extra_forbidden"):
+        loc = ".".join(str(part) for part in error["loc"]) or "(top level)"
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(loc, missing, n=1)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            messages.append(f"{loc}: unknown field{hint}")
+        else:
+            messages.append(f"{loc}: {error['msg']}")
+    return "; ".join(messages)
 
 
 def _build(spec: _RubricSpec, data: Mapping[str, Any], source_text: str, path: str) -> Rubric:

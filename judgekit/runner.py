@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from judgekit import __version__
 from judgekit.cache import needs_call
-from judgekit.clients.spec import JudgeSpec
+from judgekit.clients.spec import JudgeSpec, endpoint_hint
 from judgekit.errors import EndpointError
 from judgekit.progress import Progress, RunSummary
 from judgekit.rubrics import render_messages, verdict_json_schema
@@ -243,6 +243,7 @@ class _Run:
                 raise EndpointError(
                     f"judge endpoint {self.spec.public_base_url} refused the request: "
                     f"{result.failure.message}"
+                    f"{endpoint_hint(self.spec, result.failure.http_status)}"
                 )
 
 

@@ -37,6 +37,6 @@ def command(file: Path, name: str | None, db: str, replace: bool) -> None:
         changed = store.import_items(dataset, items, replace=replace)
         total = store.count_items(dataset)
     click.echo(
-        f"imported {len(items)} items from {file} into dataset {dataset!r} "
+        f"imported {len(items)} item(s) from {file} into dataset {dataset!r} "
         f"({changed} new or changed; {total} in the dataset) in {db_path}"
     )

@@ -23,6 +23,7 @@ import openai
 
 from judgekit.clients.openai_client import JudgeClient, ResponseFormatMode, response_format_for
 from judgekit.clients.retry import Failure, with_retries
+from judgekit.clients.spec import endpoint_hint
 from judgekit.errors import EndpointError
 
 #: Bump when the probe changes, so cached answers are re-probed.
@@ -91,12 +92,7 @@ class _Rejected:
 
 def _endpoint_error(client: JudgeClient, failure: Failure) -> EndpointError:
     where = client.spec.public_base_url
-    if failure.http_status in (401, 403):
-        hint = " (check the API key: --api-key-env NAME or --api-key)"
-    elif failure.http_status == 404:
-        hint = f" (is model {client.spec.model!r} served there, and does the URL end in /v1?)"
-    else:
-        hint = ""
+    hint = endpoint_hint(client.spec, failure.http_status)
     message = client.redact(failure.message)
     return EndpointError(f"judge endpoint {where} is not usable: {message}{hint}")
 

@@ -122,3 +122,15 @@ class JudgeSpec:
         from judgekit.clients.retry import RetryPolicy
 
         return RetryPolicy(max_retries=self.max_retries)
+
+
+def endpoint_hint(spec: JudgeSpec, http_status: int | None) -> str:
+    """What to check when an endpoint refuses every call (appended to the error message)."""
+    if http_status in (401, 403) and not spec.api_key:
+        return (" (no API key was given: set the variable --api-key-env names,"
+                " OPENAI_API_KEY by default, or pass --api-key)")
+    if http_status in (401, 403):
+        return " (check the API key: --api-key-env NAME or --api-key)"
+    if http_status == 404:
+        return f" (is model {spec.model!r} served there, and does the URL end in /v1?)"
+    return ""

@@ -117,8 +117,12 @@ def bootstrap_stat(
     fn: Callable[..., npt.NDArray[np.float64]],
     arrays: Sequence[npt.NDArray[Any]],
     spec: IntervalSpec,
+    strata: npt.NDArray[Any] | None = None,
 ) -> Stat:
-    """A custom statistic (vectorised over a leading resample axis) with its bootstrap interval."""
+    """A custom statistic (vectorised over a leading resample axis) with its bootstrap interval.
+
+    ``strata`` (one id per item) resamples each stratum separately (a stratified design).
+    """
     n = len(arrays[0])
     if n == 0:
         return undefined("no items", 0)
@@ -133,8 +137,10 @@ def bootstrap_stat(
         random_state=spec.random_state,
         clusters=spec.clusters,
         vectorized=True,
+        strata=strata,
     )
-    return Stat(estimate, float(low), float(high), n, spec.bootstrap_name)
+    name = spec.bootstrap_name if strata is None else f"stratified {spec.bootstrap_name}"
+    return Stat(estimate, float(low), float(high), n, name)
 
 
 def proportion_stat(successes: npt.NDArray[np.bool_], spec: IntervalSpec) -> Stat:
@@ -178,7 +184,7 @@ def _binary(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> dic
     out = {
         "cohen_kappa": to_stat(stats.cohen_kappa(j, h, labels=labels), spec),
         "percent_agreement": to_stat(stats.percent_agreement(j, h), spec),
-        "gwet_ac1": to_stat(stats.gwet_ac1(j, h), spec),
+        "gwet_ac1": to_stat(stats.gwet_ac1(j, h, labels=list(scale.labels)), spec),
         "krippendorff_alpha": to_stat(stats.krippendorff_alpha([j, h], level="nominal"), spec),
         "pabak": bootstrap_stat(lambda a: 2.0 * a.mean(axis=-1) - 1.0, [agree.astype(float)], spec),
         "prevalence_human": proportion_stat(ha == positive, spec),
@@ -198,7 +204,7 @@ def _binary(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> dic
     return out
 
 
-def _mean_difference(
+def mean_difference(
     a: npt.NDArray[np.float64], b: npt.NDArray[np.float64], spec: IntervalSpec
 ) -> Stat:
     """Mean of a - b with the paired bootstrap from :func:`judgekit.stats.paired_bootstrap`."""
@@ -224,7 +230,7 @@ def _ordinal(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> di
         "kendall_tau": to_stat(stats.kendall_tau(jv, hv), spec),
         "exact_agreement": to_stat(stats.percent_agreement(j, h), spec),
         "within_one_agreement": to_stat(stats.percent_agreement(jv, hv, tolerance=1), spec),
-        "mean_bias": _mean_difference(jv, hv, spec),
+        "mean_bias": mean_difference(jv, hv, spec),
         "cohen_kappa": to_stat(stats.cohen_kappa(j, h, labels=list(scale.labels)), spec),
     }
 
@@ -247,7 +253,7 @@ def _categorical(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -
     return {
         "cohen_kappa": to_stat(stats.cohen_kappa(j, h, labels=list(scale.labels)), spec),
         "percent_agreement": to_stat(stats.percent_agreement(j, h), spec),
-        "gwet_ac1": to_stat(stats.gwet_ac1(j, h), spec),
+        "gwet_ac1": to_stat(stats.gwet_ac1(j, h, labels=list(scale.labels)), spec),
         "krippendorff_alpha": to_stat(stats.krippendorff_alpha([j, h], level="nominal"), spec),
     }
 
@@ -285,5 +291,5 @@ def primary_only(
     if primary == "percent_agreement":
         return to_stat(stats.percent_agreement(j, h), spec)
     if primary == "gwet_ac1":
-        return to_stat(stats.gwet_ac1(j, h), spec)
+        return to_stat(stats.gwet_ac1(j, h, labels=labels), spec)
     return judge_vs_human(j, h, scale, spec).get(primary, undefined(f"{primary} not computed"))

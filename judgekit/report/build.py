@@ -19,7 +19,14 @@ import numpy as np
 from judgekit import __version__, stats
 from judgekit.errors import InputError
 from judgekit.report import sections
-from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec, confusion_of, judge_vs_human
+from judgekit.report.agreement import (
+    PRIMARY_BY_KIND,
+    IntervalSpec,
+    confusion_of,
+    judge_vs_human,
+    mean_difference,
+    numeric_values,
+)
 from judgekit.report.model import (
     Agreement,
     Health,
@@ -180,8 +187,9 @@ def _scatter(store: Store, rubric: Rubric, selection: _Selection) -> tuple[list[
 
 
 def _pick_queue(
-    store: Store, rubric: Rubric, name: str | None
-) -> tuple[dict[str, Any], dict[ItemKey, float]] | None:
+    store: Store, rubric: Rubric, name: str | None, dataset: str | None = None
+) -> tuple[dict[str, Any], dict[ItemKey, float], dict[ItemKey, str | None]] | None:
+    """The queue to weight by: its metadata, inclusion probabilities and strata per item."""
     names = [name] if name else store.list_queues(rubric.sha256)
     for candidate in reversed(names):
         found = store.get_queue(candidate)
@@ -190,9 +198,11 @@ def _pick_queue(
                 raise InputError(f"no labeling queue named {name!r} in the store")
             continue
         meta, entries = found
+        entries = [e for e in entries if dataset is None or e.dataset == dataset]
         probs = {(e.dataset, e.item_id): float(e.inclusion_prob) for e in entries}
+        strata = {(e.dataset, e.item_id): e.stratum for e in entries}
         if name or len({round(p, 12) for p in probs.values()}) > 1:
-            return meta, probs
+            return meta, probs, strata
     return None
 
 
@@ -258,7 +268,12 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     if pairing.no_judgment:
         notes.append(f"{pairing.no_judgment} labeled item(s) have no judgment in this selection.")
     if pairing.no_majority:
-        notes.append(f"{pairing.no_majority} item(s) were left out: their annotators tie.")
+        notes.append(
+            f"{pairing.no_majority} item(s) were left out: their annotators tie. Ties mark "
+            "items humans find hard, so judge-human agreement on the rest is likely higher "
+            "than on all items."
+        )
+    notes.extend(_reference_notes(pairing, references, scale, opts.annotator))
 
     failed_keys = [k for k, _, _ in pairing.failed]
     items = _items_for(store, [*pairing.keys, *failed_keys, *grouped])
@@ -297,12 +312,18 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
             cluster_by,
             None if spec.clusters is None else len(set(spec.clusters.tolist())),
         )
+        if scale.kind == "ordinal" and "mean_bias" in figures:
+            medians = _median_values(pairing, references, scale)
+            if medians is not None:
+                figures["mean_bias"] = mean_difference(
+                    numeric_values(scale, pairing.judge), medians, spec
+                )
         primary_stat = figures[primary]
         names = [_slice_of(items.get(k)) for k in pairing.keys]
         slices = sections.slice_figures(pairing, names, scale, spec, primary, opts.fdr_q)
-        queue = _pick_queue(store, rubric, opts.queue)
+        queue = _pick_queue(store, rubric, opts.queue, opts.dataset)
         if queue is not None:
-            meta, probs = queue
+            meta, probs, strata = queue
             weighted = sections.weighted_estimates(
                 pairing,
                 probs,
@@ -311,6 +332,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
                 primary,
                 str(meta.get("name")),
                 str(meta.get("strategy")),
+                strata=strata,
             )
 
     cluster_map = None
@@ -360,6 +382,45 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         confidence_level=opts.confidence_level,
         n_resamples=opts.n_resamples,
     )
+
+
+def _reference_notes(
+    pairing: Any,
+    references: dict[ItemKey, dict[str, str]],
+    scale: Any,
+    annotator: str | None,
+) -> list[str]:
+    """What the reader must know when the reference pools several annotators."""
+    if annotator is not None or not pairing.keys:
+        return []
+    pooled = sum(1 for key in pairing.keys if len(references[key]) >= 2)
+    if not pooled:
+        return []
+    rule = "lower median" if scale.kind == "ordinal" else "majority label"
+    return [
+        f"On {pooled} of {len(pairing.keys)} compared items the human reference is the {rule} "
+        "of several annotators. A pooled reference is less noisy than one annotator, so the "
+        "judge figures are not directly comparable with the human-human ceiling, which "
+        "compares single annotators; use --annotator for a like-for-like comparison."
+    ]
+
+
+def _median_values(
+    pairing: Any, references: dict[ItemKey, dict[str, str]], scale: Any
+) -> np.ndarray | None:
+    """Per-item median of the annotators' numeric values, when it differs from the reference.
+
+    With an even number of annotators split between two levels the on-scale reference is
+    the lower one; the signed bias judge - human must use the true median (the midpoint),
+    or it is pushed upward. None when no item is affected.
+    """
+    values = [
+        float(np.median(numeric_values(scale, list(references[key].values()))))
+        for key in pairing.keys
+    ]
+    reference = numeric_values(scale, pairing.human)
+    medians = np.asarray(values, dtype=float)
+    return None if np.allclose(medians, reference) else medians
 
 
 def _planned_total(

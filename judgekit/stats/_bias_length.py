@@ -160,7 +160,8 @@ def prefer_longer_rate(
 ) -> PreferLongerResult:
     """Share of decided pairs (|len_a - len_b| > min_gap) where the longer answer won.
 
-    Ties and failed verdicts are excluded and counted. The p-value is the exact
+    Ties and failed verdicts are excluded and counted; pairs with a missing length
+    are left out. The p-value is the exact
     binomial test against 0.5; AlpacaEval reports 0.64 for humans and
     recommends a judge stay below 0.7.
     """
@@ -173,7 +174,8 @@ def prefer_longer_rate(
     check_same_length(("verdicts", obj_array(values)), ("len_a", la), ("len_b", lb))
     longer = decided = ties = failed = 0
     for v, a, b in zip(values, la.tolist(), lb.tolist(), strict=True):
-        if abs(a - b) <= min_gap:
+        # a missing length has no gap: the pair is left out (NaN <= min_gap is False)
+        if np.isnan(a) or np.isnan(b) or abs(a - b) <= min_gap:
             continue
         if v is None:
             failed += 1

@@ -263,8 +263,36 @@ def cluster_pick_counts(
     return row_bincount(picked, n_clusters).astype(np.int64)
 
 
+def stratified_units(strata: IntArray, clusters: IntArray | None) -> tuple[IntArray, IntArray]:
+    """Resampling units for a stratified design: ``(unit id per item, stratum per unit)``.
+
+    A unit is an item, or a cluster, within one stratum; a cluster that spans
+    strata is split into one unit per stratum (clusters are nested in strata).
+    """
+    inner = np.arange(strata.size) if clusters is None else clusters
+    pairs = np.column_stack([strata, inner])
+    unique, units = np.unique(pairs, axis=0, return_inverse=True)
+    return units.reshape(-1).astype(np.int64), unique[:, 0].astype(np.int64)
+
+
+def _pick_units(
+    n_units: int, rows: int, unit_strata: IntArray | None, rng: np.random.Generator
+) -> IntArray:
+    """Units drawn with replacement, shape (rows, n_units): overall, or within each stratum."""
+    if unit_strata is None:
+        return rng.integers(0, n_units, size=(rows, n_units))
+    blocks = []
+    for stratum in np.unique(unit_strata):
+        members = np.flatnonzero(unit_strata == stratum)
+        blocks.append(members[rng.integers(0, members.size, size=(rows, members.size))])
+    return np.concatenate(blocks, axis=1)
+
+
 def cluster_resample_indices(
-    clusters: IntArray, n_resamples: int, rng: np.random.Generator
+    clusters: IntArray,
+    n_resamples: int,
+    rng: np.random.Generator,
+    unit_strata: IntArray | None = None,
 ) -> Iterator[tuple[IntArray, IntArray]]:
     """All cluster-bootstrap resamples of item indices, built with numpy in chunks.
 
@@ -272,6 +300,9 @@ def cluster_resample_indices(
     concatenated, and each resample's length (resamples differ in length when
     clusters differ in size). Resample ``r`` equals the ``r``-th call of the
     sampler from :func:`cluster_index_sampler` with the same generator state.
+    With ``unit_strata`` (the stratum of each cluster) every stratum keeps its
+    number of clusters: they are drawn with replacement within the stratum
+    (the stratified bootstrap, Davison & Hinkley 1997, sec. 3.7).
     """
     order = np.argsort(clusters, kind="stable")
     sizes = np.bincount(clusters)
@@ -280,7 +311,7 @@ def cluster_resample_indices(
     step = chunk_rows(n_resamples, clusters.size)
     for first in range(0, n_resamples, step):
         rows = min(step, n_resamples - first)
-        picked = rng.integers(0, n_clusters, size=(rows, n_clusters)).ravel()
+        picked = _pick_units(n_clusters, rows, unit_strata, rng).ravel()
         lengths = sizes[picked]
         offsets = np.repeat(starts[picked] - (np.cumsum(lengths) - lengths), lengths)
         flat = order[np.arange(int(lengths.sum())) + offsets]

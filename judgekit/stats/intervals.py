@@ -74,6 +74,7 @@ def _replicates(
     rng: np.random.Generator,
     codes: IntArray | None,
     vectorized: bool,
+    unit_strata: IntArray | None = None,
 ) -> FloatArray:
     if vectorized and codes is None:
         out = np.empty(n_resamples)
@@ -91,7 +92,7 @@ def _replicates(
         return values
     values = np.empty(n_resamples)
     done = 0
-    for flat, lengths in _resample.cluster_resample_indices(codes, n_resamples, rng):
+    for flat, lengths in _resample.cluster_resample_indices(codes, n_resamples, rng, unit_strata):
         ends = np.cumsum(lengths)
         if vectorized:
             # resamples of equal length stack into one (rows, length) call
@@ -128,12 +129,16 @@ def bootstrap_ci(
     clusters: npt.ArrayLike | None = None,
     method: Literal["percentile", "bca"] = "percentile",
     vectorized: bool = False,
+    strata: npt.ArrayLike | None = None,
 ) -> tuple[float, float]:
     """Bootstrap interval of ``statistic_fn(*arrays)``, resampling items jointly.
 
     All arrays are indexed by the same resampled item indices (a paired
     bootstrap). With ``clusters`` (one id per item) whole clusters are drawn
-    with replacement. ``method="bca"`` adds Efron's bias and acceleration
+    with replacement. With ``strata`` (one id per item, e.g. the stratum a
+    labeling queue drew the item from) each stratum is resampled on its own and
+    keeps its size, as the sampling design did (clusters are then nested in
+    strata). ``method="bca"`` adds Efron's bias and acceleration
     corrections; its jackknife calls ``statistic_fn`` once per item (or
     cluster), so prefer the percentile method for large n with a slow statistic.
     With ``vectorized=True`` the function receives arrays with a leading
@@ -144,6 +149,11 @@ def bootstrap_ci(
     level = check_confidence_level(confidence_level)
     data, n = _stack_arrays(arrays)
     codes = None if clusters is None else cluster_codes(clusters, n)
+    unit_strata = None
+    if strata is not None:
+        codes, unit_strata = _resample.stratified_units(
+            cluster_codes(strata, n, "strata"), codes
+        )
     rng = rng_from(random_state)
     if vectorized:
         estimate = float(np.asarray(statistic_fn(*(a[None, ...] for a in data))).reshape(-1)[0])
@@ -151,7 +161,9 @@ def bootstrap_ci(
         estimate = float(statistic_fn(*data))
     if not np.isfinite(estimate):
         return float("nan"), float("nan")
-    replicates = _replicates(statistic_fn, data, n, n_resamples, rng, codes, vectorized)
+    replicates = _replicates(
+        statistic_fn, data, n, n_resamples, rng, codes, vectorized, unit_strata
+    )
     if method == "bca":
         jackknife = _jackknife(statistic_fn, data, n, codes, vectorized)
         return _resample.bca_interval(replicates, estimate, jackknife, None, level)

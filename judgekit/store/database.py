@@ -164,7 +164,8 @@ class Store(LabelQueueMixin, JudgmentSummaryMixin):
                     if not replace:
                         raise InputError(
                             f"dataset {dataset!r}: item {row['id']!r} already exists with "
-                            "different content (use replace to update it)"
+                            "different content (import it with --replace, or replace=True, "
+                            "to update it)"
                         )
                     updates.append(row)
             conn.executemany(R.insert_sql("items", R.ITEM_COLUMNS), inserts)

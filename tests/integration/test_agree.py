@@ -54,6 +54,23 @@ def test_figures_match_stats_on_the_same_ratings(tmp_path: Path) -> None:
     assert "r1 vs r2" in text and "n=10" in text
 
 
+def test_weighted_kappa_counts_unused_levels(tmp_path: Path) -> None:
+    # a 1-5 scale where nobody used 3 or 4: 2 vs 5 is three steps apart, not one
+    a = [1, 2, 5, 5, 2, 1, 5, 2, 1, 5, 2, 5]
+    b = [1, 5, 5, 2, 2, 1, 5, 2, 2, 5, 5, 5]
+    rows = [(str(i), r, str(v)) for r, vals in (("r1", a), ("r2", b)) for i, v in enumerate(vals)]
+    path = write_csv(tmp_path / "ratings.csv", rows)
+    result = agreement_from_ratings(read_ratings(path, "interval"), "interval", n_resamples=50)
+    expected = stats.cohen_kappa(a, b, weights="quadratic", labels=[1, 2, 3, 4, 5]).statistic
+    squeezed = stats.cohen_kappa(a, b, weights="quadratic").statistic
+    assert expected != pytest.approx(squeezed)
+    assert result.pairs[0].stat.statistic == pytest.approx(expected)
+    # non-integer ratings keep their distinct values
+    halves = [(str(i), r, str(v / 2)) for i, (r, v) in enumerate([("r1", 1), ("r2", 2)] * 3)]
+    path = write_csv(tmp_path / "halves.csv", halves)
+    assert agreement_from_ratings(read_ratings(path, "interval"), "interval").n_ratings == 6
+
+
 def test_jsonl_unequal_raters_and_errors(tmp_path: Path) -> None:
     path = tmp_path / "r.jsonl"
     lines = [

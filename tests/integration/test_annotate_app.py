@@ -144,6 +144,38 @@ async def test_skip_back_and_change_keep_the_history(tmp_db: Store) -> None:
     assert [lb.label for lb in skip] == [None] and skip[0].seconds is not None
 
 
+async def test_pressing_the_label_an_item_already_has_writes_nothing(tmp_db: Store) -> None:
+    rub, items = seed_store(tmp_db, "ordinal", 3)
+    app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await keys(pilot, app, "3", "u")
+        assert "item 1/3" in status(app) and "your label: 3" in status(app)
+        await keys(pilot, app, "3")  # the same label again: already durable
+        assert "item 2/3" in status(app)  # still moves on
+        assert len(rows(tmp_db.path)) == 1
+        await keys(pilot, app, "u", "f")  # a flag is a change: saved at once
+        assert len(rows(tmp_db.path)) == 2
+        await keys(pilot, app, "3")  # same label, same flag: nothing new
+        assert "item 2/3" in status(app) and "1/3 labeled" in screen_text(app)
+        assert len(rows(tmp_db.path)) == 2
+        await keys(pilot, app, "u", "4")  # a different label is a new row
+        assert "item 2/3" in status(app)
+    assert [r[2:5] for r in rows(tmp_db.path)] == [("3", None, 0), ("3", None, 1), ("4", None, 1)]
+    assert app.session.progress().session_labels == 1
+
+
+async def test_the_same_label_in_the_other_mode_is_recorded(tmp_db: Store) -> None:
+    rub, items = _with_judge(tmp_db, "binary", 2)
+    entries = queue_for("d", items)
+    blind = make_app(tmp_db, rub, entries, annotator="alice")
+    async with blind.run_test(size=SIZE) as pilot:
+        await keys(pilot, blind, "p")
+    shown = make_app(tmp_db, rub, entries, annotator="alice", show_judge=True)
+    async with shown.run_test(size=SIZE) as pilot:
+        await keys(pilot, shown, "u", "p")  # now given with the judge on screen
+    assert [(r[2], r[5]) for r in rows(tmp_db.path)] == [("pass", 1), ("pass", 0)]
+
+
 async def test_back_at_the_first_item_says_so(tmp_db: Store) -> None:
     rub, items = seed_store(tmp_db, "ordinal", 2)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
@@ -198,13 +230,25 @@ async def test_help_screen_lists_every_key(tmp_db: Store) -> None:
             assert shown in footer
         await keys(pilot, app, "question_mark")
         text = screen_text(app)
-        for line in ("label A", "label B", "label tie", "skip this item", "flag / unflag",
-                     "add or edit a note", "save and quit"):
+        for line in ("a     A    Response A is better.", "b     B    Response B is better.",
+                     "t     tie  Both are equally good, or equally bad.", "skip this item",
+                     "flag / unflag", "add or edit a note", "save and quit"):
             assert line in text
         await keys(pilot, app, "a")  # keys do not label while help is open
         assert rows(tmp_db.path) == []
         await keys(pilot, app, "escape", "a")
     assert rows(tmp_db.path)[0][2] == "A"
+
+
+async def test_help_shows_each_ordinal_level_with_its_description(tmp_db: Store) -> None:
+    rub, items = seed_store(tmp_db, "ordinal", 2)
+    app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await keys(pilot, app, "question_mark")
+        text = screen_text(app)
+    assert "label 1" not in text and "label 5" not in text
+    for level in rub.scale.levels:
+        assert f"  {level.key}     {level.description}" in text
 
 
 async def test_resume_after_closing_mid_queue(tmp_db: Store) -> None:
@@ -221,11 +265,14 @@ async def test_resume_after_closing_mid_queue(tmp_db: Store) -> None:
     try:
         again = make_app(reopened, rub, "q1", annotator="alice")
         async with again.run_test(size=SIZE) as pilot:
-            # Resumes at the first unlabeled item: the skipped one.
+            # Resumes at the first item neither labeled nor skipped; the flagged one was
+            # saved as a skip on quit, so like the skipped one it comes back at the end.
+            assert "item 5/6" in status(again) and "unlabeled" in status(again)
+            await keys(pilot, again, "5", "1")
             assert "item 2/6" in status(again) and "skipped" in status(again)
             await keys(pilot, again, "2")
             assert "item 4/6" in status(again) and "⚑ flagged" in status(again)
-            await keys(pilot, again, "4", "5", "1")
+            await keys(pilot, again, "4")
             assert "Queue complete" in screen_text(again)
         assert latest(reopened, rub, "alice") == {
             "item-000": "1", "item-001": "2", "item-002": "3", "item-003": "4",
@@ -235,6 +282,30 @@ async def test_resume_after_closing_mid_queue(tmp_db: Store) -> None:
         assert [(lb.label, lb.flagged) for lb in flagged] == [(None, True), ("4", True)]
     finally:
         reopened.close()
+
+
+async def test_reopening_puts_skipped_items_after_the_unlabeled_ones(tmp_db: Store) -> None:
+    rub, items = seed_store(tmp_db, "ordinal", 5)
+    entries = queue_for("d", items)
+    first = make_app(tmp_db, rub, entries, annotator="alice")
+    async with first.run_test(size=SIZE) as pilot:
+        await keys(pilot, first, "s", "2")  # skip item 1, label item 2, quit at item 3
+        assert "item 3/5" in status(first)
+        await keys(pilot, first, "q")
+    visited: list[str] = []
+    again = make_app(tmp_db, rub, entries, annotator="alice")
+    async with again.run_test(size=SIZE) as pilot:
+        while not again.session.finished:
+            visited.append(status(again).split("│")[0].strip())
+            await keys(pilot, again, "3")
+    # The same order as if the session had never been closed: 3, 4, 5, then the skipped 1.
+    assert visited == ["item 3/5", "item 4/5", "item 5/5", "item 1/5"]
+    only_skips = make_app(tmp_db, rub, entries, annotator="bob")
+    async with only_skips.run_test(size=SIZE) as pilot:
+        await keys(pilot, only_skips, *"sssss", "q")
+    bob = make_app(tmp_db, rub, entries, annotator="bob")
+    async with bob.run_test(size=SIZE):  # nothing left but skips: the first of them
+        assert "item 1/5" in status(bob) and "skipped" in status(bob)
 
 
 async def test_ctrl_q_quits_after_pending_writes(tmp_db: Store) -> None:
@@ -336,8 +407,12 @@ async def test_agreement_appears_after_twenty_overlapping_labels(tmp_db: Store) 
         await keys(pilot, app, *["p"] * 15, *["f"] * 4)
         assert "agreement" not in screen_text(app).splitlines()[0]
         await keys(pilot, app, "f")
-        header = screen_text(app).splitlines()[0]
-        assert "judge agreement 75% κ" in header and "(n=20)" in header
+        header = "\n".join(screen_text(app).splitlines()[:2])
+        # 15/20: Wilson 95% interval 0.531-0.888. The judge says pass to everything, so
+        # kappa is 0 and so is every bootstrap replicate.
+        assert ("judge agreement 75% [53%, 89%] · κ 0.00 [0.00, 0.00] · n=20 · 95% CI"
+                in header)
+        assert "20/24 labeled" in header
     blind = make_app(tmp_db, rub, entries, annotator="alice")
     async with blind.run_test(size=(120, 30)):
         assert "agreement" not in screen_text(blind)

@@ -45,7 +45,7 @@ def table_counts(db: Path) -> dict[str, int]:
 def test_import_demo_and_reimport_is_a_no_op(tmp_path: Path) -> None:
     db = tmp_path / "j.db"
     out = invoke("import", str(DEMO / "facts.jsonl"), "--db", str(db))
-    assert "imported 24 items" in out and "dataset 'facts'" in out and "24 new or changed" in out
+    assert "imported 24 item(s)" in out and "dataset 'facts'" in out and "24 new or changed" in out
     again = invoke("import", str(DEMO / "facts.jsonl"), "--db", str(db))
     assert "0 new or changed" in again
     invoke("import", str(DEMO / "pairs.jsonl"), "--db", str(db), "--name", "demo-pairs")

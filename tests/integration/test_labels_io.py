@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -175,6 +176,10 @@ def test_every_error_is_reported_with_file_line_and_nothing_imported(
     ]:
         assert f"{data}:{line}: {fragment}" in output, (line, output)
     assert f"{data}:1:" not in output
+    reported = [int(m.group(1)) for m in re.finditer(rf"^{re.escape(str(data))}:(\d+):", output,
+                                                     re.MULTILINE)]
+    assert len(reported) == 8
+    assert reported == sorted(reported), "errors are listed in file order"
     with open_store(db_path) as store:
         assert store.all_labels(rubric.sha256) == []
 

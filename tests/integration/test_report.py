@@ -11,6 +11,7 @@ import pytest
 from click.testing import CliRunner
 from test_report_support import (
     BINARY,
+    CATEGORICAL,
     ORDINAL,
     PAIRWISE,
     Row,
@@ -293,6 +294,38 @@ def test_human_ceiling_and_majority_reference(tmp_path: Path) -> None:
     assert one.agreement.stats["percent_agreement"].statistic == pytest.approx(expected.statistic)
 
 
+def test_pooled_reference_is_disclosed_and_the_signed_bias_uses_the_median(
+    tmp_path: Path,
+) -> None:
+    store = open_fresh(tmp_path)
+    rub = rubric(ORDINAL)
+    # two annotators split between adjacent levels on half the items: the on-scale
+    # reference is the lower level, but the signed bias must use the midpoint
+    rows = []
+    for i in range(40):
+        humans = {"a": "3", "b": "4"} if i % 2 else {"a": "2", "b": "2"}
+        rows.append(Row(f"o{i}", "4" if i % 2 else "2", humans))
+    populate(store, rub, rows)
+    report = build_report(store, rub, ReportOptions(n_resamples=100))
+    ag = report.agreement
+    assert ag is not None
+    # judge - median: 4 - 3.5 on 20 items, 2 - 2 on 20 -> 0.25 (lower median gave 0.5)
+    assert ag.stats["mean_bias"].statistic == pytest.approx(0.25)
+    assert ag.stats["mean_bias"].ci_low <= 0.25 <= ag.stats["mean_bias"].ci_high
+    notes = " ".join(report.provenance.notes)
+    assert "not directly comparable with the human-human ceiling" in notes
+    # a nominal tie is dropped, and the note says what that does to the figures
+    store2 = open_fresh(tmp_path / "b")
+    rub2 = rubric(BINARY)
+    rows2 = [Row(f"t{i}", "pass", {"a": "pass", "b": "fail"}) for i in range(3)]
+    rows2 += [Row(f"u{i}", "pass" if i % 2 else "fail",
+                  {"a": "pass" if i % 2 else "fail"}) for i in range(12)]
+    populate(store2, rub2, rows2)
+    notes2 = " ".join(build_report(store2, rub2, ReportOptions(n_resamples=50)).provenance.notes)
+    assert "3 item(s) were left out: their annotators tie" in notes2
+    assert "likely higher than on all items" in notes2
+
+
 def test_inverse_inclusion_probability_weighting(tmp_path: Path) -> None:
     store = open_fresh(tmp_path)
     rub = rubric(BINARY)
@@ -317,6 +350,62 @@ def test_inverse_inclusion_probability_weighting(tmp_path: Path) -> None:
     assert report.agreement.stats["percent_agreement"].statistic == pytest.approx(0.76)
     assert w.stats["percent_agreement"].statistic == pytest.approx(526 / 550)
     assert "inclusion probability" in w.note
+
+
+def test_weighting_respects_the_queue_design(tmp_path: Path) -> None:
+    # 50 "hard" items all drawn (p=1), 50 "easy" with p=0.1; only half the hard ones
+    # are labeled so far. The labeled hard items stand for the whole hard stratum
+    # (missing at random within it), not for half of it.
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    rows, entries = [], []
+    for i in range(100):
+        hard = i < 50
+        stratum = "hard" if hard else "easy"
+        entries.append(QueueEntry(i, "ds", f"w{i}", 1.0 if hard else 0.1, stratum))
+        if hard and i >= 25:
+            continue  # in the queue, not labeled yet
+        h = "pass" if i % 2 else "fail"
+        j = (h if i % 4 < 2 else FLIP[h]) if hard else h
+        rows.append(Row(f"w{i}", j, {"h": h}))
+    populate(store, rub, rows)
+    store.save_queue("q1", rub.sha256, "disagreement", 0, entries)
+    report = build_report(store, rub, ReportOptions(n_resamples=200, primary="gwet_ac1"))
+    w = report.weighted
+    assert w is not None and w.n_weighted == 75
+    agree_hard = sum(1 for r in rows[:25] if r.judge == r.humans["h"])
+    assert agree_hard == 13
+    # the 25 labeled hard items carry the weight of all 50: (2*13 + 500) / (50 + 500)
+    assert w.stats["percent_agreement"].statistic == pytest.approx((2 * 13 + 500) / 550)
+    assert "missing at random within their stratum" in w.note
+    # the weighted figure named gwet_ac1 is AC1 (the weighted table as whole copies)
+    human = [r.humans["h"] for r in rows for _ in range(2 if int(r.item_id[1:]) < 25 else 10)]
+    judge = [r.judge for r in rows for _ in range(2 if int(r.item_id[1:]) < 25 else 10)]
+    expected = stats.gwet_ac1(judge, human, labels=["pass", "fail"]).statistic
+    assert w.stats["gwet_ac1"].statistic == pytest.approx(expected)
+    assert w.stats["gwet_ac1"].statistic != pytest.approx(
+        stats.cohen_kappa(judge, human).statistic
+    )
+    # intervals resample each queue stratum on its own
+    assert all(s.method == "stratified bootstrap" for s in w.stats.values())
+
+
+def test_gwet_ac1_counts_every_category_of_the_scale(tmp_path: Path) -> None:
+    # AC1's chance term divides by K - 1 with K the categories of the scale
+    # (Gwet 2008), not those that happen to be used: nobody said "refused" here
+    store = open_fresh(tmp_path)
+    rub = rubric(CATEGORICAL)
+    pattern = [("safe", "safe"), ("safe", "safe"), ("unsafe", "unsafe"), ("safe", "unsafe")]
+    rows = [Row(f"c{i}", j, {"h": h}) for i, (j, h) in enumerate(pattern * 5)]
+    populate(store, rub, rows)
+    report = build_report(store, rub, ReportOptions(n_resamples=100, primary="gwet_ac1"))
+    ag = report.agreement
+    judge, human = [r.judge for r in rows], [r.humans["h"] for r in rows]
+    on_scale = stats.gwet_ac1(judge, human, labels=["safe", "unsafe", "refused"]).statistic
+    seen_only = stats.gwet_ac1(judge, human).statistic
+    assert on_scale != pytest.approx(seen_only)
+    assert ag is not None and ag.stats["gwet_ac1"].statistic == pytest.approx(on_scale)
+    assert report.verdict.statistic.statistic == pytest.approx(on_scale)
 
 
 def test_bias_section_renders_stored_probes(tmp_path: Path) -> None:

@@ -163,6 +163,21 @@ def test_401_stops_the_run_without_retrying(
     assert runs[-1].summary["error"] and runs[-1].finished_at
 
 
+def test_401_without_a_key_says_that_no_key_was_given(
+    openai_server: OpenAIServer, tmp_db: Store, rubric
+) -> None:
+    warm(openai_server, tmp_db, rubric)
+    openai_server.inject("unauthorized", times=5)
+    with pytest.raises(EndpointError, match="no API key was given"):
+        run_judgments(tmp_db, rubric, items(2), spec(openai_server, concurrency=1), dataset="d")
+    openai_server.inject("unauthorized", times=5)
+    with pytest.raises(EndpointError, match="check the API key") as info:
+        run_judgments(tmp_db, rubric, items(2), spec(openai_server, concurrency=1,
+                                                    api_key="sk-test-secret-value"),
+                      dataset="d2")
+    assert "sk-test-secret-value" not in str(info.value)
+
+
 def test_insufficient_quota_is_not_retried(
     openai_server: OpenAIServer, tmp_db: Store, rubric
 ) -> None:

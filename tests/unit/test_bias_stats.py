@@ -310,6 +310,15 @@ def test_prefer_longer_rate_counts_only_decided_pairs_over_the_gap() -> None:
     assert at_gap.n == 0 and at_gap.to_dict()["statistic"] is None
 
 
+def test_prefer_longer_rate_leaves_out_pairs_with_a_missing_length() -> None:
+    # a pair whose length is unknown has no length gap: it is neither decided nor
+    # counted as "the shorter answer won"
+    len_a, len_b = [200, None, 100, 300], [100, 50, 200, float("nan")]
+    res = prefer_longer_rate(["A", "A", "B", "B"], len_a, len_b)
+    assert (res.longer, res.n, res.ties, res.failed) == (2, 2, 0, 0)
+    assert res.statistic == pytest.approx(1.0)
+
+
 def test_estimate_to_dict_is_json_ready() -> None:
     d = Estimate(float("nan"), 0, None, "nothing").to_dict()
     assert d == {"statistic": None, "ci_low": None, "ci_high": None, "n": 0, "reason": "nothing"}

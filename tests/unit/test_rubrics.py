@@ -386,3 +386,32 @@ def test_shipped_rubrics_load(name: str, kind: str, labels: tuple[str, ...]) -> 
 def test_correctness_uses_the_reference() -> None:
     rubric = load_rubric(REPO_RUBRICS_DIR / "correctness.toml")
     assert "{reference}" in rubric.user_prompt
+
+
+def test_shipped_rubrics_resolve_by_name_outside_the_repo(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A wheel install has no repo ``rubrics/`` folder: the packaged copies must be found."""
+    import judgekit.rubrics as rubrics_module
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(rubrics_module, "REPO_RUBRICS_DIR", tmp_path / "no-such-folder")
+    for name in ("correctness", "helpfulness", "preference", "safety"):
+        rubric = rubrics_module.load_rubric(name)
+        assert rubric.name == name
+        assert rubric.path is not None and "bundled_rubrics" in rubric.path
+
+
+def test_a_misspelt_section_is_named_with_a_suggestion(tmp_path: Path) -> None:
+    path = tmp_path / "typo.toml"
+    path.write_text(
+        'name = "x"\nversion = "1"\ndescription = "d"\n[scale]\nkind = "binary"\n'
+        '[promt]\nsystem = "s"\nuser = "{input} {response}"\n',
+        encoding="utf-8",
+    )
+    with pytest.raises(RubricError) as info:
+        load_rubric(path)
+    message = str(info.value)
+    assert message.index("promt: unknown field (did you mean 'prompt'?)") < message.index(
+        "prompt: Field required"
+    )

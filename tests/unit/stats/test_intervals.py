@@ -191,3 +191,38 @@ def test_vectorised_cluster_bootstrap_equals_the_loop(rng):
         mean_rows, x, random_state=5, n_resamples=300, clusters=clusters, vectorized=True
     )
     assert looped == pytest.approx(vectorised, abs=1e-12)
+
+
+def test_bootstrap_ci_strata_keep_each_stratum_size(rng):
+    # a stratified design fixes how many items come from each stratum: the share of
+    # stratum "a" in a resample must not vary, while an unstratified bootstrap moves it
+    strata = np.array(["a"] * 30 + ["b"] * 70, dtype=object)
+    is_a = (strata == "a").astype(float)
+
+    def share(x):
+        return x.mean(axis=-1)
+
+    low, high = bootstrap_ci(share, is_a, strata=strata, vectorized=True, random_state=1)
+    assert low == pytest.approx(0.3) and high == pytest.approx(0.3)
+    low, high = bootstrap_ci(share, is_a, vectorized=True, random_state=1)
+    assert low < 0.25 and high > 0.35
+    # clusters nest in strata: every resample still holds 30 "a" items in whole clusters
+    clusters = np.repeat(np.arange(20), 5)
+    low, high = bootstrap_ci(
+        lambda x: x.sum(), is_a, strata=strata, clusters=clusters, random_state=1
+    )
+    assert low == pytest.approx(30) and high == pytest.approx(30)
+
+
+def test_bootstrap_ci_strata_give_the_stratified_variance(rng):
+    # mean of two strata with different means: the stratified bootstrap sees only the
+    # within-stratum spread, so it is narrower than the unstratified one
+    y = np.concatenate([rng.normal(0, 1, 200), rng.normal(5, 1, 200)])
+    strata = np.repeat([0, 1], 200)
+    plain = bootstrap_ci(np.mean, y, random_state=2)
+    strat = bootstrap_ci(np.mean, y, strata=strata, random_state=2)
+    se = np.sqrt((np.var(y[:200]) + np.var(y[200:])) / 200) / 2
+    assert strat[1] - strat[0] == pytest.approx(2 * 1.96 * se, rel=0.15)
+    assert (strat[1] - strat[0]) < 0.6 * (plain[1] - plain[0])
+    with pytest.raises(ValueError, match="strata"):
+        bootstrap_ci(np.mean, y, strata=strata[:10])
