@@ -30,6 +30,8 @@ COMMAND_MODULES: dict[str, str] = {
     "compare": "compare",
     "plan": "plan",
     "agree": "agree",
+    "runs": "runs",
+    "rubric": "rubric",
 }
 
 

@@ -1,7 +1,9 @@
 """``judgekit serve-local``: run the bundled local judge standalone until Ctrl-C.
 
 Useful to share one loaded model between several commands
-(``judgekit judge --base-url URL --model smollm2-135m-instruct``).
+(``judgekit judge --base-url URL --model smollm2-135m-instruct``). The port is
+fixed by default: judgments are cached by endpoint URL, so a stable URL lets a
+later session reuse them.
 """
 
 from __future__ import annotations
@@ -11,16 +13,21 @@ import click
 from judgekit.errors import LocalJudgeError
 from judgekit.local import LocalJudge
 
+#: A fixed default port, so the endpoint URL (part of every cache key) is stable.
+DEFAULT_PORT = 8421
+
 
 @click.command("serve-local")
 @click.option("--host", default="127.0.0.1", show_default=True, help="Address to listen on.")
-@click.option("--port", type=click.IntRange(min=1, max=65535), default=None,
-              help="Port to listen on [default: a free one].")
+@click.option("--port", type=click.IntRange(min=0, max=65535), default=DEFAULT_PORT,
+              show_default=True,
+              help="Port to listen on (0 = any free one). Keep it stable: cached judgments "
+                   "are keyed by the endpoint URL.")
 @click.option("--n-ctx", type=click.IntRange(min=256), default=2048, show_default=True,
               help="Context window in tokens.")
-def command(host: str, port: int | None, n_ctx: int) -> None:
+def command(host: str, port: int, n_ctx: int) -> None:
     """Serve the local judge (llama.cpp + SmolLM2-135M) on an OpenAI-compatible URL."""
-    with LocalJudge(host=host, port=port, n_ctx=n_ctx) as judge:
+    with LocalJudge(host=host, port=port or None, n_ctx=n_ctx) as judge:
         click.echo(f"local judge serving at {judge.base_url} (model {judge.model})")
         click.echo(f"use it: judgekit judge --base-url {judge.base_url} --model {judge.model} "
                    "--rubric R --data FILE")

@@ -1,0 +1,117 @@
+"""``judgekit rubric``: list, check and preview rubrics before paying for a run.
+
+``check`` validates files (a CI step for a rubric repository); ``show`` prints the
+exact messages a judge will receive for one item, and the verdict schema.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import click
+
+from judgekit.datasets import load_items
+from judgekit.errors import InputError, JudgekitError
+from judgekit.rubrics import (
+    BUNDLED_RUBRICS_DIR,
+    REPO_RUBRICS_DIR,
+    load_rubric,
+    render_messages,
+    verdict_json_schema,
+)
+from judgekit.types import Item, Rubric
+
+#: Shown by ``show`` when no ``--data`` is given: every placeholder visibly filled.
+EXAMPLE_ITEM = Item(
+    id="example",
+    input="<the input>",
+    response="<the response>",
+    response_a="<response A>",
+    response_b="<response B>",
+    reference="<the reference answer>",
+)
+
+
+@click.group("rubric")
+def command() -> None:
+    """List, check and preview rubrics."""
+
+
+def _describe(rubric: Rubric) -> str:
+    levels = ", ".join(f"{level.key}={level.label}" for level in rubric.scale.levels)
+    return (f"{rubric.name} v{rubric.version} ({rubric.scale.kind}: {levels}) "
+            f"sha256 {rubric.sha256[:12]}")
+
+
+@command.command("list")
+def list_command() -> None:
+    """Rubrics found by bare name: ./rubrics/ first, then the shipped examples."""
+    seen: set[str] = set()
+    for folder in (Path("rubrics"), REPO_RUBRICS_DIR, BUNDLED_RUBRICS_DIR):
+        if not folder.is_dir():
+            continue
+        for path in sorted(folder.glob("*.toml")):
+            if path.stem in seen:
+                continue
+            seen.add(path.stem)
+            try:
+                click.echo(f"{path.stem:<16} {_describe(load_rubric(path))}  [{path}]")
+            except JudgekitError as exc:
+                click.echo(f"{path.stem:<16} INVALID: {exc}")
+    if not seen:
+        click.echo("no rubrics found")
+
+
+@command.command("check")
+@click.argument("rubrics", nargs=-1, required=True, metavar="NAME_OR_PATH...")
+def check_command(rubrics: tuple[str, ...]) -> None:
+    """Validate rubric files; exits 1 if any is invalid (each error names its field)."""
+    bad = 0
+    for name in rubrics:
+        try:
+            click.echo(f"ok       {_describe(load_rubric(name))}")
+        except JudgekitError as exc:
+            bad += 1
+            click.echo(f"invalid  {exc}")
+    if bad:
+        raise click.exceptions.Exit(1)
+
+
+@command.command("show")
+@click.argument("rubric", metavar="NAME_OR_PATH")
+@click.option("--data", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Render the prompt for an item of this JSONL/CSV file.")
+@click.option("--item", "item_id", default=None,
+              help="Which item of --data (default: the first).")
+@click.option("--reverse-levels", is_flag=True,
+              help="List the scale levels in reverse order (the position probe's variant).")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format.")
+def show_command(rubric: str, data: Path | None, item_id: str | None, reverse_levels: bool,
+                 fmt: str) -> None:
+    """Print the messages the judge receives for one item, and the verdict JSON schema."""
+    loaded = load_rubric(rubric)
+    item = EXAMPLE_ITEM
+    if data is not None:
+        items = load_items(data)
+        if item_id is None:
+            item = items[0]
+        else:
+            found = [candidate for candidate in items if candidate.id == item_id]
+            if not found:
+                raise InputError(f"--item: no item {item_id!r} in {data}")
+            item = found[0]
+    messages = render_messages(loaded, item, reverse_levels=reverse_levels)
+    schema = verdict_json_schema(loaded)
+    if fmt == "json":
+        click.echo(json.dumps({"rubric": loaded.name, "version": loaded.version,
+                               "sha256": loaded.sha256, "item": item.id,
+                               "messages": messages, "verdict_schema": schema},
+                              indent=2, ensure_ascii=False))
+        return
+    click.echo(_describe(loaded))
+    click.echo(f"item: {item.id}")
+    for message in messages:
+        click.echo(f"\n--- {message['role']} ---\n{message['content']}")
+    click.echo("\n--- verdict schema ---\n" + json.dumps(schema, indent=2))

@@ -1,0 +1,98 @@
+"""``judgekit runs``: list the runs in a store, so their ids can be passed to
+``report --judge-run``, ``export --run`` and ``compare``."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import click
+
+from judgekit.cli._common import db_option, resolve_db_path
+from judgekit.errors import InputError
+from judgekit.store import RunRecord, open_store
+
+
+def _rubric_names(rubrics: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
+    """sha256 -> (name, version) of every stored rubric."""
+    return {r["sha256"]: (str(r["name"]), str(r["version"])) for r in rubrics}
+
+
+def _as_dict(run: RunRecord, rubric: str) -> dict[str, Any]:
+    summary = dict(run.summary)
+    return {
+        "id": run.id,
+        "kind": run.kind,
+        "dataset": run.dataset,
+        "rubric": rubric,
+        "rubric_sha256": run.rubric_hash,
+        "model": run.model,
+        "endpoint": run.base_url,
+        "sampling": dict(run.sampling),
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+        "total": summary.get("total"),
+        "cached": summary.get("cached"),
+        "judged": summary.get("judged"),
+        "counts": summary.get("counts", {}),
+        "error": summary.get("error"),
+    }
+
+
+def _line(row: dict[str, Any]) -> str:
+    counts = ", ".join(f"{k} {v}" for k, v in sorted(row["counts"].items())) or "no judgments"
+    state = "unfinished" if row["finished_at"] is None else ""
+    if row["error"]:
+        state = f"stopped: {row['error']}"
+    temperature = row["sampling"].get("temperature")
+    head = (
+        f"{row['id']}  {row['kind']:<18} {row['dataset']:<14} {row['rubric']:<18} "
+        f"{row['model']} (T={temperature})"
+    )
+    tail = f"    {row['started_at']}  {counts}"
+    if row["total"] is not None:
+        tail += f"  [{row['judged']} judged, {row['cached']} cached of {row['total']}]"
+    return "\n".join(x for x in (head, tail, f"    {state}" if state else "") if x)
+
+
+@click.command("runs")
+@db_option
+@click.option("--rubric", "-r", default=None, metavar="NAME_OR_SHA256",
+              help="Only runs of this rubric (its name or sha256 in the store).")
+@click.option("--kind", default=None,
+              help="Only this kind: judge, import, probe:position, probe:length, "
+                   "probe:consistency.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="Output format.")
+def command(db: str, rubric: str | None, kind: str | None, fmt: str) -> None:
+    """List the runs in the store, oldest first, with their judge, rubric and outcome counts.
+
+    A run is one `judge`, `probe` or `judgments import` invocation; pass its id
+    to `report --judge-run`, `export --run` or `compare`.
+    """
+    path = resolve_db_path(db)
+    if not path.is_file():
+        raise InputError(f"no store at {path} (set --db or $JUDGEKIT_DB)")
+    with open_store(path) as store:
+        names = _rubric_names(store.list_rubrics())
+        wanted: set[str] | None = None
+        if rubric is not None:
+            wanted = {h for h, (name, _) in names.items() if rubric in (h, name)}
+            if not wanted:
+                raise InputError(f"--rubric: no rubric {rubric!r} in {path}")
+        runs = [r for r in store.list_runs(kind=kind)
+                if wanted is None or r.rubric_hash in wanted]
+    rows = [
+        _as_dict(run, "{} v{}".format(*names[run.rubric_hash])
+                 if run.rubric_hash in names else run.rubric_hash[:12])
+        for run in runs
+    ]
+    if fmt == "json":
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if not rows:
+        click.echo(f"no runs in {path}")
+        return
+    for row in rows:
+        click.echo(_line(row))
+    click.echo(f"{len(rows)} run(s) in {path}")
