@@ -3,7 +3,8 @@
 The queue is drawn once and stored under a name derived from everything that
 defines it (rubric hash, dataset, strategy, seed, sample size), so running the
 same command again, in another session or on another day, resumes the same
-queue at the first item this annotator has not labeled.
+queue at the first item this annotator has neither labeled nor skipped (skipped
+items come back after the rest, as within a session).
 """
 
 from __future__ import annotations

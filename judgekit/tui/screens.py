@@ -34,6 +34,7 @@ from judgekit.tui.widgets import (
     StatusLine,
     header_content,
     plain,
+    scale_levels,
     status_content,
 )
 from judgekit.types import Label, Scale
@@ -199,8 +200,11 @@ class LabelScreen(Screen[None]):
                             severity="warning")
                 return
             row = self.session.decide(value)
-            await self._commit(row)
-            self.session.apply(row)
+            if self.session.is_repeat(row):  # already stored as it is: nothing to write
+                self.session.forward()
+            else:
+                await self._commit(row)
+                self.session.apply(row)
             self.refresh_view()
 
         self.enqueue(operation)
@@ -308,9 +312,12 @@ class HelpScreen(ModalScreen[None]):
             ),
             Content(""),
         ]
-        for level in scale.levels:
-            lines.append(Content.assemble((f"  {level.key:<6}", "bold"),
-                                          f"label {level.label}"))
+        for level, label, description in scale_levels(rubric):
+            parts: list[str | tuple[str, str]] = [(f"  {level.key:<6}", "bold")]
+            if label is not None:
+                parts += [(label, "bold"), "  "]
+            parts.append(description)
+            lines.append(Content.assemble(*parts))
         keys = command_keys(scale)
         for command in COMMANDS:
             shown = " / ".join(display_key(k) for k in keys[command.action])

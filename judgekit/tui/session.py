@@ -9,10 +9,15 @@ never shown before the label it follows is durable.
 
 Rules:
 
-- "Unlabeled" means no current label from this annotator (never seen, or
-  skipped). A session opens at the first unlabeled item of the queue, and
-  labeling advances to the next unlabeled one, wrapping to skipped items at the
-  end; the queue is finished when every item has a label.
+- "Unlabeled" means no current label from this annotator (never labeled, or
+  skipped). Labeling advances to the next unlabeled item, wrapping round to the
+  skipped ones at the end; the queue is finished when every item has a label.
+  A session opens the same way: at the first item neither labeled nor skipped,
+  so skipped items come back after the rest, as they would have had the
+  previous session not been closed (only skipped items left: the first of them).
+- Pressing the label an item already has, in the same mode and with no change
+  of note or flag, writes nothing (:meth:`is_repeat`): the label is already
+  stored. The session still moves on.
 - Skipping an unlabeled item records a skip row (label NULL, with the time
   spent); skipping an item that already has a label just moves on, because a
   skip row would withdraw that label.
@@ -59,11 +64,18 @@ class Progress:
 
 @dataclass(frozen=True)
 class Agreement:
-    """Running agreement of this annotator with the judge over overlapping items."""
+    """Running agreement of this annotator with the judge over overlapping items.
+
+    ``percent`` comes with its 95% Wilson interval; ``kappa`` (None when undefined)
+    with its 95% percentile bootstrap interval (2,000 resamples, seed 0), as in
+    reports.
+    """
 
     n: int
     percent: float
+    percent_interval: tuple[float, float]
     kappa: float | None = None
+    kappa_interval: tuple[float, float] | None = None
 
 
 class LabelingSession:
@@ -106,9 +118,11 @@ class LabelingSession:
         self.pending_note: dict[Key, str] = {}
         self.pending_flag: dict[Key, bool] = {}
         self._item_cache: tuple[Key, Item | None] | None = None
+        self._agreement_cache: tuple[int, Agreement | None] | None = None
+        self._labels_version = 0  # bumped whenever a current label changes
         self.started_at = clock()
         self.session_labels = 0
-        self.index = self._first_unlabeled(0)
+        self.index = self._opening_position()
         self.shown_at = clock()
 
     # -- where we are ------------------------------------------------------
@@ -185,6 +199,17 @@ class LabelingSession:
                 return position
         return n
 
+    def _opening_position(self) -> int:
+        """Where a session opens: the first item without any row from this annotator.
+
+        Skipped items come after those, as they do within a session; when only
+        skipped items are left, the first of them; len() when all are labeled.
+        """
+        for position, key in enumerate(self._keys):
+            if key not in self.latest:
+                return position
+        return self._first_unlabeled(0)
+
     def _move_to(self, index: int) -> None:
         self.index = index
         self.shown_at = self._clock()
@@ -231,6 +256,22 @@ class LabelingSession:
             source="annotate",
         )
 
+    def is_repeat(self, row: Label) -> bool:
+        """Whether ``row`` only repeats the item's stored label (nothing to write).
+
+        True when the latest stored row has the same label, note and flag and was
+        given in the same mode (blind or not): committing it would add an
+        identical row. A label first given blind and pressed again with the judge
+        shown is not a repeat: the new row records that the judge was on screen.
+        """
+        previous = self.latest.get((row.dataset, row.item_id))
+        return (
+            previous is not None
+            and previous.label is not None
+            and (previous.label, previous.note or None, bool(previous.flagged), previous.blind)
+            == (row.label, row.note or None, bool(row.flagged), row.blind)
+        )
+
     def skip_needs_row(self) -> bool:
         """Whether skipping the current item writes a row (only when it has no label)."""
         key = self.current_key
@@ -272,6 +313,8 @@ class LabelingSession:
         self.pending_note.pop(key, None)
         self.pending_flag.pop(key, None)
         if row.label is not None:
+            if self._all_labels.get(key) != row.label:
+                self._labels_version += 1
             self._all_labels[key] = row.label
             if previous is None or previous.label != row.label:
                 self.session_labels += 1
@@ -316,34 +359,58 @@ class LabelingSession:
         """Agreement with the judge once enough items overlap; None in blind mode.
 
         Percent agreement over every item both this annotator and the judge
-        labeled (not only this queue), with Cohen's kappa (quadratic weights on an
-        ordinal scale) when the statistics module provides it.
+        labeled (not only this queue), and Cohen's kappa (quadratic weights on an
+        ordinal scale), each with its n and 95% interval. Recomputed only when a
+        label changes.
         """
         if self.blind or not self.judge:
             return None
+        if self._agreement_cache is not None and self._agreement_cache[0] == self._labels_version:
+            return self._agreement_cache[1]
         pairs = [
             (human, self.judge[key].label)
             for key, human in self._all_labels.items()
             if key in self.judge
         ]
-        if len(pairs) < MIN_AGREEMENT_N:
-            return None
-        humans = [h for h, _ in pairs]
-        judges = [j for _, j in pairs]
-        percent = sum(h == j for h, j in pairs) / len(pairs)
-        return Agreement(len(pairs), percent, _kappa(humans, judges, self.rubric))
+        result = None
+        if len(pairs) >= MIN_AGREEMENT_N:
+            result = _agreement([h for h, _ in pairs], [j for _, j in pairs], self.rubric)
+        self._agreement_cache = (self._labels_version, result)
+        return result
 
 
-def _kappa(humans: list[str], judges: list[str], rubric: Rubric) -> float | None:
-    """Cohen's kappa (quadratic weights on an ordinal scale); None when undefined."""
-    try:  # imported here: the app still labels (percent agreement only) without stats
-        from judgekit.stats import cohen_kappa
+def _finite(interval: tuple[float, float]) -> tuple[float, float] | None:
+    low, high = (float(v) for v in interval)
+    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+
+
+def _agreement(humans: list[str], judges: list[str], rubric: Rubric) -> Agreement | None:
+    """Percent agreement (Wilson interval) and Cohen's kappa (bootstrap interval).
+
+    None without the statistics module: a figure is never shown without its interval.
+    """
+    try:  # imported here: the app still labels without the statistics stack
+        from judgekit.stats import cohen_kappa, percent_agreement
     except ImportError:
         return None
-    weights: Literal["quadratic"] | None = "quadratic" if rubric.scale.kind == "ordinal" else None
+    labels = rubric.scale.labels
     try:
-        result = cohen_kappa(humans, judges, weights=weights, labels=rubric.scale.labels)
+        percent = percent_agreement(humans, judges, labels=labels)
+        percent_interval = _finite(percent.confidence_interval(confidence_level=0.95))
     except ValueError:
         return None
-    value = float(result.statistic)
-    return value if math.isfinite(value) else None
+    if percent_interval is None:
+        return None
+    weights: Literal["quadratic"] | None = "quadratic" if rubric.scale.kind == "ordinal" else None
+    kappa: float | None = None
+    kappa_interval: tuple[float, float] | None = None
+    try:
+        result = cohen_kappa(humans, judges, weights=weights, labels=labels)
+        if math.isfinite(result.statistic):
+            kappa_interval = _finite(result.confidence_interval(
+                confidence_level=0.95, method="bootstrap", n_resamples=2000, random_state=0
+            ))
+            kappa = float(result.statistic) if kappa_interval is not None else None
+    except ValueError:
+        kappa, kappa_interval = None, None
+    return Agreement(percent.n, float(percent.statistic), percent_interval, kappa, kappa_interval)

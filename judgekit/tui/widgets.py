@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.widgets import Static
 
 from judgekit.tui.session import Agreement, JudgeView, Progress
-from judgekit.types import Item, Label, Rubric
+from judgekit.types import Item, Label, Rubric, ScaleLevel
 
 #: Below this many columns the two responses of a pair are stacked, not side by side.
 STACK_BELOW_COLUMNS = 100
@@ -56,19 +56,31 @@ def header_content(
     if progress.eta_seconds is not None:
         parts.append(f" · ETA {_duration(progress.eta_seconds)}")
     if agreement is not None:
-        kappa = "" if agreement.kappa is None else f" κ {agreement.kappa:.2f}"
-        parts.append((f"  │  judge agreement {agreement.percent:.0%}{kappa} (n={agreement.n})",
-                      "$accent"))
+        parts += ["\n", (agreement_text(agreement), "$accent")]
     return Content.assemble(*parts)
 
 
+def agreement_text(agreement: Agreement) -> str:
+    """The running agreement on a line of its own, every figure with its n and interval."""
+    low, high = agreement.percent_interval
+    text = f" judge agreement {agreement.percent:.0%} [{low:.0%}, {high:.0%}]"
+    if agreement.kappa is not None and agreement.kappa_interval is not None:
+        k_low, k_high = agreement.kappa_interval
+        text += f" · κ {agreement.kappa:.2f} [{k_low:.2f}, {k_high:.2f}]"
+    return f"{text} · n={agreement.n} · 95% CI"
+
+
 class ProgressHeader(Static):
-    """Top line: rubric, annotator, blind/shown mode, labeled/total, rate and ETA."""
+    """Top line: rubric, annotator, blind/shown mode, labeled/total, rate and ETA.
+
+    With the judge shown, a second line gives the running agreement with the judge.
+    """
 
     DEFAULT_CSS = """
     ProgressHeader {
         dock: top;
-        height: 1;
+        height: auto;
+        max-height: 2;
         background: $panel;
         text-wrap: nowrap;
         text-overflow: ellipsis;
@@ -203,22 +215,34 @@ class StatusLine(Static):
     """
 
 
-def scale_content(rubric: Rubric, current: str | None) -> Content:
-    """One line per level: key, label, description; the annotator's label highlighted."""
+def scale_levels(rubric: Rubric) -> list[tuple[ScaleLevel, str | None, str]]:
+    """Each level with its label padded to a column (None when it only repeats the key,
+    as an ordinal level's "3" does) and its description on one line.
+
+    The scale panel and the help screen both show the scale this way.
+    """
     levels = rubric.scale.levels
-    # An ordinal level's label is its key ("3"): printing both would only repeat it.
     show_label = any(level.label != level.key for level in levels)
     width = max(len(level.label) for level in levels)
+    return [
+        (level, level.label.ljust(width) if show_label else None,
+         level.description.replace("\n", " "))
+        for level in levels
+    ]
+
+
+def scale_content(rubric: Rubric, current: str | None) -> Content:
+    """One line per level: key, label, description; the annotator's label highlighted."""
     lines: list[Content] = []
-    for level in levels:
+    for level, label, description in scale_levels(rubric):
         chosen = level.label == current
         parts: list[str | tuple[str, str]] = [
             (f" {level.key} ", "bold reverse $accent" if chosen else "bold reverse"),
             " ",
         ]
-        if show_label:
-            parts += [(level.label.ljust(width), "bold $success" if chosen else "bold"), "  "]
-        parts.append((level.description.replace("\n", " "), "bold" if chosen else ""))
+        if label is not None:
+            parts += [(label, "bold $success" if chosen else "bold"), "  "]
+        parts.append((description, "bold" if chosen else ""))
         if chosen:
             parts.append(("  ← your label", "$success"))
         lines.append(Content.assemble(*parts))

@@ -161,7 +161,7 @@ async def test_pressing_the_label_an_item_already_has_writes_nothing(tmp_db: Sto
         await keys(pilot, app, "u", "4")  # a different label is a new row
         assert "item 2/3" in status(app)
     assert [r[2:5] for r in rows(tmp_db.path)] == [("3", None, 0), ("3", None, 1), ("4", None, 1)]
-    assert app.session.progress().session_labels == 1
+    assert app.session.progress().session_labels == 2  # the first label and the change
 
 
 async def test_the_same_label_in_the_other_mode_is_recorded(tmp_db: Store) -> None:
@@ -589,7 +589,7 @@ def test_cli_draws_the_queue_then_resumes_it(
     main(argv)
     second = capsys.readouterr()
     assert "resuming queue" in second.err and "alice: 6/10 labeled" in second.out
-    assert opened[1][0] == 3  # the second session opened at the first unlabeled item
+    assert opened[1][0] == 3  # the second session opened at the first item not yet labeled
     check = open_store(db)
     try:
         assert len(check.latest_labels(rub.sha256, annotator="alice")) == 6
