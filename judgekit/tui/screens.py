@@ -20,7 +20,7 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical
+from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Footer, Input, Static
@@ -294,9 +294,11 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen { align: center middle; }
     HelpScreen > Vertical {
         width: auto; max-width: 90%; height: auto; max-height: 90%;
-        border: round $accent; padding: 1 2; background: $surface;
+        border: round $accent; padding: 0 2; background: $surface;
     }
+    HelpScreen VerticalScroll { width: auto; height: auto; max-height: 1fr; }
     HelpScreen Static { width: auto; }
+    HelpScreen #help-close { margin-top: 1; }
     """
 
     def __init__(self, session: LabelingSession) -> None:
@@ -327,11 +329,16 @@ class HelpScreen(ModalScreen[None]):
             Content("Labels are saved as you give them; a change keeps the history."),
             Content("Blind mode hides the judge's verdict." if self._session.blind
                     else "The judge's verdict is shown (--show-judge); labels record that."),
-            Content(""),
-            Content.assemble(("escape", "bold"), " or ", ("?", "bold"), " closes this help"),
         ]
+        # The body scrolls on a short terminal; the closing hint always stays in view.
         with Vertical():
-            yield Static(Content("\n").join(lines), markup=False)
+            with VerticalScroll():
+                yield Static(Content("\n").join(lines), markup=False)
+            yield Static(
+                Content.assemble(("escape", "bold"), " or ", ("?", "bold"), " closes this help"),
+                id="help-close",
+                markup=False,
+            )
 
     def action_close(self) -> None:
         self.dismiss(None)

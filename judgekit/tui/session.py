@@ -273,9 +273,22 @@ class LabelingSession:
         )
 
     def skip_needs_row(self) -> bool:
-        """Whether skipping the current item writes a row (only when it has no label)."""
+        """Whether skipping the current item writes a row.
+
+        Only an unlabeled item gets a skip row, and not when its latest row is
+        already a skip with the same note and flag: that would add an identical row.
+        """
         key = self.current_key
-        return key is not None and not self.is_labeled(key)
+        if key is None or self.is_labeled(key):
+            return False
+        previous = self.latest.get(key)
+        already_skipped = (
+            previous is not None
+            and previous.label is None
+            and (previous.note or None) == self.current_note()
+            and bool(previous.flagged) == self.current_flag()
+        )
+        return not already_skipped
 
     def annotation_row(
         self, *, note: str | None = None, flagged: bool | None = None

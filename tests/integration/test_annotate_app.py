@@ -164,6 +164,18 @@ async def test_pressing_the_label_an_item_already_has_writes_nothing(tmp_db: Sto
     assert app.session.progress().session_labels == 2  # the first label and the change
 
 
+async def test_skipping_an_item_already_skipped_writes_nothing(tmp_db: Store) -> None:
+    rub, items = seed_store(tmp_db, "ordinal", 2)
+    app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
+    async with app.run_test(size=SIZE) as pilot:
+        await keys(pilot, app, "s")  # item 1 skipped: one row
+        assert len(rows(tmp_db.path)) == 1
+        await keys(pilot, app, "u", "s")  # skipped again, nothing changed
+        assert len(rows(tmp_db.path)) == 1
+        await keys(pilot, app, "u", "f", "s")  # a flag is news: a new skip row carries it
+    assert [r[2:5] for r in rows(tmp_db.path)] == [(None, None, 0), (None, None, 1)]
+
+
 async def test_the_same_label_in_the_other_mode_is_recorded(tmp_db: Store) -> None:
     rub, items = _with_judge(tmp_db, "binary", 2)
     entries = queue_for("d", items)
@@ -249,6 +261,7 @@ async def test_help_shows_each_ordinal_level_with_its_description(tmp_db: Store)
     assert "label 1" not in text and "label 5" not in text
     for level in rub.scale.levels:
         assert f"  {level.key}     {level.description}" in text
+    assert "closes this help" in text, "the closing hint stays in view at 80x24"
 
 
 async def test_resume_after_closing_mid_queue(tmp_db: Store) -> None:
