@@ -173,23 +173,13 @@ def _preference_for_a(label: str | None) -> float | None:
 
 def _score(rubric: Rubric, label: str | None) -> float | None:
     """A number per verdict: pairwise = preference for A; categorical = level index."""
-    scale = rubric.scale
-    if scale.kind == "pairwise":
-        return _preference_for_a(label)
-    if scale.kind == "categorical":
-        index = _level_index(scale, label)
-        return None if index is None else float(index)
-    return scale.score_of(label)
+    return bias.verdict_score(rubric.scale, label)
 
 
 def _human_scores(store: Store, rubric: Rubric, dataset: str) -> dict[str, float]:
     """Mean human score per item over annotators' latest labels."""
-    per_item: dict[str, list[float]] = defaultdict(list)
-    for label in store.latest_labels(rubric.sha256, dataset=dataset):
-        value = _score(rubric, label.label)
-        if value is not None:
-            per_item[label.item_id].append(value)
-    return {item_id: sum(v) / len(v) for item_id, v in per_item.items()}
+    labels = store.latest_labels(rubric.sha256, dataset=dataset)
+    return bias.human_scores(rubric.scale, ((lab.item_id, lab.label) for lab in labels))
 
 
 def _human_verdicts(labels: Sequence[Label]) -> dict[str, str]:
@@ -222,17 +212,9 @@ def _length_section(store: Store, rubric: Rubric, dataset: str, items: Sequence[
     judge = bias.length_effect([_score(rubric, outcomes.label("", i.id)) for i in items],
                                lengths, max_points=MAX_POINTS)
     out = judge.to_dict()
-    human = _human_scores(store, rubric, dataset)
-    labelled = [(item_length(i), human[i.id]) for i in items if i.id in human]
-    if len(labelled) >= 2:
-        hx = bias.length_effect([s for _, s in labelled], [x for x, _ in labelled],
-                                max_points=MAX_POINTS)
-        out["human_length_correlation"] = hx.to_dict()["length_correlation"]
-        out["human_points"] = hx.points
-    else:
-        out["human_length_correlation"] = bias.Estimate(
-            float("nan"), len(labelled), None, "fewer than two labelled items").to_dict()
-        out["human_points"] = []
+    out.update(bias.human_length_correlation(
+        _human_scores(store, rubric, dataset), {i.id: item_length(i) for i in items},
+        max_points=MAX_POINTS))
     return out
 
 

@@ -18,7 +18,7 @@ import click
 
 from judgekit.cli._common import db_option, resolve_db_path, rubric_option
 from judgekit.rubrics import load_rubric
-from judgekit.store import open_store
+from judgekit.store import JudgmentSelection, open_store
 from judgekit.types import Judgment
 
 _SHA256 = re.compile(r"^[0-9a-f]{64}$")
@@ -75,7 +75,14 @@ def write_atomically(path: Path, text: str) -> None:
 @rubric_option
 @db_option
 @click.option("--dataset", default=None, help="Only judgments of this dataset.")
-@click.option("--run", "run_id", default=None, metavar="ID", help="Only judgments of this run.")
+@click.option(
+    "--run",
+    "run_id",
+    default=None,
+    metavar="ID",
+    help="Only the judgments of the judge this run used (its model, endpoint, sampling and "
+    "dataset), cached ones included.",
+)
 @click.option("--variant", default=None, help='Only this presentation variant ("" = as written).')
 @click.option(
     "--format",
@@ -105,13 +112,13 @@ def command(
     if fmt is None:
         fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"
     with open_store(resolve_db_path(db)) as store:
-        judgments = store.judgments(
-            rubric_hash=rubric_hash,
-            run_id=run_id,
-            dataset=dataset,
-            variant=variant,
-            latest_only=not history,
-        )
+        if run_id is None:
+            selection = JudgmentSelection(rubric_hash=rubric_hash, dataset=dataset, variant=variant)
+        else:  # the run's judge: its cached judgments count too (see docs/reports.md)
+            selection = store.run_selection(
+                run_id, rubric_hash=rubric_hash, dataset=dataset, variant=variant
+            )
+        judgments = store.judgments(latest_only=not history, **selection.filters())
     text = render(judgments, fmt)
     if out is None or out == "-":
         sys.stdout.write(text)

@@ -31,6 +31,17 @@ def resolve_rubric(store: Store, name_or_path: str) -> Rubric:
     return load_rubric(name_or_path)
 
 
+#: Report format by ``--out`` suffix when ``--format`` is not given.
+_SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
+
+
+def format_for(out: str | None) -> str:
+    """The format an ``--out`` file name asks for: its suffix, else text."""
+    if out is None:
+        return "text"
+    return _SUFFIX_FORMATS.get(Path(out).suffix.lower(), "text")
+
+
 def write_output(text: str, out: str | None) -> None:
     """Print to stdout, or write the file (creating its folder) and say where."""
     if out is None:
@@ -49,8 +60,16 @@ def write_output(text: str, out: str | None) -> None:
     "--judge-run",
     default=None,
     metavar="RUN_ID",
-    help="Report this run's judgments (default: all plain judgments of the rubric "
-    "from the most recent judge model).",
+    help="Report the judge this run used (its model, endpoint, sampling, rubric and "
+    "dataset): all its judgments, cached ones included. Default: the one judge with "
+    "judgments from judge or import runs; several judges are an error.",
+)
+@click.option(
+    "--model",
+    default=None,
+    metavar="NAME",
+    help="Report the judgments of this judge model (as requested) when several judges "
+    "judged with the rubric.",
 )
 @click.option("--dataset", default=None, help="Only this dataset's items.")
 @click.option(
@@ -62,9 +81,9 @@ def write_output(text: str, out: str | None) -> None:
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
-    default="text",
-    show_default=True,
-    help="text, Markdown, self-contained HTML, or JSON (see docs/report-schema.md).",
+    default=None,
+    help="text, Markdown, self-contained HTML, or JSON (see docs/report-schema.md). "
+    "Default: from the --out suffix (.html/.htm, .md, .json), else text.",
 )
 @click.option(
     "--out",
@@ -131,9 +150,10 @@ def command(
     rubric: str,
     db: str,
     judge_run: str | None,
+    model: str | None,
     dataset: str | None,
     annotator: str | None,
-    fmt: str,
+    fmt: str | None,
     out: str | None,
     min_agreement: float,
     min_slice_agreement: float | None,
@@ -161,6 +181,7 @@ def command(
         options = ReportOptions(
             dataset=dataset,
             judge_run=judge_run,
+            model=model,
             annotator=annotator,
             cluster_by=cluster_by,
             queue=queue,
@@ -175,7 +196,7 @@ def command(
         report = build_report(store, rub, options)
     finally:
         store.close()
-    write_output(render(report, fmt), out)
+    write_output(render(report, fmt or format_for(out)), out)
     if out is not None:
         click.echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)
     ctx.exit(report.verdict.exit_code)

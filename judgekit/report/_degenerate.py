@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from judgekit import stats
+from judgekit.report._format import num
 from judgekit.report.model import Agreement, Confusion, Stat
 from judgekit.stats._resample import z_critical
 
@@ -45,7 +46,9 @@ class ConstantJudge:
     def evidence(self) -> str:
         """``TNR 0.000 [0.000, 0.242], n=12`` for the reason sentence."""
         m = self.miss
-        return f"{self.rate_name} {m.statistic:.3f} [{m.ci_low:.3f}, {m.ci_high:.3f}], n={m.n}"
+        return (
+            f"{self.rate_name} {num(m.statistic)} [{num(m.ci_low)}, {num(m.ci_high)}], n={m.n}"
+        )
 
 
 def _used(counts: np.ndarray, labels: tuple[str, ...]) -> list[str]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from judgekit.report.model import Bias, ProbeEntry, Report, Stat, VerdictResult
+from judgekit.report.model import Bias, Health, ProbeEntry, Report, Stat, VerdictResult
 
 #: Human-readable names of statistic keys, in the order the report lists them.
 STAT_LABELS: dict[str, str] = {
@@ -53,15 +53,19 @@ def label_of(key: str) -> str:
 
 
 def num(value: float | None, digits: int = 3) -> str:
+    """``value`` to ``digits`` decimals; never ``-0.000`` (a value that rounds to zero)."""
     if value is None or not math.isfinite(value):
         return "n/a"
-    return f"{value:.{digits}f}"
+    text = f"{value:.{digits}f}"
+    if text.startswith("-") and not text.strip("-0."):
+        return text[1:]
+    return text
 
 
 def interval(stat: Stat, digits: int = 3) -> str:
     if not (math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high)):
         return "[n/a]"
-    return f"[{stat.ci_low:.{digits}f}, {stat.ci_high:.{digits}f}]"
+    return f"[{num(stat.ci_low, digits)}, {num(stat.ci_high, digits)}]"
 
 
 def stat_text(stat: Stat, digits: int = 3) -> str:
@@ -89,6 +93,17 @@ def rule_text(report: Report, ge: str = ">=") -> str:
     return (
         f"Rule: lower {report.confidence_level:.0%} bound of {label_of(verdict.primary)} "
         f"{ge} {verdict.threshold:g}"
+    )
+
+
+def stale_text(health: Health) -> str | None:
+    """The health line about judgments of an older version of their item (None when none)."""
+    n = health.stale_labeled_items
+    if not n:
+        return None
+    return (
+        f"{n} judgment(s) are of an older version of their item (changed after it was judged) "
+        "and are excluded from agreement; re-run judge."
     )
 
 

@@ -11,6 +11,7 @@ import math
 from collections.abc import Sequence
 from html import escape
 
+from judgekit.report._format import num
 from judgekit.report.model import Confusion, ScatterPoint, Stat
 
 _FONT = 'font-family="sans-serif" font-size="11"'
@@ -102,7 +103,7 @@ def forest_plot(
         body.append(
             f'<line x1="{x:.1f}" y1="{top - 10}" x2="{x:.1f}" y2="{height - 35}" stroke="#eee"/>'
         )
-        body.append(_text(x, height - 20, f"{tick:.2f}"))
+        body.append(_text(x, height - 20, num(tick, 2)))
     body.append(_text((left + right) / 2, height - 4, statistic_name))
     if overall is not None and overall.defined:
         x = slope * overall.statistic + offset
@@ -131,7 +132,7 @@ def forest_plot(
             x = slope * stat.statistic + offset
             body.append(
                 f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}">'
-                f"<title>{escape(name)}: {stat.statistic:.3f}</title></circle>"
+                f"<title>{escape(name)}: {num(stat.statistic)}</title></circle>"
             )
     return _svg(right + 40, height, body, "slice-forest", "Per-slice forest plot")
 
@@ -176,7 +177,7 @@ def bias_bars(bars: Sequence[tuple[str, Stat]]) -> str:
     body = [f'<line x1="{left}" y1="{top - 5}" x2="{left}" y2="{height - 35}" stroke="{_AXIS}"/>']
     for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
         x = slope * tick + offset
-        body.append(_text(x, height - 20, f"{tick:.2f}"))
+        body.append(_text(x, height - 20, num(tick, 2)))
     for i, (name, stat) in enumerate(bars):
         y = top + row_h * i
         body.append(_text(left - 8, y + row_h / 2 + 4, f"{name} (n={stat.n})", anchor="end"))
@@ -185,7 +186,7 @@ def bias_bars(bars: Sequence[tuple[str, Stat]]) -> str:
             body.append(
                 f'<rect class="bar" x="{left}" y="{y + 5}" width="{w:.1f}" '
                 f'height="{row_h - 10}" fill="{_BLUE}"><title>{escape(name)}: '
-                f"{stat.statistic:.3f}</title></rect>"
+                f"{num(stat.statistic)}</title></rect>"
             )
         if math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high):
             x1, x2 = slope * stat.ci_low + offset, slope * stat.ci_high + offset

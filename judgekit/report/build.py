@@ -18,7 +18,9 @@ import numpy as np
 
 from judgekit import __version__, stats
 from judgekit.errors import InputError
+from judgekit.probe_variants import item_length
 from judgekit.report import sections
+from judgekit.report._format import num
 from judgekit.report.agreement import (
     PRIMARY_BY_KIND,
     IntervalSpec,
@@ -35,6 +37,7 @@ from judgekit.report.model import (
     ScatterPoint,
     Stat,
     StatusRow,
+    Weighted,
 )
 from judgekit.report.pairing import (
     ItemKey,
@@ -45,7 +48,15 @@ from judgekit.report.pairing import (
     select_judgments,
 )
 from judgekit.report.verdict import decide
-from judgekit.store import JudgmentSummary, Store
+from judgekit.stats.bias import human_length_correlation, human_scores
+from judgekit.store import (
+    JUDGE_RUN_KINDS,
+    Judge,
+    JudgmentSelection,
+    JudgmentSummary,
+    Store,
+    judge_endpoint,
+)
 from judgekit.types import STATUSES, Item, Judgment, Rubric
 
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
@@ -58,6 +69,7 @@ class ReportOptions:
 
     dataset: str | None = None
     judge_run: str | None = None
+    model: str | None = None
     annotator: str | None = None
     cluster_by: str | None = None
     queue: str | None = None
@@ -81,59 +93,89 @@ def _items_for(store: Store, keys: Iterable[ItemKey]) -> dict[ItemKey, Item]:
     return out
 
 
-@dataclass(frozen=True)
-class _Selection:
-    """Which judgments the report reads: the filters, plus one judge model if several."""
-
-    rubric_hash: str
-    run_id: str | None
-    dataset: str | None
-    model: str | None
-
-    def filters(self) -> dict[str, Any]:
-        return {
-            "rubric_hash": self.rubric_hash,
-            "run_id": self.run_id,
-            "dataset": self.dataset,
-            "variant": "",
-            "model": self.model,
-        }
+def _describe_judges(judges: list[Judge]) -> str:
+    return "\n".join(f"  - {judge.describe()}" for judge in judges)
 
 
-def _selection(store: Store, rubric: Rubric, opts: ReportOptions) -> tuple[_Selection, list[str]]:
-    notes: list[str] = []
-    model = None
-    if opts.judge_run is None:
-        models = store.judgment_models(rubric_hash=rubric.sha256, dataset=opts.dataset, variant="")
-        if len(models) > 1:
-            model = models[-1]
-            notes.append(
-                f"Judgments from {len(models)} judge models exist for this rubric; only "
-                f"{model!r} (the most recent) is reported. Choose one with --judge-run."
+def _selection(store: Store, rubric: Rubric, opts: ReportOptions) -> JudgmentSelection:
+    """The judgments the report calibrates: those of exactly one judge.
+
+    ``--judge-run`` names the judge through one of its runs (its cached judgments
+    count too); otherwise the judge must be the only one (after ``--model``) with
+    plain judgments written by judge or import runs. Several judges are an error,
+    never a silent choice: a gate must not flip because another model was tried.
+    """
+    if opts.judge_run is not None:
+        selection = store.run_selection(
+            opts.judge_run, rubric_hash=rubric.sha256, dataset=opts.dataset, variant=""
+        )
+        if opts.model is not None and opts.model != selection.model:
+            raise InputError(
+                f"run {opts.judge_run!r} used model {selection.model!r}, not {opts.model!r}"
             )
-    return _Selection(rubric.sha256, opts.judge_run, opts.dataset, model), notes
+        return selection
+    judges = store.judges(rubric_hash=rubric.sha256, dataset=opts.dataset, model=opts.model)
+    where = f"rubric {rubric.name!r}" + (f", dataset {opts.dataset!r}" if opts.dataset else "")
+    if not judges and opts.model is not None:
+        known = store.judges(rubric_hash=rubric.sha256, dataset=opts.dataset)
+        listing = f":\n{_describe_judges(known)}" if known else ""
+        raise InputError(
+            f"no judgments by model {opts.model!r} for {where}; judges present{listing or ': none'}"
+        )
+    if len(judges) > 1:
+        choose = (
+            "choose one with --judge-run RUN_ID"
+            if opts.model is not None
+            else "choose one with --model NAME or --judge-run RUN_ID"
+        )
+        raise InputError(
+            f"judgments of {len(judges)} judges exist for {where}"
+            + (f" and model {opts.model!r}" if opts.model is not None else "")
+            + f"; {choose}:\n{_describe_judges(judges)}"
+        )
+    if not judges:  # nothing judged yet: an empty report, INSUFFICIENT DATA
+        return JudgmentSelection(
+            rubric_hash=rubric.sha256, dataset=opts.dataset, variant="", run_kinds=JUDGE_RUN_KINDS
+        )
+    judge = judges[0]
+    return JudgmentSelection(
+        rubric_hash=rubric.sha256,
+        dataset=opts.dataset,
+        variant="",
+        model=judge.model,
+        endpoint=judge.endpoint,
+        sampling=judge.sampling,
+        run_kinds=JUDGE_RUN_KINDS,
+    )
 
 
 def _judgments_for(
-    store: Store, selection: _Selection, keys: Iterable[ItemKey]
-) -> dict[ItemKey, Judgment]:
-    """The report's judgment for each of ``keys`` (full rows, only for these items)."""
+    store: Store, selection: JudgmentSelection, keys: Iterable[ItemKey], items: dict[ItemKey, Item]
+) -> tuple[dict[ItemKey, Judgment], int]:
+    """The report's judgment for each of ``keys`` (full rows, only for these items).
+
+    A judgment of an older version of its item (its ``item_hash`` is not the item's
+    current content hash, e.g. after ``import --replace``) is left out. Returns the
+    chosen judgments and the number of items left with only such stale judgments.
+    """
     by_dataset: dict[str, list[str]] = {}
     for dataset, item_id in keys:
         if selection.dataset is None or dataset == selection.dataset:
             by_dataset.setdefault(dataset, []).append(item_id)
+    filters = {k: v for k, v in selection.filters().items() if k not in ("rubric_hash", "dataset")}
     rows: list[Judgment] = []
+    stale: set[ItemKey] = set()
     for dataset, ids in sorted(by_dataset.items()):
-        found = store.judgments_for_items(
-            selection.rubric_hash,
-            dataset,
-            ids,
-            variant="",
-            run_id=selection.run_id,
-            model=selection.model,
-        )
-        rows.extend(j for item_rows in found.values() for j in item_rows)  # each item in order
-    return select_judgments(rows)
+        found = store.judgments_for_items(selection.rubric_hash or "", dataset, ids, **filters)
+        for item_rows in found.values():  # each item in order
+            for j in item_rows:
+                item = items.get((j.dataset, j.item_id))
+                if item is not None and j.item_hash and j.item_hash != item.content_hash:
+                    stale.add((j.dataset, j.item_id))
+                else:
+                    rows.append(j)
+    chosen = select_judgments(rows)
+    return chosen, len(stale - set(chosen))
 
 
 def _interval_method(n_resamples: int, cluster_by: str | None, spec: IntervalSpec) -> str:
@@ -147,7 +189,9 @@ def _slice_of(item: Item | None) -> str:
     return item.slice if item is not None and item.slice else "(no slice)"
 
 
-def _health(summary: JudgmentSummary, failed_labeled: int, level: float) -> Health:
+def _health(
+    summary: JudgmentSummary, failed_labeled: int, level: float, stale_labeled: int = 0
+) -> Health:
     counts = summary.status_counts
     total = summary.n
     rows = []
@@ -158,7 +202,7 @@ def _health(summary: JudgmentSummary, failed_labeled: int, level: float) -> Heal
             rows.append(StatusRow(status, k, Stat(k / total, low, high, total, "wilson")))
         else:
             rows.append(StatusRow(status, 0, Stat(math.nan, n=0, reason="no judgments")))
-    return Health(total, tuple(rows), failed_labeled)
+    return Health(total, tuple(rows), failed_labeled, stale_labeled)
 
 
 def _label_scores(rubric: Rubric) -> dict[str, float]:
@@ -170,7 +214,9 @@ def _label_scores(rubric: Rubric) -> dict[str, float]:
     return {label: float(v) for label, v in values.items() if v is not None}
 
 
-def _scatter(store: Store, rubric: Rubric, selection: _Selection) -> tuple[list[ScatterPoint], int]:
+def _scatter(
+    store: Store, rubric: Rubric, selection: JudgmentSelection
+) -> tuple[list[ScatterPoint], int]:
     """Score against response length for at most MAX_SCATTER_POINTS evenly spaced items."""
     if rubric.scale.kind not in ("ordinal", "binary"):
         return [], 0
@@ -249,8 +295,14 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     """Compute the whole calibration report for ``rubric`` from the store."""
     opts = options or ReportOptions()
     scale = rubric.scale
-    selection, notes = _selection(store, rubric, opts)
+    selection = _selection(store, rubric, opts)
+    notes: list[str] = []
     summary = store.judgment_summary(one_per_item=True, **selection.filters())
+    if opts.judge_run is not None and summary.n and opts.judge_run not in summary.run_ids:
+        notes.append(
+            f"Run {opts.judge_run} wrote none of these judgments (its calls were answered from "
+            f"the cache); they are its judge's, written by run(s) {', '.join(summary.run_ids)}."
+        )
     labels = store.latest_labels(rubric.sha256, dataset=opts.dataset)
     grouped, off_scale = labels_by_item(labels, scale)
     if off_scale:
@@ -263,10 +315,20 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         }
     else:
         references = grouped
+    items = _items_for(store, grouped)
     # full judgment rows only for the labeled items; counts for the rest come from SQL
-    pairing = pair_up(_judgments_for(store, selection, references), references, scale)
-    if pairing.no_judgment:
-        notes.append(f"{pairing.no_judgment} labeled item(s) have no judgment in this selection.")
+    judgments, n_stale = _judgments_for(store, selection, references, items)
+    pairing = pair_up(judgments, references, scale)
+    if pairing.no_judgment > n_stale:
+        notes.append(
+            f"{pairing.no_judgment - n_stale} labeled item(s) have no judgment in this selection."
+        )
+    if n_stale:
+        notes.append(
+            f"{n_stale} judgment(s) are of an older version of their item (its content changed "
+            "after it was judged, e.g. by import --replace) and were left out of agreement; "
+            "re-run judge."
+        )
     if pairing.no_majority:
         notes.append(
             f"{pairing.no_majority} item(s) were left out: their annotators tie. Ties mark "
@@ -275,8 +337,6 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         )
     notes.extend(_reference_notes(pairing, references, scale, opts.annotator))
 
-    failed_keys = [k for k, _, _ in pairing.failed]
-    items = _items_for(store, [*pairing.keys, *failed_keys, *grouped])
     cluster_by = opts.cluster_by
     if cluster_by is None and any(items.get(k) and items[k].cluster for k in pairing.keys):
         cluster_by = "cluster"
@@ -294,6 +354,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     primary = opts.primary or PRIMARY_BY_KIND[scale.kind]
     primary_stat = Stat(math.nan, n=0, reason="no item has both an ok judgment and a human label")
     slices = weighted = None
+    uniform_queue = True
     if pairing.keys:
         figures = judge_vs_human(pairing.judge, pairing.human, scale, spec)
         if primary not in figures:
@@ -324,6 +385,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         queue = _pick_queue(store, rubric, opts.queue, opts.dataset)
         if queue is not None:
             meta, probs, strata = queue
+            uniform_queue = len({round(p, 12) for p in probs.values()}) <= 1
             weighted = sections.weighted_estimates(
                 pairing,
                 probs,
@@ -341,15 +403,19 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         cluster_map = dict(zip(keys, cluster_ids(keys, items, cluster_by), strict=True))
     ceiling = sections.human_ceiling(grouped, scale, spec, cluster_map)
     sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
-    bias = sections.bias_section(store.probe_results(rubric.sha256))
+    datasets = (selection.dataset,) if selection.dataset else summary.datasets
+    bias = sections.bias_section(_probe_results(store, rubric, selection, datasets))
     points, total_points = _scatter(store, rubric, selection)
 
-    def planner() -> int | None:
-        return _planned_total(pairing.judge, pairing.human, rubric, primary, opts)
+    def planner(half_width: float) -> int | None:
+        return _planned_total(pairing.judge, pairing.human, rubric, primary, opts, half_width)
 
+    verdict_stat, estimate, use_weights = _verdict_statistic(
+        primary, primary_stat, weighted, uniform_queue
+    )
     verdict = decide(
         primary,
-        primary_stat,
+        verdict_stat,
         threshold=opts.min_agreement,
         target_half_width=opts.half_width,
         planner=planner,
@@ -357,6 +423,8 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         slice_threshold=opts.min_slice_agreement,
         agreement=agreement,
         confidence_level=opts.confidence_level,
+        estimate=estimate,
+        weighted=use_weights,
     )
     annotators = {a for by in grouped.values() for a in by}
     return Report(
@@ -369,7 +437,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
             len(grouped),
             notes,
         ),
-        health=_health(summary, len(pairing.failed), opts.confidence_level),
+        health=_health(summary, len(pairing.failed), opts.confidence_level, n_stale),
         agreement=agreement,
         ceiling=ceiling,
         slices=slices,
@@ -382,6 +450,91 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         confidence_level=opts.confidence_level,
         n_resamples=opts.n_resamples,
     )
+
+
+def _verdict_statistic(
+    primary: str, unweighted: Stat, weighted: Weighted | None, uniform_queue: bool
+) -> tuple[Stat, str | None, bool]:
+    """The figure the verdict reads and, when it is not the plain primary, why.
+
+    Labels drawn from a non-uniform queue over-represent some items, so the
+    unweighted figure describes the labeled sample, not the dataset: the verdict
+    then reads the inverse-probability-weighted (population) estimate.
+    """
+    if weighted is None or uniform_queue:
+        return unweighted, None, False
+    key = "percent_agreement" if primary in sections.AGREEMENT_SHARES else primary
+    stat = weighted.stats.get(key)
+    if stat is None:
+        return (
+            unweighted,
+            f"Labels came from the non-uniform queue {weighted.queue!r}, but {primary} has no "
+            "weighted version, so this verdict describes the labeled sample, not the dataset.",
+            False,
+        )
+    return (
+        stat,
+        "Read from the population estimate: labels came from the non-uniform queue "
+        f"{weighted.queue!r}, so each item is weighted by 1/its inclusion probability "
+        f"(unweighted {num(unweighted.statistic)} on the labeled sample).",
+        True,
+    )
+
+
+def _probe_results(
+    store: Store, rubric: Rubric, selection: JudgmentSelection, datasets: tuple[str, ...]
+) -> list[dict[str, Any]]:
+    """Stored probe results of the reported judge (model and endpoint) on its dataset(s).
+
+    A length probe's human length correlation is recomputed from the current labels
+    (the stored one is as of the probe run).
+    """
+    if selection.model is None:
+        return []
+    runs: dict[str, Any] = {}
+    out = []
+    for row in store.probe_results(rubric.sha256):
+        run_id = str(row.get("run_id", ""))
+        if run_id not in runs:
+            runs[run_id] = store.get_run(run_id)
+        run = runs[run_id]
+        if (
+            run is None
+            or run.model != selection.model
+            or judge_endpoint(run.base_url) != selection.endpoint
+            or run.dataset not in datasets
+        ):
+            continue
+        if row.get("probe") == "length":
+            row = {**row, "result": _current_human_length(store, rubric, run.dataset, row)}
+        out.append(row)
+    return out
+
+
+def _current_human_length(
+    store: Store, rubric: Rubric, dataset: str, row: dict[str, Any]
+) -> dict[str, Any]:
+    """A length probe's result with the human length correlation of today's labels.
+
+    Same method as the probe: the mean human score per item against response
+    length, over the probe's items (the first ``n_items`` of the dataset in import
+    order, as ``--limit`` takes them) that have labels.
+    """
+    result = dict(row.get("result") or {})
+    labels = store.latest_labels(rubric.sha256, dataset=dataset)
+    scores = human_scores(rubric.scale, ((lab.item_id, lab.label) for lab in labels))
+    ids = store.item_ids(dataset)
+    n_items = result.get("n_items")
+    if isinstance(n_items, int) and not isinstance(n_items, bool) and n_items >= 0:
+        ids = ids[:n_items]
+    items = store.items_by_ids(dataset, [i for i in ids if i in scores])
+    lengths = {i: item_length(items[i]) for i in ids if i in items}
+    fresh = human_length_correlation(scores, lengths, max_points=MAX_SCATTER_POINTS)
+    stat = dict(fresh["human_length_correlation"])
+    stat["note"] = "from the current human labels, computed for this report"
+    result["human_length_correlation"] = stat
+    result["human_points"] = fresh["human_points"]
+    return result
 
 
 def _reference_notes(
@@ -424,9 +577,18 @@ def _median_values(
 
 
 def _planned_total(
-    judge: list[str], human: list[str], rubric: Rubric, primary: str, opts: ReportOptions
+    judge: list[str],
+    human: list[str],
+    rubric: Rubric,
+    primary: str,
+    opts: ReportOptions,
+    half_width: float | None = None,
 ) -> int | None:
-    """Total labels the planner asks for at the target half-width, from the observed rates."""
+    """Total labels the planner asks for at ``half_width`` (default: the target), from the
+    observed rates."""
+    target = opts.half_width if half_width is None else half_width
+    if not (math.isfinite(target) and target > 0):
+        return None
     labels = list(rubric.scale.labels)
     if primary in ("cohen_kappa", "weighted_kappa"):
         if judge:
@@ -437,14 +599,14 @@ def _planned_total(
             p_o, p_e = res.p_observed, res.p_expected
         else:
             p_e = 1.0 / len(labels)
-            p_o = (opts.min_agreement + opts.half_width) * (1 - p_e) + p_e
+            p_o = (opts.min_agreement + target) * (1 - p_e) + p_e
         if not (math.isfinite(p_o) and math.isfinite(p_e)) or p_e >= 1.0:
             return None
         if judge and p_o >= 1.0:
             # perfect observed agreement plans for nothing: use its Wilson lower bound instead
             p_o = stats.wilson_interval(len(judge), len(judge), opts.confidence_level)[0]
         return stats.kappa_sample_size(
-            half_width=opts.half_width,
+            half_width=target,
             p_observed=min(p_o, 1.0),
             p_expected=p_e,
             confidence_level=opts.confidence_level,
@@ -455,7 +617,7 @@ def _planned_total(
         else 0.5
     )
     return stats.proportion_sample_size(
-        half_width=opts.half_width, p=p, confidence_level=opts.confidence_level
+        half_width=target, p=p, confidence_level=opts.confidence_level
     )
 
 

@@ -23,7 +23,7 @@ def _finite_or_none(value: float | None) -> float | None:
     if value is None:
         return None
     value = float(value)
-    return value if math.isfinite(value) else None
+    return value + 0.0 if math.isfinite(value) else None  # + 0.0 turns -0.0 into 0.0
 
 
 @dataclass(frozen=True)
@@ -113,6 +113,7 @@ class Health:
     total: int
     rows: tuple[StatusRow, ...]
     failed_labeled_items: int  # labeled items whose judgment failed (excluded from agreement)
+    stale_labeled_items: int = 0  # labeled items judged only on an older version of their content
 
     def count(self, status: str) -> int:
         for row in self.rows:
@@ -243,6 +244,7 @@ class VerdictResult:
     labels_needed: int | None = None  # more labels needed (INSUFFICIENT DATA only)
     slice_threshold: float | None = None
     failing_slices: tuple[str, ...] = ()
+    weighted: bool = False  # read from the inverse-probability-weighted (population) estimate
 
     @property
     def exit_code(self) -> int:

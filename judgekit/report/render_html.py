@@ -21,6 +21,7 @@ from judgekit.report._format import (
     probe_extras,
     pvalue_text,
     rule_text,
+    stale_text,
 )
 from judgekit.report.model import Report, ScatterPoint, Stat
 
@@ -145,6 +146,9 @@ def render_html(report: Report) -> str:
         f"</table><p>Failed judgments are excluded from agreement; "
         f"{health.failed_labeled_items} labeled item(s) had one.</p>"
     )
+    stale = stale_text(health)
+    if stale:
+        parts.append(f"<p>{escape(stale)}</p>")
 
     agreement = report.agreement
     parts.append("<h2>Judge vs human</h2>")

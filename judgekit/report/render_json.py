@@ -29,7 +29,7 @@ def _num(value: float) -> float | None:
 def _jsonable(value: Any) -> Any:
     """Make probe details strict JSON (NaN/inf -> null, tuples -> lists)."""
     if isinstance(value, float):
-        return value if math.isfinite(value) else None
+        return value + 0.0 if math.isfinite(value) else None  # never -0.0
     if isinstance(value, Mapping):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
@@ -52,6 +52,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "status_rates": {row.status: row.rate.to_dict() for row in health.rows},
         "n_judgments": health.total,
         "failed_labeled_items": health.failed_labeled_items,
+        "stale_labeled_items": health.stale_labeled_items,
         "confidence_level": report.confidence_level,
         "n_resamples": report.n_resamples,
     }
@@ -149,6 +150,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "labels_needed": verdict.labels_needed,
         "slice_threshold": verdict.slice_threshold,
         "failing_slices": list(verdict.failing_slices),
+        "weighted": verdict.weighted,
     }
     # Convenience: the judge-vs-human statistics also at top level under their names.
     if agreement is not None:

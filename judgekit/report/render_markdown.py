@@ -13,6 +13,7 @@ from judgekit.report._format import (
     probe_extras,
     pvalue_text,
     rule_text,
+    stale_text,
 )
 from judgekit.report.model import Report, Stat
 
@@ -80,6 +81,9 @@ def render_markdown(report: Report) -> str:
         f"Failed judgments are excluded from agreement; {health.failed_labeled_items} "
         "labeled item(s) had one.",
     ]
+    stale = stale_text(health)
+    if stale:
+        out += ["", stale]
 
     agreement = report.agreement
     out += ["", "## Judge vs human", ""]

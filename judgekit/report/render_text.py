@@ -17,6 +17,7 @@ from judgekit.report._format import (
     probe_extras,
     pvalue_text,
     rule_text,
+    stale_text,
     stat_text,
 )
 from judgekit.report.model import Agreement, Report, Stat
@@ -91,6 +92,9 @@ def render_text(report: Report) -> str:
         f"  Failed judgments are excluded from agreement: {health.failed_labeled_items} "
         "labeled item(s) had a failed judgment."
     )
+    stale = stale_text(health)
+    if stale:
+        out.append(f"  {stale}")
 
     agreement = report.agreement
     out.append("")

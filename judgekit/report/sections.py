@@ -311,8 +311,15 @@ def _stat_from_dict(value: Mapping[str, Any]) -> Stat:
     n_raw = value.get("n", 0)
     n = int(n_raw) if isinstance(n_raw, int | float) and not isinstance(n_raw, bool) else 0
     reason = value.get("reason")
+    note = value.get("note")
     return Stat(
-        f("statistic"), f("ci_low"), f("ci_high"), n, "probe", str(reason) if reason else None
+        f("statistic"),
+        f("ci_low"),
+        f("ci_high"),
+        n,
+        "probe",
+        str(reason) if reason else None,
+        str(note) if note else None,
     )
 
 

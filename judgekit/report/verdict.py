@@ -2,10 +2,13 @@
 
 The rule is deliberately conservative: a judge passes only when the *lower*
 bound of the primary statistic's interval clears ``--min-agreement``. It fails
-when the whole interval is below the threshold, or when the interval is already
-as narrow as requested and its lower bound still falls short (more labels would
-not rescue it). Otherwise the data cannot decide, and the verdict says how many
-more labels would give the requested interval width.
+when the whole interval is below the threshold, or when the estimate itself is
+below the threshold and the interval is already as narrow as requested (more
+labels would not rescue it). An estimate at or above the threshold whose lower
+bound falls short is never a FAIL: the data cannot decide yet, and the verdict
+says how many more labels would lift the lower bound over the threshold if the
+estimate held. Otherwise the verdict says how many more labels would give the
+requested interval width.
 
 Two situations are decided before the interval is read, because a bootstrap
 interval misdescribes them (see :mod:`judgekit.report._degenerate`): a judge
@@ -20,7 +23,7 @@ import math
 from collections.abc import Callable
 
 from judgekit.report import _degenerate
-from judgekit.report._format import label_of
+from judgekit.report._format import label_of, num
 from judgekit.report.agreement import COLLAPSED_WIDTH
 from judgekit.report.model import Agreement, Decision, Slices, Stat, VerdictResult
 
@@ -44,6 +47,23 @@ def more_labels_needed(stat: Stat, target_half_width: float, planned_total: int 
     return max([1, *candidates])
 
 
+def labels_to_clear(stat: Stat, threshold: float, planned_total: int | None) -> int:
+    """More labels for the lower bound to clear ``threshold`` if the estimate held.
+
+    The interval must shrink until the estimate minus its lower side is
+    ``estimate - threshold``: the planner's total for that half-width minus n, or
+    n scaled by (observed lower distance / needed distance)^2 minus n, whichever is
+    larger (bootstrap intervals can be wider, or lopsided, beyond what the formula
+    assumes). At least 1.
+    """
+    margin = stat.statistic - threshold
+    candidates = [] if planned_total is None else [planned_total - stat.n]
+    below = stat.statistic - stat.ci_low
+    if stat.n > 0 and margin > 0 and math.isfinite(below) and below > 0:
+        candidates.append(math.ceil(stat.n * (below / margin) ** 2) - stat.n)
+    return max([1, *candidates])
+
+
 def _failing_slices(slices: Slices | None, slice_threshold: float | None) -> tuple[str, ...]:
     if slices is None or slice_threshold is None:
         return ()
@@ -60,19 +80,23 @@ def decide(
     *,
     threshold: float,
     target_half_width: float,
-    planner: Callable[[], int | None],
+    planner: Callable[[float], int | None],
     slices: Slices | None = None,
     slice_threshold: float | None = None,
     min_items: int = MIN_ITEMS,
     agreement: Agreement | None = None,
     confidence_level: float = 0.95,
+    estimate: str | None = None,
+    weighted: bool = False,
 ) -> VerdictResult:
     """The verdict with a one-sentence reason.
 
-    ``planner`` gives the total n the sample-size formula asks for at
-    ``target_half_width`` (called only when needed). ``agreement`` (the judge-vs-human
-    section, with its confusion matrix) lets the rule recognise a constant judge,
-    constant human labels and perfect agreement.
+    ``planner(d)`` gives the total n the sample-size formula asks for at half-width
+    ``d`` (called only when needed). ``agreement`` (the judge-vs-human section, with
+    its confusion matrix) lets the rule recognise a constant judge, constant human
+    labels and perfect agreement. ``estimate`` says which figure ``stat`` is when it
+    is not the plain primary statistic (``weighted``: the population estimate of a
+    non-uniform labeling queue); it is appended to the reason.
     """
     name = label_of(primary)
 
@@ -84,7 +108,7 @@ def decide(
     ) -> VerdictResult:
         return VerdictResult(
             decision,
-            reason,
+            reason if estimate is None else f"{reason} {estimate}",
             primary,
             threshold,
             stat,
@@ -92,11 +116,12 @@ def decide(
             needed,
             slice_threshold,
             failing,
+            weighted,
         )
 
     def insufficient(reason: str, needed: int | None = None) -> VerdictResult:
         if needed is None:
-            needed = more_labels_needed(stat, target_half_width, planner())
+            needed = more_labels_needed(stat, target_half_width, planner(target_half_width))
         return make("INSUFFICIENT DATA", reason, needed)
 
     if stat.n < min_items:
@@ -121,7 +146,15 @@ def decide(
 
     if stat.ci_high - stat.ci_low <= COLLAPSED_WIDTH:
         collapsed = _collapsed(
-            name, primary, stat, agreement, constant, threshold, confidence_level, planner
+            name,
+            primary,
+            stat,
+            agreement,
+            constant,
+            threshold,
+            confidence_level,
+            planner,
+            target_half_width,
         )
         if collapsed is not None:
             decision, reason, needed = collapsed
@@ -130,7 +163,7 @@ def decide(
             if not failing:  # a failing slice still fails below
                 return make("PASS", reason)
 
-    bounds = f"{stat.statistic:.3f} [{stat.ci_low:.3f}, {stat.ci_high:.3f}], n={stat.n}"
+    bounds = f"{num(stat.statistic)} [{num(stat.ci_low)}, {num(stat.ci_high)}], n={stat.n}"
     if stat.ci_high < threshold:
         return make(
             "FAIL",
@@ -146,20 +179,45 @@ def decide(
         )
     if stat.ci_low >= threshold:
         return make("PASS", f"{name} is {bounds}: the lower bound clears {threshold:g}.")
-    if stat.half_width <= target_half_width:
+    if stat.statistic < threshold:
+        if stat.half_width <= target_half_width:
+            return make(
+                "FAIL",
+                f"{name} is {bounds}: the estimate is below {threshold:g} and the interval "
+                f"is already within +/-{target_half_width:g}, so more labels would not lift it.",
+            )
+        needed = more_labels_needed(stat, target_half_width, planner(target_half_width))
         return make(
-            "FAIL",
-            f"{name} is {bounds}: the interval is already within "
-            f"+/-{target_half_width:g} and its lower bound is below {threshold:g}.",
+            "INSUFFICIENT DATA",
+            f"{name} is {bounds}: the interval straddles {threshold:g} "
+            f"and is wider than +/-{target_half_width:g}; about {needed} more labels "
+            "would narrow it enough to decide.",
+            needed,
         )
-    needed = more_labels_needed(stat, target_half_width, planner())
+    # the estimate clears the threshold, the lower bound does not: more labels decide
+    margin = stat.statistic - threshold
+    if margin <= 0:
+        return make(
+            "INSUFFICIENT DATA",
+            f"{name} is {bounds}: the estimate sits on {threshold:g}, so no number of "
+            "labels would lift the lower bound above it unless the estimate rises.",
+        )
+    needed = labels_to_clear(stat, threshold, _planned(planner, margin))
     return make(
         "INSUFFICIENT DATA",
-        f"{name} is {bounds}: the interval straddles {threshold:g} "
-        f"and is wider than +/-{target_half_width:g}; about {needed} more labels "
-        "would narrow it enough to decide.",
+        f"{name} is {bounds}: the estimate is at or above {threshold:g} but the lower bound "
+        f"is below it; if the estimate held, about {needed} more labels would narrow the "
+        f"interval to +/-{num(margin)} and lift the lower bound over {threshold:g}.",
         needed,
     )
+
+
+def _planned(planner: Callable[[float], int | None], half_width: float) -> int | None:
+    """The planner's total at ``half_width``, or None when the formula cannot give one."""
+    try:
+        return planner(half_width)
+    except ValueError:
+        return None
 
 
 def _collapsed(
@@ -170,21 +228,22 @@ def _collapsed(
     constant: _degenerate.ConstantJudge | None,
     threshold: float,
     confidence_level: float,
-    planner: Callable[[], int | None],
+    planner: Callable[[float], int | None],
+    target_half_width: float,
 ) -> tuple[Decision, str, int | None] | None:
     """Decision and reason for an interval that collapsed to a point.
 
     None lets the ordinary rules read the point interval (only when the planner says
     the sample is already as large as the target width asks for).
     """
-    value = f"{name} is {stat.statistic:.3f} on {stat.n} items"
+    value = f"{name} is {num(stat.statistic)} on {stat.n} items"
     if agreement is not None:
         conf = agreement.confusion
         if constant is not None:  # constant judge, but too few other-class items to fail it
             return (
                 "INSUFFICIENT DATA",
                 f"The judge gave '{constant.label}' on all {constant.n} items, so {name} is "
-                f"{stat.statistic:.3f} in every resample; only {constant.miss.n} item(s) have "
+                f"{num(stat.statistic)} in every resample; only {constant.miss.n} item(s) have "
                 f"another human label ({constant.evidence()}), too few to show whether it can "
                 "tell the classes apart.",
                 None,
@@ -194,13 +253,13 @@ def _collapsed(
             return (
                 "INSUFFICIENT DATA",
                 f"Every human label is '{human}', so {name} cannot measure agreement beyond "
-                f"chance ({stat.statistic:.3f} in every resample on {stat.n} items); label "
+                f"chance ({num(stat.statistic)} in every resample on {stat.n} items); label "
                 "items of the other class(es) too.",
                 None,
             )
         if _degenerate.is_perfect(conf):
             return _perfect(name, primary, stat, agreement, threshold, confidence_level)
-    planned = planner()
+    planned = planner(target_half_width)
     if planned is None or planned > stat.n:
         return (
             "INSUFFICIENT DATA",
@@ -228,14 +287,14 @@ def _perfect(
     unit_name = "clusters" if agreement.n_clusters else "items"
     b = _degenerate.perfect_bound(primary, agreement.confusion, units, threshold, confidence_level)
     head = (
-        f"{name} is {stat.statistic:.3f}: judge and humans agree on all {stat.n} items, so "
+        f"{name} is {num(stat.statistic)}: judge and humans agree on all {stat.n} items, so "
         f"every bootstrap resample gives the same value; the Wilson {confidence_level:.0%} "
-        f"lower bound on agreement over {units} {unit_name} is {b.agreement_low:.3f}"
+        f"lower bound on agreement over {units} {unit_name} is {num(b.agreement_low)}"
     )
     if math.isfinite(b.statistic_low) and b.statistic_low >= threshold:
         return (
             "PASS",
-            f"{head}, so {name} is at least {b.statistic_low:.3f}, which clears {threshold:g}.",
+            f"{head}, so {name} is at least {num(b.statistic_low)}, which clears {threshold:g}.",
             None,
         )
     needed = None
@@ -245,6 +304,6 @@ def _perfect(
     more = f"; about {needed} more labels would settle it" if needed is not None else ""
     return (
         "INSUFFICIENT DATA",
-        f"{head}, which allows {name} as low as {b.statistic_low:.3f}, below {threshold:g}{more}.",
+        f"{head}, which allows {name} as low as {num(b.statistic_low)}, below {threshold:g}{more}.",
         needed,
     )

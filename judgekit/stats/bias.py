@@ -17,7 +17,7 @@ Shi et al. 2024 (position fairness, repetition stability) and Dubois et al.
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -47,6 +47,7 @@ from judgekit.stats._bias_length import (
 from judgekit.stats._validate import FloatArray, as_1d, check_same_length, missing_mask
 from judgekit.stats.agreement import fleiss_kappa, krippendorff_alpha
 from judgekit.stats.significance import binomial_test
+from judgekit.types import Scale
 
 __all__ = [
     "PAIRWISE_VERDICTS",
@@ -58,6 +59,8 @@ __all__ = [
     "RepetitionResult",
     "Reportable",
     "bpde",
+    "human_length_correlation",
+    "human_scores",
     "length_effect",
     "level_order_bias",
     "padding_effect",
@@ -65,6 +68,7 @@ __all__ = [
     "prefer_longer_rate",
     "repetition_stability",
     "subsample_points",
+    "verdict_score",
 ]
 
 _PRIMACY = {("A", "B"), ("A", "tie"), ("tie", "B")}
@@ -374,3 +378,59 @@ def repetition_stability(
         label_counts=dict(sorted(tally.items())),
         unstable=unstable,
     )
+
+
+def human_length_correlation(
+    scores: Mapping[str, float],
+    lengths: Mapping[str, float],
+    *,
+    max_points: int = 2000,
+) -> dict[str, Any]:
+    """The human side of the length probe: Spearman of human score against length.
+
+    ``scores`` is one human score per item id (the mean over annotators),
+    ``lengths`` the length of every probed item, in the probe's item order. Items
+    in both are used, in ``lengths`` order. Returns the ``human_length_correlation``
+    estimate and the ``human_points`` scatter as a length probe stores them; with
+    fewer than two labelled items the correlation is undefined with a reason.
+    """
+    labelled = [(x, scores[item_id]) for item_id, x in lengths.items() if item_id in scores]
+    if len(labelled) < 2:
+        return {
+            "human_length_correlation": Estimate(
+                NAN, len(labelled), None, "fewer than two labelled items"
+            ).to_dict(),
+            "human_points": [],
+        }
+    effect = length_effect(
+        [s for _, s in labelled], [x for x, _ in labelled], max_points=max_points
+    )
+    return {
+        "human_length_correlation": effect.to_dict()["length_correlation"],
+        "human_points": effect.points,
+    }
+
+
+def verdict_score(scale: Scale, label: str | None) -> float | None:
+    """A number per verdict, as the length probe uses it.
+
+    Pairwise: the preference for A (1, 0.5 for a tie, 0); categorical: the level's
+    index; binary and ordinal: the level's score. None for a missing label.
+    """
+    if label is None:
+        return None
+    if scale.kind == "pairwise":
+        return {"A": 1.0, "tie": 0.5, "B": 0.0}.get(label)
+    if scale.kind == "categorical":
+        return float(scale.labels.index(label)) if label in scale.labels else None
+    return scale.score_of(label)
+
+
+def human_scores(scale: Scale, labels: Iterable[tuple[str, str | None]]) -> dict[str, float]:
+    """Mean :func:`verdict_score` per item over ``(item_id, label)`` pairs (one per annotator)."""
+    per_item: dict[str, list[float]] = {}
+    for item_id, label in labels:
+        value = verdict_score(scale, label)
+        if value is not None:
+            per_item.setdefault(item_id, []).append(value)
+    return {item_id: sum(v) / len(v) for item_id, v in per_item.items()}

@@ -14,15 +14,20 @@ from judgekit.store.database import (
     open_store,
     resolve_db_path,
 )
+from judgekit.store.judges import JUDGE_RUN_KINDS, Judge, JudgmentSelection, judge_endpoint
 from judgekit.store.summary import JudgmentSummary, ScorePoint
 
 __all__ = [
     "DEFAULT_DB_ENV",
+    "JUDGE_RUN_KINDS",
+    "Judge",
+    "JudgmentSelection",
     "JudgmentSummary",
     "QueueEntry",
     "RunRecord",
     "ScorePoint",
     "Store",
+    "judge_endpoint",
     "open_store",
     "resolve_db_path",
 ]

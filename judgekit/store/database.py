@@ -33,6 +33,7 @@ from sqlite_utils import Database
 from judgekit.errors import InputError, StoreError
 from judgekit.store import rows as R
 from judgekit.store._base import chunks, marks, where_clause
+from judgekit.store.judges import JudgesMixin, JudgmentSelection
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
 from judgekit.store.schema import apply_migrations
 from judgekit.store.summary import JudgmentSummaryMixin
@@ -119,13 +120,14 @@ def open_store(path: str | Path | None = None) -> Store:
     return Store(db, resolved)
 
 
-class Store(LabelQueueMixin, JudgmentSummaryMixin):
+class Store(LabelQueueMixin, JudgmentSummaryMixin, JudgesMixin):
     """All persistence. Safe to use from several processes at once (WAL, busy timeout).
 
     Build it with :func:`open_store`; usable as a context manager (closes on exit).
     Plumbing (lock, transactions) lives in :class:`StoreBase`; labels, queues and
     probe results in :class:`LabelQueueMixin`; aggregate judgment queries (status
-    counts, provenance, score samples) in :class:`JudgmentSummaryMixin`.
+    counts, provenance, score samples) in :class:`JudgmentSummaryMixin`; judge
+    identities and the judgments a run stands for in :class:`JudgesMixin`.
     """
 
     # -- items -------------------------------------------------------------
@@ -356,18 +358,23 @@ class Store(LabelQueueMixin, JudgmentSummaryMixin):
         latest_only: bool = True,
         model: str | None = None,
         status: str | None = None,
+        endpoint: str | None = None,
+        sampling: Mapping[str, Any] | None = None,
+        run_kinds: Sequence[str] | None = None,
     ) -> list[Judgment]:
         """Judgments filtered by the given fields; ``latest_only`` keeps the latest per cache key.
 
         Filters apply first, then "latest per cache key" among what is left (so
         ``run_id=X`` gives run X's own latest rows). ``model`` matches the model
         as requested; ``status`` is applied after the latest row is chosen.
+        ``endpoint``, ``sampling`` and ``run_kinds`` select a judge and the kinds of
+        run that wrote the rows (see :class:`~judgekit.store.judges.JudgmentSelection`).
         Rows come in insertion order.
         """
-        where, params = where_clause({
-            "rubric_hash": rubric_hash, "run_id": run_id, "dataset": dataset,
-            "variant": variant, "model_requested": model,
-        })
+        where, params = JudgmentSelection(
+            rubric_hash, run_id, dataset, variant, model, endpoint, sampling,
+            None if run_kinds is None else tuple(run_kinds),
+        ).where()
         if latest_only:
             sql = (f"SELECT {R.JUDGMENT_SELECT} FROM judgments WHERE id IN "
                    f"(SELECT MAX(id) FROM judgments {where} GROUP BY cache_key)")
@@ -388,19 +395,24 @@ class Store(LabelQueueMixin, JudgmentSummaryMixin):
         variant: str | None = None,
         run_id: str | None = None,
         model: str | None = None,
+        endpoint: str | None = None,
+        sampling: Mapping[str, Any] | None = None,
+        run_kinds: Sequence[str] | None = None,
     ) -> dict[str, list[Judgment]]:
         """Latest judgments per cache key for the given items, grouped by item id.
 
         For the annotate app (judge verdict next to an item), disagreement
         sampling and reports, without loading every judgment of a large dataset.
-        ``variant``, ``run_id`` and ``model`` (as requested) filter like
-        :meth:`judgments`; each item's rows come in insertion order.
+        ``variant``, ``run_id``, ``model`` (as requested), ``endpoint``, ``sampling``
+        and ``run_kinds`` filter like :meth:`judgments`; each item's rows come in
+        insertion order.
         """
         ids = list(dict.fromkeys(item_ids))
         grouped: dict[str, list[Judgment]] = {}
-        extra, extra_params = where_clause(
-            {"variant": variant, "run_id": run_id, "model_requested": model}
-        )
+        extra, extra_params = JudgmentSelection(
+            run_id=run_id, variant=variant, model=model, endpoint=endpoint, sampling=sampling,
+            run_kinds=None if run_kinds is None else tuple(run_kinds),
+        ).where()
         extra = extra.replace("WHERE", "AND", 1)
         for chunk in chunks(ids):
             rows = self._tuples(

@@ -18,12 +18,13 @@ Two selection rules, both over the latest row per cache key (after the filters):
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from judgekit.store import rows as R
-from judgekit.store._base import StoreBase, where_clause
+from judgekit.store._base import StoreBase
+from judgekit.store.judges import JudgmentSelection
 
 #: The one-per-item pick orders rows by ``sample_index * _ID_SPAN + (_ID_SPAN - id)``:
 #: lowest sample index first, then the highest (latest) id. Row ids stay below
@@ -103,11 +104,14 @@ class JudgmentSummaryMixin(StoreBase):
         dataset: str | None,
         variant: str | None,
         model: str | None,
+        endpoint: str | None = None,
+        sampling: Mapping[str, Any] | None = None,
+        run_kinds: Sequence[str] | None = None,
     ) -> tuple[str, list[Any]]:
-        return where_clause({
-            "rubric_hash": rubric_hash, "run_id": run_id, "dataset": dataset,
-            "variant": variant, "model_requested": model,
-        })
+        return JudgmentSelection(
+            rubric_hash, run_id, dataset, variant, model, endpoint, sampling,
+            None if run_kinds is None else tuple(run_kinds),
+        ).where()
 
     def judgment_models(
         self,
@@ -138,6 +142,9 @@ class JudgmentSummaryMixin(StoreBase):
         dataset: str | None = None,
         variant: str | None = None,
         model: str | None = None,
+        endpoint: str | None = None,
+        sampling: Mapping[str, Any] | None = None,
+        run_kinds: Sequence[str] | None = None,
         one_per_item: bool = False,
     ) -> JudgmentSummary:
         """Status counts and provenance of the latest judgments matching the filters.
@@ -145,7 +152,9 @@ class JudgmentSummaryMixin(StoreBase):
         ``model`` matches the model as requested. With ``one_per_item`` each item
         counts once: its row at the lowest sample index (the latest such row).
         """
-        where, params = self._filters(rubric_hash, run_id, dataset, variant, model)
+        where, params = self._filters(
+            rubric_hash, run_id, dataset, variant, model, endpoint, sampling, run_kinds
+        )
         columns = ", ".join(_GROUP_COLUMNS)
         rows = self._tuples(
             f"{_selection(where, one_per_item)}SELECT {columns}, COUNT(*), "
@@ -157,7 +166,7 @@ class JudgmentSummaryMixin(StoreBase):
             return JudgmentSummary()
         counts: dict[str, int] = {}
         names: dict[str, set[str]] = {c: set() for c in _GROUP_COLUMNS[1:7]}
-        sampling: dict[str, dict[str, Any]] = {}
+        samplings: dict[str, dict[str, Any]] = {}
         first = [row[10] for row in rows if row[10]]
         last = [row[11] for row in rows if row[11]]
         for row in rows:
@@ -165,7 +174,7 @@ class JudgmentSummaryMixin(StoreBase):
             for i, column in enumerate(_GROUP_COLUMNS[1:7], start=1):
                 if row[i] is not None:
                     names[column].add(str(row[i]))
-            sampling.setdefault(row[8] or "", R.load_json(row[8]))
+            samplings.setdefault(row[8] or "", R.load_json(row[8]))
         return JudgmentSummary(
             n=sum(counts.values()),
             status_counts=counts,
@@ -175,7 +184,7 @@ class JudgmentSummaryMixin(StoreBase):
             models_returned=tuple(sorted(names["model_returned"])),
             endpoints=tuple(sorted(names["base_url"])),
             judgekit_versions=tuple(sorted(names["judgekit_version"])),
-            sampling=tuple(sampling.values()),
+            sampling=tuple(samplings.values()),
             first_created_at=min(first) if first else None,
             last_created_at=max(last) if last else None,
             imported=any(bool(row[7]) for row in rows),
@@ -189,10 +198,15 @@ class JudgmentSummaryMixin(StoreBase):
         dataset: str | None = None,
         variant: str | None = None,
         model: str | None = None,
+        endpoint: str | None = None,
+        sampling: Mapping[str, Any] | None = None,
+        run_kinds: Sequence[str] | None = None,
         one_per_item: bool = False,
     ) -> dict[str, int]:
         """How many latest judgments (per cache key, or one per item) have each status."""
-        where, params = self._filters(rubric_hash, run_id, dataset, variant, model)
+        where, params = self._filters(
+            rubric_hash, run_id, dataset, variant, model, endpoint, sampling, run_kinds
+        )
         rows = self._tuples(
             f"{_selection(where, one_per_item)}SELECT status, COUNT(*) FROM selected "
             "GROUP BY status ORDER BY status",
@@ -210,6 +224,9 @@ class JudgmentSummaryMixin(StoreBase):
         dataset: str | None = None,
         variant: str | None = None,
         model: str | None = None,
+        endpoint: str | None = None,
+        sampling: Mapping[str, Any] | None = None,
+        run_kinds: Sequence[str] | None = None,
         one_per_item: bool = True,
     ) -> tuple[list[ScorePoint], int]:
         """Numeric scores of ``ok`` judgments, evenly thinned to at most ``max_points``.
@@ -221,7 +238,9 @@ class JudgmentSummaryMixin(StoreBase):
         """
         if max_points < 1:
             raise ValueError(f"max_points must be at least 1, got {max_points}")
-        where, params = self._filters(rubric_hash, run_id, dataset, variant, model)
+        where, params = self._filters(
+            rubric_hash, run_id, dataset, variant, model, endpoint, sampling, run_kinds
+        )
         rows = self._tuples(
             f"{_selection(where, one_per_item)}, scored AS ("
             "SELECT s.dataset, s.item_id, s.first_id, COALESCE(CASE WHEN s.score "

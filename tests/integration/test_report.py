@@ -440,9 +440,13 @@ def test_judge_run_and_dataset_filters(tmp_path: Path) -> None:
     populate(store, rub, rows, run_id="good", model="m-good")
     bad = [Row(r.item_id, FLIP[r.judge or "pass"], {}) for r in rows]
     populate(store, rub, bad, run_id="bad", model="m-bad", create=False)
-    latest = build_report(store, rub, ReportOptions(n_resamples=50))
-    assert latest.provenance.judge_models_requested == ("m-bad",)
-    assert any("--judge-run" in note for note in latest.provenance.notes)
+    # two judges and no choice: an error listing both, never a silent pick
+    with pytest.raises(InputError, match="2 judges") as raised:
+        build_report(store, rub, ReportOptions(n_resamples=50))
+    assert "'m-good'" in str(raised.value) and "'m-bad'" in str(raised.value)
+    assert "--judge-run" in str(raised.value) and "--model" in str(raised.value)
+    by_model = build_report(store, rub, ReportOptions(n_resamples=50, model="m-bad"))
+    assert by_model.provenance.judge_models_requested == ("m-bad",)
     chosen = build_report(store, rub, ReportOptions(n_resamples=50, judge_run="good"))
     assert chosen.agreement is not None
     assert chosen.agreement.stats["percent_agreement"].statistic == 1.0

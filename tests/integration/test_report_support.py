@@ -19,6 +19,8 @@ BINARY = REPO / "rubrics" / "correctness.toml"
 ORDINAL = REPO / "rubrics" / "helpfulness.toml"
 PAIRWISE = REPO / "rubrics" / "preference.toml"
 CATEGORICAL = REPO / "rubrics" / "safety.toml"
+ENDPOINT = "http://127.0.0.1:9/v1"
+SAMPLING: Mapping[str, object] = {"temperature": 0.0, "max_tokens": 64}
 
 
 @dataclass
@@ -45,6 +47,9 @@ def create_run(
     dataset: str = "ds",
     model: str = "judge-model",
     kind: str = "judge",
+    *,
+    base_url: str = ENDPOINT,
+    sampling: Mapping[str, object] = SAMPLING,
 ) -> RunRecord:
     run = RunRecord(
         id=run_id,
@@ -52,8 +57,8 @@ def create_run(
         dataset=dataset,
         rubric_hash=rub.sha256,
         model=model,
-        base_url="http://127.0.0.1:9/v1",
-        sampling={"temperature": 0.0, "max_tokens": 64},
+        base_url=base_url,
+        sampling=dict(sampling),
         capabilities={},
         judgekit_version="0.1.0",
         started_at="2025-01-01T00:00:00+00:00",
@@ -73,8 +78,14 @@ def make_judgment(
     model: str = "judge-model",
     sample_index: int = 0,
     variant: str = "",
+    base_url: str = ENDPOINT,
+    sampling: Mapping[str, object] = SAMPLING,
 ) -> Judgment:
-    key = sha256_text(canonical_json([run_id, model, dataset, item.id, variant, sample_index]))
+    key = sha256_text(
+        canonical_json(
+            [run_id, model, dataset, item.id, variant, sample_index, base_url, dict(sampling)]
+        )
+    )
     score = rub.scale.value_of(label) if label is not None else None
     return Judgment(
         run_id=run_id,
@@ -88,8 +99,8 @@ def make_judgment(
         raw_text=label,
         model_requested=model,
         model_returned=model + "-2025",
-        base_url="http://127.0.0.1:9/v1",
-        sampling={"temperature": 0.0, "max_tokens": 64},
+        base_url=base_url,
+        sampling=dict(sampling),
         rubric_name=rub.name,
         rubric_version=rub.version,
         rubric_hash=rub.sha256,
