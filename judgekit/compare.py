@@ -10,13 +10,17 @@ Two kinds of question:
   items (dataset A and dataset B share item ids). The paired score difference
   with its interval, micro and macro over slices, and abstentions (failed
   judgments) counted separately, never scored.
+
+Which judgments stand for a judge follows the report's rule (docs/reports.md,
+:meth:`judgekit.store.Store.judge_selection`): a run id stands for its judge's
+judgments, cached ones included, and by default only judge and import runs count.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -35,7 +39,7 @@ from judgekit.report.agreement import (
 from judgekit.report.model import Stat, undefined
 from judgekit.report.pairing import ItemKey, labels_by_item, reference_label, select_judgments
 from judgekit.report.sections import weighted_kappa_fn
-from judgekit.store import Store
+from judgekit.store import JudgmentSelection, Store
 from judgekit.types import Judgment, Rubric
 
 
@@ -87,16 +91,46 @@ class JudgeComparison:
 
 
 def _judge_side(
-    store: Store, rubric: Rubric, run_id: str | None, dataset: str | None
+    store: Store,
+    rubric: Rubric,
+    selection: JudgmentSelection,
+    run_id: str | None,
 ) -> tuple[dict[ItemKey, Judgment], Counter[str]]:
-    rows = store.judgments(rubric_hash=rubric.sha256, run_id=run_id, dataset=dataset, variant="")
+    """One judge's plain judgments (``selection``), one per item, and their statuses."""
+    rows = store.judgments(**selection.filters())
     if not rows:
         raise InputError(
             f"no judgments for rubric {rubric.name} v{rubric.version}"
-            + (f" in run {run_id!r}" if run_id else "")
+            + (f" on dataset {selection.dataset!r}" if selection.dataset else "")
+            + (f" by the judge of run {run_id!r}" if run_id else "")
         )
     chosen = select_judgments(rows)
     return chosen, Counter(j.status for j in chosen.values())
+
+
+def judge_of(
+    store: Store,
+    rubric: Rubric,
+    run_id: str | None,
+    dataset: str | None,
+    *,
+    run_option: str,
+) -> JudgmentSelection:
+    """The judgments a compared judge stands for, by the report's rule (docs/reports.md).
+
+    A run id stands for its judge (model, endpoint, sampling), cached judgments
+    included; without one, the only judge with judgments from judge or import runs.
+    Probe runs and probe variants never count unless a probe run is named.
+    """
+    return store.judge_selection(
+        rubric_hash=rubric.sha256,
+        rubric_name=rubric.name,
+        dataset=dataset,
+        run_id=run_id,
+        variant="",
+        run_option=run_option,
+        model_option=None,
+    )
 
 
 def compare_judges(
@@ -115,8 +149,16 @@ def compare_judges(
         raise InputError("the two rubrics have different scales; their verdicts cannot be paired")
     spec = spec or IntervalSpec()
     scale = rubric_a.scale
-    judged_a, counts_a = _judge_side(store, rubric_a, run_a, dataset)
-    judged_b, counts_b = _judge_side(store, rubric_b, run_b, dataset)
+    select_a = judge_of(store, rubric_a, run_a, dataset, run_option="--run-a")
+    select_b = judge_of(store, rubric_b, run_b, dataset, run_option="--run-b")
+    if select_a == select_b:
+        raise InputError(
+            "judges A and B are the same judge (model, endpoint, sampling and rubric): a run id "
+            "stands for all of its judge's judgments, so two runs of one judge cannot be "
+            "compared; to measure how much one judge varies, use judgekit probe consistency"
+        )
+    judged_a, counts_a = _judge_side(store, rubric_a, select_a, run_a)
+    judged_b, counts_b = _judge_side(store, rubric_b, select_b, run_b)
     grouped, _ = labels_by_item(store.latest_labels(rubric_a.sha256, dataset=dataset), scale)
     ja, jb, hh = [], [], []
     for key, by in sorted(grouped.items()):
@@ -226,6 +268,37 @@ def _score(rubric: Rubric, label: str) -> float:
     return float(numeric_values(rubric.scale, [label])[0])
 
 
+def candidate_judge(
+    store: Store, rubric: Rubric, dataset_a: str, dataset_b: str, run_id: str | None
+) -> tuple[JudgmentSelection, JudgmentSelection]:
+    """The one judge whose scores of both candidates are compared, on each dataset.
+
+    ``run_id`` names the judge through one of its runs, which judged one dataset
+    (or neither): that judge's identity (model, endpoint, sampling) is applied to
+    both datasets, cached judgments included. Without a run id each dataset must
+    have exactly one judge (judge or import runs), and it must be the same judge:
+    scores of two different judges are not a paired comparison of candidates.
+    """
+    if run_id is not None:
+        judge = store.run_judge_selection(run_id, rubric_hash=rubric.sha256, variant="")
+        return replace(judge, dataset=dataset_a), replace(judge, dataset=dataset_b)
+    sides = tuple(
+        judge_of(store, rubric, run_id, name, run_option="--run")
+        for name in (dataset_a, dataset_b)
+    )
+    a, b = sides
+    if a.model is not None and b.model is not None:
+        who_a = (a.model, a.endpoint, dict(a.sampling or {}))
+        who_b = (b.model, b.endpoint, dict(b.sampling or {}))
+        if who_a != who_b:
+            raise InputError(
+                f"{dataset_a!r} was judged by model {a.model!r} at {a.endpoint} and "
+                f"{dataset_b!r} by model {b.model!r} at {b.endpoint} (or with other sampling); "
+                "choose the judge of both with --run RUN_ID"
+            )
+    return a, b
+
+
 def compare_candidates(
     store: Store,
     rubric: Rubric,
@@ -239,8 +312,9 @@ def compare_candidates(
     if rubric.scale.kind not in ("binary", "ordinal"):
         raise InputError("compare candidates needs a binary or ordinal rubric (a score per item)")
     spec = spec or IntervalSpec()
-    side_a, _ = _judge_side(store, rubric, run_id, dataset_a)
-    side_b, _ = _judge_side(store, rubric, run_id, dataset_b)
+    select_a, select_b = candidate_judge(store, rubric, dataset_a, dataset_b, run_id)
+    side_a, _ = _judge_side(store, rubric, select_a, run_id)
+    side_b, _ = _judge_side(store, rubric, select_b, run_id)
     by_id_a = {k[1]: j for k, j in side_a.items()}
     by_id_b = {k[1]: j for k, j in side_b.items()}
     shared = sorted(set(by_id_a) & set(by_id_b))

@@ -89,8 +89,12 @@ def command() -> None:
 @rubric_option
 @db_option
 @click.option("--rubric-b", default=None, help="Rubric of judge B (default: the same rubric).")
-@click.option("--run-a", default=None, help="Run id of judge A.")
-@click.option("--run-b", default=None, help="Run id of judge B.")
+@click.option(
+    "--run-a", default=None, help="A run of judge A (stands for all its judge's judgments)."
+)
+@click.option(
+    "--run-b", default=None, help="A run of judge B (stands for all its judge's judgments)."
+)
 @click.option("--dataset", default=None, help="Only items of this dataset.")
 @click.option("--annotator", default=None, help="Human reference annotator (default: majority).")
 @_output_options
@@ -131,7 +135,12 @@ def judges(
 @db_option
 @click.option("--dataset-a", required=True, help="Dataset holding candidate A's outputs.")
 @click.option("--dataset-b", required=True, help="Dataset holding candidate B's outputs.")
-@click.option("--run", "run_id", default=None, help="Judge run (default: all plain judgments).")
+@click.option(
+    "--run",
+    "run_id",
+    default=None,
+    help="A run of the judge; its judge scores both datasets (default: the only judge).",
+)
 @_output_options
 def candidates(
     rubric: str,

@@ -7,7 +7,7 @@ formats cannot drift apart and no renderer can print a number without its n.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from judgekit.report.model import Bias, Health, ProbeEntry, Report, Stat, VerdictResult
 
@@ -31,25 +31,35 @@ STAT_LABELS: dict[str, str] = {
     "agreement_with_ties": "Agreement (ties included)",
     "agreement_without_ties": "Agreement (ties excluded)",
     "fleiss_kappa": "Fleiss' kappa",
+    # probe statistics (docs/probes.md); the JSON keeps the stored keys
     "position_consistency": "Position consistency",
-    "conflict_rate": "Conflict rate",
+    "conflict_rate": "Conflict rate (1 - consistency)",
     "first_slot_rate": "First-slot rate",
     "second_slot_rate": "Second-slot rate",
-    "position_fairness": "Position fairness",
+    "position_fairness": "Position fairness (PF: -1 always first, +1 always last)",
+    "bpde": "Position entropy (BPDE)",
+    "first_slot_test": "First-slot preference among inconsistent pairs (exact binomial test)",
+    "level_order_shift": "Level-order shift (reversed - as written)",
     "length_correlation": "Length correlation (Spearman)",
-    "human_length_correlation": "Human length correlation",
-    "padding_shift": "Padding shift",
+    "length_kendall": "Length correlation (Kendall tau-b)",
+    "human_length_correlation": "Human length correlation (Spearman)",
+    "padding_shift": "Padding shift (padded - original)",
     "padding_flip_rate": "Padding flip rate",
     "prefer_longer_rate": "P(prefers longer)",
+    "human_prefer_longer_rate": "Human P(prefers longer)",
     "repetition_stability": "Repetition stability",
-    "flip_rate": "Flip rate",
+    "flip_rate": "Flip rate across repeats",
     "repeat_fleiss_kappa": "Fleiss' kappa across repeats",
     "repeat_alpha": "Krippendorff's alpha across repeats",
 }
 
 
 def label_of(key: str) -> str:
-    return STAT_LABELS.get(key, key.replace("_", " "))
+    """The display name of a statistic key (a key without one: its words, capitalised)."""
+    if key in STAT_LABELS:
+        return STAT_LABELS[key]
+    words = key.replace("_", " ").strip()
+    return words[:1].upper() + words[1:] if words else key
 
 
 def num(value: float | None, digits: int = 3) -> str:
@@ -74,7 +84,18 @@ def stat_text(stat: Stat, digits: int = 3) -> str:
         reason = f" ({stat.reason})" if stat.reason else ""
         return f"n/a{reason} n={stat.n}"
     note = f" ({stat.note})" if stat.note else ""
-    return f"{num(stat.statistic, digits)} {interval(stat, digits)} n={stat.n}{note}"
+    value = f"{num(stat.statistic, digits)} {interval(stat, digits)} n={stat.n}"
+    return f"{value}{p_suffix(stat)}{note}"
+
+
+def p_suffix(stat: Stat) -> str:
+    """`` p=0.012`` for a figure that carries a p-value, else empty."""
+    return "" if stat.pvalue is None else f" p={pvalue_text(stat.pvalue)}"
+
+
+def has_pvalues(stats: Mapping[str, Stat]) -> bool:
+    """Whether any figure of a table carries a p-value (the table then gets a p column)."""
+    return any(stat.pvalue is not None for stat in stats.values())
 
 
 def pct(count: int, total: int) -> str:

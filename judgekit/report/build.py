@@ -50,8 +50,6 @@ from judgekit.report.pairing import (
 from judgekit.report.verdict import decide
 from judgekit.stats.bias import human_length_correlation, human_scores
 from judgekit.store import (
-    JUDGE_RUN_KINDS,
-    Judge,
     JudgmentSelection,
     JudgmentSummary,
     Store,
@@ -93,10 +91,6 @@ def _items_for(store: Store, keys: Iterable[ItemKey]) -> dict[ItemKey, Item]:
     return out
 
 
-def _describe_judges(judges: list[Judge]) -> str:
-    return "\n".join(f"  - {judge.describe()}" for judge in judges)
-
-
 def _selection(store: Store, rubric: Rubric, opts: ReportOptions) -> JudgmentSelection:
     """The judgments the report calibrates: those of exactly one judge.
 
@@ -104,48 +98,16 @@ def _selection(store: Store, rubric: Rubric, opts: ReportOptions) -> JudgmentSel
     count too); otherwise the judge must be the only one (after ``--model``) with
     plain judgments written by judge or import runs. Several judges are an error,
     never a silent choice: a gate must not flip because another model was tried.
+    The rule lives in :meth:`judgekit.store.Store.judge_selection`, shared with
+    ``judgekit compare``.
     """
-    if opts.judge_run is not None:
-        selection = store.run_selection(
-            opts.judge_run, rubric_hash=rubric.sha256, dataset=opts.dataset, variant=""
-        )
-        if opts.model is not None and opts.model != selection.model:
-            raise InputError(
-                f"run {opts.judge_run!r} used model {selection.model!r}, not {opts.model!r}"
-            )
-        return selection
-    judges = store.judges(rubric_hash=rubric.sha256, dataset=opts.dataset, model=opts.model)
-    where = f"rubric {rubric.name!r}" + (f", dataset {opts.dataset!r}" if opts.dataset else "")
-    if not judges and opts.model is not None:
-        known = store.judges(rubric_hash=rubric.sha256, dataset=opts.dataset)
-        listing = f":\n{_describe_judges(known)}" if known else ""
-        raise InputError(
-            f"no judgments by model {opts.model!r} for {where}; judges present{listing or ': none'}"
-        )
-    if len(judges) > 1:
-        choose = (
-            "choose one with --judge-run RUN_ID"
-            if opts.model is not None
-            else "choose one with --model NAME or --judge-run RUN_ID"
-        )
-        raise InputError(
-            f"judgments of {len(judges)} judges exist for {where}"
-            + (f" and model {opts.model!r}" if opts.model is not None else "")
-            + f"; {choose}:\n{_describe_judges(judges)}"
-        )
-    if not judges:  # nothing judged yet: an empty report, INSUFFICIENT DATA
-        return JudgmentSelection(
-            rubric_hash=rubric.sha256, dataset=opts.dataset, variant="", run_kinds=JUDGE_RUN_KINDS
-        )
-    judge = judges[0]
-    return JudgmentSelection(
+    return store.judge_selection(
         rubric_hash=rubric.sha256,
+        rubric_name=rubric.name,
         dataset=opts.dataset,
+        run_id=opts.judge_run,
+        model=opts.model,
         variant="",
-        model=judge.model,
-        endpoint=judge.endpoint,
-        sampling=judge.sampling,
-        run_kinds=JUDGE_RUN_KINDS,
     )
 
 

@@ -33,6 +33,8 @@ class Stat:
     ``method`` says how the interval was made ("bootstrap", "cluster bootstrap",
     "wilson", ...); ``reason`` says why a value is NaN; ``note`` says why a defined
     value's interval is not the one the method would normally give (a fallback).
+    ``pvalue`` is the p-value of the test that goes with the figure, when there is
+    one (stored probe statistics); None otherwise.
     """
 
     statistic: float
@@ -42,6 +44,7 @@ class Stat:
     method: str = ""
     reason: str | None = None
     note: str | None = None
+    pvalue: float | None = None
 
     @property
     def defined(self) -> bool:
@@ -52,7 +55,10 @@ class Stat:
         return (self.ci_high - self.ci_low) / 2.0
 
     def to_dict(self) -> dict[str, Any]:
-        """The stable JSON shape: NaN becomes null, a reason is added when undefined."""
+        """The stable JSON shape: NaN becomes null, a reason is added when undefined.
+
+        ``pvalue`` is added when the figure has one (null when its test is undefined).
+        """
         out: dict[str, Any] = {
             "statistic": _finite_or_none(self.statistic),
             "ci_low": _finite_or_none(self.ci_low),
@@ -63,6 +69,8 @@ class Stat:
             out["reason"] = self.reason
         if self.note:
             out["note"] = self.note
+        if self.pvalue is not None:
+            out["pvalue"] = _finite_or_none(self.pvalue)
         return out
 
 

@@ -13,6 +13,7 @@ from html import escape
 
 from judgekit.report import _svg
 from judgekit.report._format import (
+    has_pvalues,
     interval,
     label_of,
     labels_needed_text,
@@ -44,14 +45,22 @@ def _e(text: object) -> str:
 
 
 def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> str:
-    rows = ["<table><tr><th>statistic</th><th>value</th><th>95% CI</th><th>n</th></tr>"]
+    with_p = has_pvalues(stats)
+    p_head = "<th>p</th>" if with_p else ""
+    rows = [
+        f"<table><tr><th>statistic</th><th>value</th><th>95% CI</th><th>n</th>{p_head}</tr>"
+    ]
     for key, stat in stats.items():
         name = _e(label_of(key)) + (" <b>(primary)</b>" if key == primary else "")
         value = num(stat.statistic) if stat.defined else f"n/a ({_e(stat.reason or '')})"
         note = f' <span class="muted">({_e(stat.note)})</span>' if stat.note else ""
+        p_cell = ""
+        if with_p:
+            p_text = "" if stat.pvalue is None else _e(pvalue_text(stat.pvalue))
+            p_cell = f'<td class="num">{p_text}</td>'
         rows.append(
             f'<tr><td>{name}</td><td class="num">{value}</td>'
-            f'<td>{interval(stat)}{note}</td><td class="num">{stat.n}</td></tr>'
+            f'<td>{interval(stat)}{note}</td><td class="num">{stat.n}</td>{p_cell}</tr>'
         )
     rows.append("</table>")
     return "".join(rows)

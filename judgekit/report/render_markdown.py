@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from judgekit.report._format import (
+    has_pvalues,
     interval,
     label_of,
     labels_needed_text,
@@ -23,12 +24,20 @@ def _cell(text: str) -> str:
 
 
 def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> list[str]:
-    lines = ["| statistic | value | 95% CI | n |", "|---|---:|---|---:|"]
+    with_p = has_pvalues(stats)
+    lines = (
+        ["| statistic | value | 95% CI | n | p |", "|---|---:|---|---:|---:|"]
+        if with_p
+        else ["| statistic | value | 95% CI | n |", "|---|---:|---|---:|"]
+    )
     for key, stat in stats.items():
         name = label_of(key) + (" **(primary)**" if key == primary else "")
         value = num(stat.statistic) if stat.defined else f"n/a ({_cell(stat.reason or '')})"
         note = f" ({_cell(stat.note)})" if stat.note else ""
-        lines.append(f"| {name} | {value} | {interval(stat)}{note} | {stat.n} |")
+        line = f"| {name} | {value} | {interval(stat)}{note} | {stat.n} |"
+        if with_p:
+            line += f" {'' if stat.pvalue is None else pvalue_text(stat.pvalue)} |"
+        lines.append(line)
     return lines
 
 

@@ -117,10 +117,16 @@ def slice_figures(
     primary: str,
     q: float,
 ) -> Slices | None:
-    """Per-slice figures and a one-sided Fisher test of each slice's agreement vs the rest.
+    """Per-slice figures and a one-sided test of each slice's agreement vs the rest.
 
-    The p-values are adjusted with Benjamini-Hochberg over all slices; a slice is
-    flagged when the adjusted test rejects "this slice agrees as often as the rest".
+    Independent items: Fisher's exact test on the 2x2 table (agree/disagree by
+    slice/rest). When items share clusters (``spec.clusters`` with some cluster of
+    two or more items) Fisher's test would treat correlated items as independent
+    and give too small p-values, so the test is a cluster bootstrap test of the
+    difference in agreement, slice minus rest (:func:`judgekit.stats.cluster_difference_test`,
+    seeded by ``spec.random_state``). The p-values are adjusted with
+    Benjamini-Hochberg over all slices; a slice is flagged when the adjusted test
+    rejects "this slice agrees as often as the rest".
     """
     names = sorted(set(slice_names))
     if len(names) < 2:
@@ -128,14 +134,26 @@ def slice_figures(
     labels = np.asarray(slice_names, dtype=object)
     agree = np.asarray(pairing.judge, dtype=object) == np.asarray(pairing.human, dtype=object)
     judge, human = np.asarray(pairing.judge, dtype=object), np.asarray(pairing.human, dtype=object)
+    clustered = spec.clusters is not None and len(set(spec.clusters.tolist())) < len(labels)
     rows: list[tuple[str, int, Stat, Stat, float]] = []
     for name in names:
         mask = labels == name
         sub = spec.subset(mask)
         a_in, n_in = int(agree[mask].sum()), int(mask.sum())
-        a_out, n_out = int(agree[~mask].sum()), int((~mask).sum())
-        table = [[a_in, n_in - a_in], [a_out, n_out - a_out]]
-        pvalue = float(sps.fisher_exact(table, alternative="less").pvalue)
+        if clustered:
+            assert spec.clusters is not None
+            pvalue = stats.cluster_difference_test(
+                agree.astype(bool),
+                mask,
+                spec.clusters,
+                alternative="less",
+                n_resamples=spec.n_resamples,
+                random_state=spec.random_state,
+            ).pvalue
+        else:
+            a_out, n_out = int(agree[~mask].sum()), int((~mask).sum())
+            table = [[a_in, n_in - a_in], [a_out, n_out - a_out]]
+            pvalue = float(sps.fisher_exact(table, alternative="less").pvalue)
         rows.append(
             (
                 name,
@@ -150,7 +168,16 @@ def slice_figures(
         SliceRow(name, n, prim, pa, p, float(adj), bool(rej))
         for (name, n, prim, pa, p), rej, adj in zip(rows, rejected, adjusted, strict=True)
     )
-    return Slices(out, len(names), q, "one-sided Fisher exact test of agreement, slice vs rest")
+    if clustered:
+        assert spec.clusters is not None
+        k = len(set(spec.clusters.tolist()))
+        test = (
+            f"one-sided cluster bootstrap test of agreement, slice vs rest ({spec.n_resamples} "
+            f"resamples of {k} clusters)"
+        )
+    else:
+        test = "one-sided Fisher exact test of agreement, slice vs rest"
+    return Slices(out, len(names), q, test)
 
 
 def weighted_kappa_fn(k: int, weights: npt.NDArray[np.float64]) -> Any:
@@ -320,6 +347,7 @@ def _stat_from_dict(value: Mapping[str, Any]) -> Stat:
         "probe",
         str(reason) if reason else None,
         str(note) if note else None,
+        f("pvalue") if "pvalue" in value else None,
     )
 
 

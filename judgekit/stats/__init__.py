@@ -44,11 +44,18 @@ from judgekit.stats.bias import (
 from judgekit.stats.correlation import kendall_tau, spearman
 from judgekit.stats.intervals import bootstrap_ci, paired_bootstrap, wilson_interval
 from judgekit.stats.planning import kappa_sample_size, proportion_sample_size
-from judgekit.stats.significance import benjamini_hochberg, binomial_test, mcnemar
+from judgekit.stats.significance import (
+    ClusterDifferenceTest,
+    benjamini_hochberg,
+    binomial_test,
+    cluster_difference_test,
+    mcnemar,
+)
 
 __all__ = [
     "AlphaResult",
     "BinomialTestResult",
+    "ClusterDifferenceTest",
     "CorrelationResult",
     "FleissKappaResult",
     "GroupAccuracy",
@@ -66,6 +73,7 @@ __all__ = [
     "benjamini_hochberg",
     "binomial_test",
     "bootstrap_ci",
+    "cluster_difference_test",
     "cohen_kappa",
     "fleiss_kappa",
     "grouped_accuracy",

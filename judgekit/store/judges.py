@@ -18,7 +18,7 @@ named: by default the judgments of a judge are those written by runs of kind
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from judgekit.errors import InputError
@@ -241,6 +241,85 @@ class JudgesMixin(StoreBase):
             run_kinds=None if is_probe_kind(kind) else JUDGE_RUN_KINDS,
         )
 
+    def run_judge_selection(
+        self, run_id: str, *, rubric_hash: str | None = None, variant: str | None = None
+    ) -> JudgmentSelection:
+        """The judge run ``run_id`` used, on any dataset (:meth:`run_selection` minus the dataset).
+
+        For comparisons that apply one judge to several datasets (``judgekit compare
+        candidates``): narrow it with ``dataclasses.replace(selection, dataset=...)``.
+        """
+        return replace(
+            self.run_selection(run_id, rubric_hash=rubric_hash, variant=variant), dataset=None
+        )
+
+    def judge_selection(
+        self,
+        *,
+        rubric_hash: str,
+        rubric_name: str | None = None,
+        dataset: str | None = None,
+        run_id: str | None = None,
+        model: str | None = None,
+        variant: str | None = "",
+        run_option: str = "--judge-run",
+        model_option: str | None = "--model",
+    ) -> JudgmentSelection:
+        """The judgments of exactly one judge: what a report (or a comparison) reads.
+
+        ``run_id`` names the judge through one of its runs (:meth:`run_selection`; its
+        cached judgments count too). Otherwise the judge must be the only one (after
+        ``model``) with judgments written by judge or import runs; several judges are an
+        :class:`InputError` that lists them and names ``run_option`` / ``model_option``
+        (the flags of the calling command) to choose one. With no judge at all the
+        selection matches nothing but the rubric's (and dataset's) plain judge rows.
+        """
+        if run_id is not None:
+            selection = self.run_selection(
+                run_id, rubric_hash=rubric_hash, dataset=dataset, variant=variant
+            )
+            if model is not None and model != selection.model:
+                raise InputError(f"run {run_id!r} used model {selection.model!r}, not {model!r}")
+            return selection
+        found = self.judges(rubric_hash=rubric_hash, dataset=dataset, variant=variant, model=model)
+        where = (f"rubric {rubric_name!r}" if rubric_name else f"rubric {rubric_hash[:12]}") + (
+            f", dataset {dataset!r}" if dataset else ""
+        )
+        if not found and model is not None:
+            known = self.judges(rubric_hash=rubric_hash, dataset=dataset, variant=variant)
+            listing = f":\n{describe_judges(known)}" if known else ""
+            raise InputError(
+                f"no judgments by model {model!r} for {where}; judges present{listing or ': none'}"
+            )
+        if len(found) > 1:
+            options = [f"{run_option} RUN_ID"]
+            if model is None and model_option is not None:
+                options.insert(0, f"{model_option} NAME")
+            raise InputError(
+                f"judgments of {len(found)} judges exist for {where}"
+                + (f" and model {model!r}" if model is not None else "")
+                + f"; choose one with {' or '.join(options)}:\n{describe_judges(found)}"
+            )
+        if not found:
+            return JudgmentSelection(
+                rubric_hash=rubric_hash, dataset=dataset, variant=variant, run_kinds=JUDGE_RUN_KINDS
+            )
+        judge = found[0]
+        return JudgmentSelection(
+            rubric_hash=rubric_hash,
+            dataset=dataset,
+            variant=variant,
+            model=judge.model,
+            endpoint=judge.endpoint,
+            sampling=judge.sampling,
+            run_kinds=JUDGE_RUN_KINDS,
+        )
+
+
+def describe_judges(judges: Sequence[Judge]) -> str:
+    """One ``  - model 'm' at URL, sampling {...}: n judgment(s) (run(s) ...)`` line per judge."""
+    return "\n".join(f"  - {judge.describe()}" for judge in judges)
+
 
 __all__ = [
     "ENDPOINT_SQL",
@@ -249,6 +328,7 @@ __all__ = [
     "Judge",
     "JudgesMixin",
     "JudgmentSelection",
+    "describe_judges",
     "is_probe_kind",
     "judge_endpoint",
 ]

@@ -24,7 +24,7 @@ from test_report_support import (
 from judgekit import stats
 from judgekit.cli.main import cli
 from judgekit.errors import InputError
-from judgekit.report import ReportOptions, build_report
+from judgekit.report import ReportOptions, build_report, render
 from judgekit.store import QueueEntry
 
 FLIP = {"pass": "fail", "fail": "pass"}
@@ -520,3 +520,93 @@ def test_counts_provenance_and_scatter_match_the_full_rows(
     assert report.health.failed_labeled_items == sum(
         1 for r in rows if r.humans and selected[("ds", r.item_id)].status != "ok"
     )
+
+
+def test_probe_figures_have_readable_names_and_pvalues(tmp_path: Path) -> None:
+    store = open_fresh(tmp_path)
+    rub = rubric(PAIRWISE)
+    populate(store, rub, [Row(f"p{i}", "A", {"h": "A" if i % 3 else "B"}) for i in range(30)])
+    create_run(store, rub, "probe-1", kind="probe:position")
+    stat = {"statistic": 0.8, "ci_low": 0.7, "ci_high": 0.88, "n": 100}
+    store.save_probe_result("probe-1", "position", rub.sha256, {
+        "probe": "position",
+        "position_consistency": stat,
+        "first_slot_rate": {**stat, "statistic": 0.05, "pvalue": 1.0},
+        "bpde": {**stat, "statistic": 0.11},
+        "first_slot_test": {"k": 5, "n": 10, "statistic": 0.5, "ci_low": 0.187,
+                            "ci_high": 0.813, "pvalue": 1.0},
+        "slot_counts": {"consistent": 90, "first": 5, "second": 5},
+    })
+    report = build_report(store, rub, ReportOptions(n_resamples=50))
+    entry = report.bias.probes[0]
+    assert entry.stats["first_slot_test"].pvalue == 1.0
+    assert entry.stats["position_consistency"].pvalue is None
+    for fmt in ("text", "md", "html"):
+        out = render(report, fmt)
+        assert "Position entropy (BPDE)" in out, fmt
+        assert "First-slot preference among inconsistent pairs" in out, fmt
+        assert "bpde" not in out.lower().replace("(bpde)", ""), fmt
+        assert "first slot test" not in out.lower(), fmt
+    text = render(report, "text")
+    line = next(x for x in text.splitlines() if "First-slot preference" in x)
+    assert line.rstrip().endswith("0.500 [0.187, 0.813] n=10 p=1.000")
+    assert "| p |" in render(report, "md") and "<th>p</th>" in render(report, "html")
+    data = json.loads(render(report, "json"))
+    stats_json = data["bias"]["probes"][0]["statistics"]
+    assert set(stats_json) >= {"bpde", "first_slot_test"}  # JSON keys as stored
+    assert stats_json["first_slot_test"]["pvalue"] == 1.0
+    assert "pvalue" not in stats_json["position_consistency"]
+
+
+def clustered_rows() -> list[Row]:
+    """200 items in 40 clusters of 5. Slice "x" (8 clusters): all 10 disagreements sit in
+    2 clusters; slice "y" (32 clusters): 8 disagreements, one per cluster."""
+    rows = []
+    for i in range(200):
+        cluster = i // 5
+        human = "pass" if i % 2 else "fail"
+        # slice x: clusters k0 and k1 are all wrong; slice y: one item in every 4th cluster
+        wrong = cluster < 2 if i < 40 else (i % 5 == 0 and cluster % 4 == 0)
+        judge = FLIP[human] if wrong else human
+        rows.append(Row(f"c{i:03d}", judge, {"h": human}, slice="x" if i < 40 else "y",
+                        cluster=f"k{cluster}"))
+    return rows
+
+
+def test_slice_test_accounts_for_clusters(tmp_path: Path) -> None:
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    populate(store, rub, clustered_rows())
+
+    items = build_report(store, rub, ReportOptions(n_resamples=500, cluster_by="item")).slices
+    assert items is not None and items.test.startswith("one-sided Fisher exact test")
+    fisher = next(r for r in items.rows if r.name == "x")
+    assert fisher.flagged and fisher.adjusted_pvalue < 0.01  # items treated as independent
+
+    clustered = build_report(store, rub, ReportOptions(n_resamples=500)).slices
+    assert clustered is not None
+    assert clustered.test.startswith("one-sided cluster bootstrap test")
+    assert "40 clusters" in clustered.test
+    x = next(r for r in clustered.rows if r.name == "x")
+    assert not x.flagged and x.pvalue > 0.05  # 2 bad clusters of 8 are weak evidence
+    assert x.percent_agreement.statistic == fisher.percent_agreement.statistic == 0.75
+    # seeded: the same report twice gives the same p-values
+    again = build_report(store, rub, ReportOptions(n_resamples=500)).slices
+    assert again is not None and [r.pvalue for r in again.rows] == [
+        r.pvalue for r in clustered.rows
+    ]
+    text = render(build_report(store, rub, ReportOptions(n_resamples=500)), "text")
+    assert "2 comparisons; one-sided cluster bootstrap test" in text
+
+
+def test_slice_test_still_flags_a_slice_bad_across_its_clusters(tmp_path: Path) -> None:
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    rows = clustered_rows()
+    for i, row in enumerate(rows[:40]):  # slice x: disagreements in every cluster
+        human = row.humans["h"]
+        row.judge = FLIP[human] if i % 5 in (0, 1) else human
+    populate(store, rub, rows)
+    slices = build_report(store, rub, ReportOptions(n_resamples=1000)).slices
+    assert slices is not None and slices.test.startswith("one-sided cluster bootstrap")
+    assert {r.name for r in slices.rows if r.flagged} == {"x"}

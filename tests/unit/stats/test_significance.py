@@ -10,7 +10,12 @@ from scipy import stats
 from statsmodels.stats.contingency_tables import mcnemar as sm_mcnemar
 from statsmodels.stats.multitest import multipletests
 
-from judgekit.stats import benjamini_hochberg, binomial_test, mcnemar
+from judgekit.stats import (
+    benjamini_hochberg,
+    binomial_test,
+    cluster_difference_test,
+    mcnemar,
+)
 
 
 def _paired(both: int, only_a: int, only_b: int, neither: int) -> tuple[list[int], list[int]]:
@@ -121,3 +126,47 @@ def test_newcombe_interval_coverage_simulation():
         )
     )
     assert 0.92 <= covered / trials <= 0.99
+
+
+def _clustered_null(rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """40 clusters of 10 with a cluster-level agreement rate; no slice effect at all."""
+    clusters = np.repeat(np.arange(40), 10)
+    rate = rng.beta(1.0, 0.5, size=40)[clusters]
+    success = rng.random(400) < rate
+    in_group = np.repeat(rng.permutation(40) < 10, 10)  # 10 whole clusters form the slice
+    return success, in_group, clusters
+
+
+def test_cluster_difference_test_holds_its_level_where_fisher_does_not():
+    rng = np.random.default_rng(3)
+    ours, fisher = [], []
+    for _ in range(200):
+        y, g, c = _clustered_null(rng)
+        ours.append(cluster_difference_test(y, g, c, n_resamples=400).pvalue)
+        table = [[(y & g).sum(), (~y & g).sum()], [(y & ~g).sum(), (~y & ~g).sum()]]
+        fisher.append(stats.fisher_exact(table, alternative="less").pvalue)
+    assert np.mean(np.asarray(ours) < 0.05) <= 0.09
+    assert np.mean(np.asarray(fisher) < 0.05) >= 0.15
+
+
+def test_cluster_difference_test_detects_a_real_difference_and_is_seeded():
+    rng = np.random.default_rng(4)
+    clusters = np.repeat(np.arange(60), 4)
+    in_group = clusters < 20
+    y = rng.random(240) < np.where(in_group, 0.5, 0.9)
+    result = cluster_difference_test(y, in_group, clusters, n_resamples=1000, random_state=1)
+    assert result.statistic == pytest.approx(y[in_group].mean() - y[~in_group].mean())
+    assert result.pvalue < 0.01 and result.n_clusters == 60 and result.n == 240
+    again = cluster_difference_test(y, in_group, clusters, n_resamples=1000, random_state=1)
+    assert again.pvalue == result.pvalue
+    greater = cluster_difference_test(y, in_group, clusters, alternative="greater")
+    assert greater.pvalue > 0.9
+
+
+def test_cluster_difference_test_edge_cases():
+    empty = cluster_difference_test([1, 0, 1], [False, False, False], ["a", "a", "b"])
+    assert math.isnan(empty.statistic) and math.isnan(empty.pvalue)
+    with pytest.raises(ValueError, match="alternative"):
+        cluster_difference_test([1, 0], [True, False], [1, 2], alternative="two-sided")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="length"):
+        cluster_difference_test([1, 0], [True, False], [1])
