@@ -9,7 +9,15 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 
-from judgekit.report.model import Bias, Health, ProbeEntry, Report, Stat, VerdictResult
+from judgekit.report.model import (
+    Bias,
+    Health,
+    ProbeEntry,
+    Provenance,
+    Report,
+    Stat,
+    VerdictResult,
+)
 
 #: Human-readable names of statistic keys, in the order the report lists them.
 STAT_LABELS: dict[str, str] = {
@@ -106,6 +114,58 @@ def pvalue_text(p: float) -> str:
     if not math.isfinite(p):
         return "n/a"
     return "<0.001" if p < 0.001 else f"{p:.3f}"
+
+
+def sampling_text(sampling: Mapping[str, object], empty: str = "") -> str:
+    """One run's sampling parameters as ``k=v, ...`` in key order (``empty`` when none)."""
+    return ", ".join(f"{k}={v}" for k, v in sorted(sampling.items())) or empty
+
+
+def provenance_pairs(
+    p: Provenance,
+    judge_labels: tuple[str, str] = ("Judge model (requested)", "Judge model (returned)"),
+    empty_sampling: str = "",
+) -> list[tuple[str, str]]:
+    """The provenance rows as (field, value), shared by the text and HTML renderers.
+
+    ``judge_labels`` names the requested and returned model rows; ``empty_sampling``
+    stands for a run without sampling parameters.
+    """
+    sampling = "; ".join(sampling_text(s, empty_sampling) for s in p.sampling)
+    return [
+        ("Rubric", f"{p.rubric_name} v{p.rubric_version} (sha256 {p.rubric_sha256})"),
+        ("Dataset", ", ".join(p.datasets) or "-"),
+        (judge_labels[0], ", ".join(p.judge_models_requested) or "-"),
+        (judge_labels[1], ", ".join(p.judge_models_returned) or "-"),
+        ("Endpoint", ", ".join(p.endpoints) or "-"),
+        ("Sampling", sampling or "-"),
+        ("Runs", (", ".join(p.run_ids) or "-") + (" (imported)" if p.imported else "")),
+        (
+            "judgekit",
+            f"{p.report_judgekit_version} (report); judged with "
+            f"{', '.join(p.judgekit_versions) or '-'}",
+        ),
+        ("Judged", f"{p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'}"),
+        ("Generated", p.generated_at),
+        (
+            "Counts",
+            f"{p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} "
+            f"annotator(s) on {p.n_labeled_items} item(s)",
+        ),
+        *(("Note", note) for note in p.notes),
+    ]
+
+
+def failed_text(health: Health) -> str:
+    """The health line on failed judgments of labeled items (Markdown and HTML)."""
+    return (
+        f"Failed judgments are excluded from agreement; {health.failed_labeled_items} "
+        "labeled item(s) had one."
+    )
+
+
+#: What the judge-vs-human section says when no item could be compared.
+NO_PAIRS_TEXT = "No item has both an ok judgment and a human label."
 
 
 def rule_text(report: Report, ge: str = ">=") -> str:

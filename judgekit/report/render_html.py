@@ -13,6 +13,8 @@ from html import escape
 
 from judgekit.report import _svg
 from judgekit.report._format import (
+    NO_PAIRS_TEXT,
+    failed_text,
     has_pvalues,
     interval,
     label_of,
@@ -20,6 +22,7 @@ from judgekit.report._format import (
     num,
     pct,
     probe_extras,
+    provenance_pairs,
     pvalue_text,
     rule_text,
     stale_text,
@@ -67,30 +70,7 @@ def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> str:
 
 
 def _provenance(report: Report) -> str:
-    p = report.provenance
-    sampling = "; ".join(", ".join(f"{k}={v}" for k, v in sorted(s.items())) for s in p.sampling)
-    pairs = [
-        ("Rubric", f"{p.rubric_name} v{p.rubric_version} (sha256 {p.rubric_sha256})"),
-        ("Dataset", ", ".join(p.datasets) or "-"),
-        ("Judge model (requested)", ", ".join(p.judge_models_requested) or "-"),
-        ("Judge model (returned)", ", ".join(p.judge_models_returned) or "-"),
-        ("Endpoint", ", ".join(p.endpoints) or "-"),
-        ("Sampling", sampling or "-"),
-        ("Runs", (", ".join(p.run_ids) or "-") + (" (imported)" if p.imported else "")),
-        (
-            "judgekit",
-            f"{p.report_judgekit_version} (report); judged with "
-            f"{', '.join(p.judgekit_versions) or '-'}",
-        ),
-        ("Judged", f"{p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'}"),
-        ("Generated", p.generated_at),
-        (
-            "Counts",
-            f"{p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} "
-            f"annotator(s) on {p.n_labeled_items} item(s)",
-        ),
-        *(("Note", note) for note in p.notes),
-    ]
+    pairs = provenance_pairs(report.provenance)
     return (
         "<table>"
         + "".join(f"<tr><th>{_e(k)}</th><td>{_e(v)}</td></tr>" for k, v in pairs)
@@ -152,8 +132,7 @@ def render_html(report: Report) -> str:
             f'<td class="num">{pct(row.count, health.total)}</td><td>{interval(row.rate)}</td></tr>'
         )
     parts.append(
-        f"</table><p>Failed judgments are excluded from agreement; "
-        f"{health.failed_labeled_items} labeled item(s) had one.</p>"
+        f"</table><p>{failed_text(health)}</p>"
     )
     stale = stale_text(health)
     if stale:
@@ -162,7 +141,7 @@ def render_html(report: Report) -> str:
     agreement = report.agreement
     parts.append("<h2>Judge vs human</h2>")
     if agreement is None:
-        parts.append("<p>No item has both an ok judgment and a human label.</p>")
+        parts.append(f"<p>{NO_PAIRS_TEXT}</p>")
     else:
         parts.append(
             f"<p>Scale: {_e(agreement.scale_kind)}; n={agreement.n_items} items; "

@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from judgekit.report._format import (
+    NO_PAIRS_TEXT,
+    failed_text,
     has_pvalues,
     interval,
     label_of,
@@ -14,6 +16,7 @@ from judgekit.report._format import (
     probe_extras,
     pvalue_text,
     rule_text,
+    sampling_text,
     stale_text,
 )
 from judgekit.report.model import Report, Stat
@@ -59,9 +62,7 @@ def render_markdown(report: Report) -> str:
         f"| Judge model (requested) | {_cell(', '.join(p.judge_models_requested) or '-')} |",
         f"| Judge model (returned) | {_cell(', '.join(p.judge_models_returned) or '-')} |",
         f"| Endpoint | {_cell(', '.join(p.endpoints) or '-')} |",
-        "| Sampling | "
-        + _cell("; ".join(", ".join(f"{k}={v}" for k, v in sorted(s.items())) for s in p.sampling))
-        + " |",
+        "| Sampling | " + _cell("; ".join(sampling_text(s) for s in p.sampling)) + " |",
         f"| Runs | {_cell(', '.join(p.run_ids) or '-')}{' (imported)' if p.imported else ''} |",
         f"| judgekit | {p.report_judgekit_version} (report); judged with "
         f"{_cell(', '.join(p.judgekit_versions) or '-')} |",
@@ -87,8 +88,7 @@ def render_markdown(report: Report) -> str:
         )
     out += [
         "",
-        f"Failed judgments are excluded from agreement; {health.failed_labeled_items} "
-        "labeled item(s) had one.",
+        failed_text(health),
     ]
     stale = stale_text(health)
     if stale:
@@ -97,7 +97,7 @@ def render_markdown(report: Report) -> str:
     agreement = report.agreement
     out += ["", "## Judge vs human", ""]
     if agreement is None:
-        out.append("No item has both an ok judgment and a human label.")
+        out.append(NO_PAIRS_TEXT)
     else:
         out += [
             f"Scale: {agreement.scale_kind}; n={agreement.n_items} items; "

@@ -15,6 +15,7 @@ from judgekit.report._format import (
     num,
     pct,
     probe_extras,
+    provenance_pairs,
     pvalue_text,
     rule_text,
     stale_text,
@@ -35,35 +36,12 @@ def _stat_lines(stats: Mapping[str, Stat], primary: str | None = None) -> list[s
     return lines
 
 
-def _sampling_text(sampling: Mapping[str, object]) -> str:
-    return ", ".join(f"{k}={v}" for k, v in sorted(sampling.items())) or "-"
-
-
 def provenance_lines(report: Report) -> list[str]:
-    p = report.provenance
-    lines = [
-        _kv("Rubric", f"{p.rubric_name} v{p.rubric_version} (sha256 {p.rubric_sha256})"),
-        _kv("Dataset", ", ".join(p.datasets) or "-"),
-        _kv("Judge", ", ".join(p.judge_models_requested) or "-"),
-        _kv("Returned as", ", ".join(p.judge_models_returned) or "-"),
-        _kv("Endpoint", ", ".join(p.endpoints) or "-"),
-        _kv("Sampling", "; ".join(_sampling_text(s) for s in p.sampling) or "-"),
-        _kv("Runs", (", ".join(p.run_ids) or "-") + (" (imported)" if p.imported else "")),
-        _kv(
-            "judgekit",
-            f"{p.report_judgekit_version} (report); judged with "
-            + (", ".join(p.judgekit_versions) or "-"),
-        ),
-        _kv("Judged", f"{p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'}"),
-        _kv("Generated", p.generated_at),
-        _kv(
-            "Counts",
-            f"{p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} annotator(s) "
-            f"on {p.n_labeled_items} item(s)",
-        ),
-    ]
-    lines.extend(_kv("Note", note) for note in p.notes)
-    return lines
+    """The provenance block, one ``key  value`` line per field."""
+    pairs = provenance_pairs(
+        report.provenance, judge_labels=("Judge", "Returned as"), empty_sampling="-"
+    )
+    return [_kv(key, value) for key, value in pairs]
 
 
 def _confusion_lines(agreement: Agreement) -> list[str]:

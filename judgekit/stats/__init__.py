@@ -11,9 +11,9 @@ undefined statistic is NaN with a ``.reason``; invalid input raises
 from __future__ import annotations
 
 from judgekit.stats._result import AlphaResult, FleissKappaResult, GwetResult, KappaResult
+from judgekit.stats._result_correlation import CorrelationResult
 from judgekit.stats._result_outcomes import (
     BinomialTestResult,
-    CorrelationResult,
     GroupAccuracy,
     GroupedAccuracyResult,
     McNemarResult,

@@ -222,6 +222,40 @@ class _SumsResult(ResultMixin):
             method=method,
         )
 
+    #: The closed-form interval a subclass offers besides the bootstrap (None: bootstrap only).
+    _closed_form_method: ClassVar[str | None] = None
+    #: Why the closed form refuses clusters: it assumes independent items.
+    _closed_form_clusters_error: ClassVar[str] = "clusters needs method='bootstrap'"
+
+    def _closed_form(self, level: float) -> Interval:
+        raise NotImplementedError
+
+    def _closed_form_or_bootstrap(
+        self,
+        confidence_level: float,
+        method: str,
+        n_resamples: int,
+        random_state: RandomState,
+        clusters: Any,
+    ) -> Interval:
+        """The subclass's closed-form interval, or a (cluster) bootstrap.
+
+        One rule for every result with both: the arguments are checked first, an
+        empty sample has a NaN interval, and clusters need the bootstrap.
+        """
+        closed = self._closed_form_method
+        assert closed is not None, "set _closed_form_method to offer a closed form"
+        level = _check_bootstrap_args(
+            confidence_level, method, n_resamples, (closed, *BOOTSTRAP_METHODS)
+        )
+        if int(getattr(self, "n")) == 0:  # noqa: B009
+            return NAN_INTERVAL
+        if method == closed:
+            if clusters is not None:
+                raise ValueError(self._closed_form_clusters_error)
+            return self._closed_form(level)
+        return self._bootstrap(level, method, n_resamples, random_state, clusters)
+
     def confidence_interval(
         self,
         confidence_level: float = 0.95,

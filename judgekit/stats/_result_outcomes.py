@@ -1,8 +1,9 @@
-"""Result objects for accuracy, paired comparisons, tests and correlations.
+"""Result objects for accuracy, paired comparisons and tests.
 
 Same conventions as :mod:`judgekit.stats._result` (frozen, ``statistic``,
 ``n``, ``confidence_interval``, ``to_dict``); split off so each module stays
-readable in one sitting.
+readable in one sitting (correlations are in
+:mod:`judgekit.stats._result_correlation`).
 """
 
 from __future__ import annotations
@@ -10,24 +11,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import numpy as np
 
 from judgekit.stats import _resample
 from judgekit.stats._result import (
-    BOOTSTRAP_METHODS,
-    NAN_INTERVAL,
     Interval,
     ResultMixin,
     _check_bootstrap_args,
     _SumsResult,
-    used_clusters,
 )
 from judgekit.stats._validate import (
     BoolArray,
     FloatArray,
-    IntArray,
     RandomState,
     check_choice,
     check_confidence_level,
@@ -35,13 +32,28 @@ from judgekit.stats._validate import (
 )
 
 
-def _ratio_of_sums(sums: FloatArray) -> FloatArray:
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return sums[:, 0] / sums[:, 1]
+@dataclass(frozen=True)
+class _MeanOverUnitsResult(_SumsResult):
+    """A mean of one value per used unit: the sum of the values over the count of units.
+
+    Resampling sums (value, 1) per unit, so one ratio serves every replicate.
+    """
+
+    def _unit_values(self) -> tuple[FloatArray, BoolArray]:
+        """The per-unit values and the mask of units used."""
+        raise NotImplementedError
+
+    def _contributions(self) -> tuple[FloatArray, BoolArray]:
+        values, used = self._unit_values()
+        return np.column_stack([values, np.ones_like(values)]), used
+
+    def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return sums[:, 0] / sums[:, 1]
 
 
 @dataclass(frozen=True)
-class ProportionResult(_SumsResult):
+class ProportionResult(_MeanOverUnitsResult):
     """A proportion of items (e.g. percent agreement) with its Wilson interval."""
 
     statistic: float
@@ -51,11 +63,13 @@ class ProportionResult(_SumsResult):
     _outcomes: FloatArray = field(compare=False, repr=False)
     _used: BoolArray = field(compare=False, repr=False)
 
-    def _contributions(self) -> tuple[FloatArray, BoolArray]:
-        return np.column_stack([self._outcomes, np.ones_like(self._outcomes)]), self._used
+    _closed_form_method: ClassVar[str | None] = "wilson"
+    _closed_form_clusters_error: ClassVar[str] = (
+        "clusters needs method='bootstrap' (Wilson assumes independent items)"
+    )
 
-    def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
-        return _ratio_of_sums(sums)
+    def _unit_values(self) -> tuple[FloatArray, BoolArray]:
+        return self._outcomes, self._used
 
     def confidence_interval(
         self,
@@ -66,22 +80,16 @@ class ProportionResult(_SumsResult):
         clusters: Any = None,
     ) -> Interval:
         """Wilson score interval, or a (cluster) bootstrap when items are not independent."""
-        level = _check_bootstrap_args(
-            confidence_level, method, n_resamples, ("wilson", *BOOTSTRAP_METHODS)
+        return self._closed_form_or_bootstrap(
+            confidence_level, method, n_resamples, random_state, clusters
         )
-        if self.n == 0:
-            return NAN_INTERVAL
-        if method == "wilson":
-            if clusters is not None:
-                raise ValueError(
-                    "clusters needs method='bootstrap' (Wilson assumes independent items)"
-                )
-            return _resample.wilson_bounds(self.successes, self.n, level)
-        return self._bootstrap(level, method, n_resamples, random_state, clusters)
+
+    def _closed_form(self, level: float) -> Interval:
+        return _resample.wilson_bounds(self.successes, self.n, level)
 
 
 @dataclass(frozen=True)
-class McNemarResult(_SumsResult):
+class McNemarResult(_MeanOverUnitsResult):
     """Paired comparison of two systems' correctness on the same items.
 
     ``statistic`` = accuracy(a) - accuracy(b) = (b - c) / n; ``pvalue`` is the
@@ -100,12 +108,10 @@ class McNemarResult(_SumsResult):
     _differences: FloatArray = field(compare=False, repr=False)
     _used: BoolArray = field(compare=False, repr=False)
 
-    def _contributions(self) -> tuple[FloatArray, BoolArray]:
-        diffs = self._differences
-        return np.column_stack([diffs, np.ones_like(diffs)]), self._used
+    _closed_form_method: ClassVar[str | None] = "newcombe"
 
-    def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
-        return _ratio_of_sums(sums)
+    def _unit_values(self) -> tuple[FloatArray, BoolArray]:
+        return self._differences, self._used
 
     def confidence_interval(
         self,
@@ -116,18 +122,12 @@ class McNemarResult(_SumsResult):
         clusters: Any = None,
     ) -> Interval:
         """Newcombe (1998, method 10) score interval for the paired difference, or a bootstrap."""
-        level = _check_bootstrap_args(
-            confidence_level, method, n_resamples, ("newcombe", *BOOTSTRAP_METHODS)
+        return self._closed_form_or_bootstrap(
+            confidence_level, method, n_resamples, random_state, clusters
         )
-        if self.n == 0:
-            return NAN_INTERVAL
-        if method == "newcombe":
-            if clusters is not None:
-                raise ValueError("clusters needs method='bootstrap'")
-            return newcombe_paired_interval(
-                self.both_correct, self.b, self.c, self.both_wrong, level
-            )
-        return self._bootstrap(level, method, n_resamples, random_state, clusters)
+
+    def _closed_form(self, level: float) -> Interval:
+        return newcombe_paired_interval(self.both_correct, self.b, self.c, self.both_wrong, level)
 
 
 def newcombe_paired_interval(e: int, f: int, g: int, h: int, level: float) -> Interval:
@@ -294,146 +294,3 @@ class GroupedAccuracyResult(ResultMixin):
             replicates = correct.sum(axis=1) / sizes.sum()
         return _resample.percentile_interval(replicates.astype(np.float64), level)
 
-
-BatchStatistic = Callable[[FloatArray, FloatArray], FloatArray]
-#: The statistic of B weighted resamples from their pattern counts, shape (B, T) -> (B,).
-WeightedStatistic = Callable[[FloatArray], FloatArray]
-#: Builds a :data:`WeightedStatistic` for the distinct pairs (x (T,), y (T,)), or None
-#: when there are too many of them for the weighted form to pay off.
-WeightedFactory = Callable[[FloatArray, FloatArray], WeightedStatistic | None]
-
-
-@dataclass(frozen=True)
-class CorrelationResult(ResultMixin):
-    """A rank correlation with its p-value; ``method`` is ``"spearman"`` or ``"kendall_tau_b"``."""
-
-    statistic: float
-    n: int
-    pvalue: float
-    method: str
-    reason: str | None
-    _x: FloatArray = field(compare=False, repr=False)
-    _y: FloatArray = field(compare=False, repr=False)
-    _used: BoolArray = field(compare=False, repr=False)
-    _batch: BatchStatistic = field(compare=False, repr=False)
-    _weighted: WeightedFactory = field(compare=False, repr=False)
-    _fisher_variance: Callable[[int], float] = field(compare=False, repr=False)
-
-    def confidence_interval(
-        self,
-        confidence_level: float = 0.95,
-        method: Literal["bootstrap", "bca", "fisher"] = "bootstrap",
-        n_resamples: int = 2000,
-        random_state: RandomState = None,
-        clusters: Any = None,
-    ) -> Interval:
-        """Percentile (or BCa) bootstrap over pairs (clusters when given), or Fisher z.
-
-        Fisher z uses variance 1.06/(n-3) for Spearman and 0.437/(n-4) for
-        Kendall (Fieller, Hartley & Pearson 1957).
-        """
-        level = _check_bootstrap_args(
-            confidence_level, method, n_resamples, (*BOOTSTRAP_METHODS, "fisher")
-        )
-        if not math.isfinite(self.statistic):
-            return NAN_INTERVAL
-        if method == "fisher":
-            variance = self._fisher_variance(self.n)
-            if not math.isfinite(variance) or variance <= 0 or abs(self.statistic) >= 1:
-                return NAN_INTERVAL
-            half = _resample.z_critical(level) * math.sqrt(variance)
-            center = math.atanh(self.statistic)
-            return math.tanh(center - half), math.tanh(center + half)
-        rng = rng_from(random_state)
-        codes = None if clusters is None else used_clusters(clusters, self._used)
-        pairs = np.column_stack([self._x, self._y])
-        distinct, unit_pattern = np.unique(pairs, axis=0, return_inverse=True)
-        unit_pattern = unit_pattern.reshape(-1)
-        weighted = self._weighted(distinct[:, 0], distinct[:, 1])
-        if weighted is None:
-            replicates = self._replicates(n_resamples, rng, codes)
-        else:
-            replicates = self._weighted_replicates(weighted, unit_pattern, n_resamples, rng, codes)
-        if method == "bca":
-            if weighted is None:
-                sets = _resample.jackknife_index_sets(codes, self.n)
-                jackknife = np.array(
-                    [self._batch(self._x[s][None, :], self._y[s][None, :])[0] for s in sets]
-                )
-            else:
-                jackknife = _weighted_jackknife(weighted, unit_pattern, codes)
-            return _resample.bca_interval(replicates, self.statistic, jackknife, None, level)
-        return _resample.percentile_interval(replicates, level)
-
-    def _weighted_replicates(
-        self,
-        weighted: WeightedStatistic,
-        unit_pattern: IntArray,
-        n_resamples: int,
-        rng: np.random.Generator,
-        codes: IntArray | None,
-    ) -> FloatArray:
-        """Replicates from pattern counts; the same resamples as :meth:`_replicates`."""
-        n_patterns = int(unit_pattern.max()) + 1
-        out = np.empty(n_resamples)
-        step = max(1, min(n_resamples, 2_000_000 // max(self.n, 1)))
-        n_clusters = 0 if codes is None else int(codes.max()) + 1
-        for start in range(0, n_resamples, step):
-            rows = min(step, n_resamples - start)
-            if codes is None:
-                idx = rng.integers(0, self.n, size=(rows, self.n))
-                counts = _resample.row_bincount(unit_pattern[idx], n_patterns)
-            else:
-                # each item appears as often as its cluster was picked
-                per_cluster = _resample.cluster_pick_counts(n_clusters, rows, rng)
-                counts = _resample.row_bincount(
-                    np.broadcast_to(unit_pattern, (rows, self.n)),
-                    n_patterns,
-                    weights=per_cluster[:, codes].astype(np.float64),
-                )
-            out[start : start + rows] = weighted(counts)
-        return out
-
-    def _replicates(
-        self, n_resamples: int, rng: np.random.Generator, codes: IntArray | None
-    ) -> FloatArray:
-        """Replicates from the resampled arrays themselves (many distinct pairs)."""
-        if codes is None:
-            out = np.empty(n_resamples)
-            step = max(1, min(n_resamples, 2_000_000 // max(self.n, 1)))
-            for start in range(0, n_resamples, step):
-                rows = min(step, n_resamples - start)
-                idx = rng.integers(0, self.n, size=(rows, self.n))
-                out[start : start + rows] = self._batch(self._x[idx], self._y[idx])
-            return out
-        values = []
-        for flat, lengths in _resample.cluster_resample_indices(codes, n_resamples, rng):
-            for idx in np.split(flat, np.cumsum(lengths)[:-1]):
-                values.append(self._batch(self._x[idx][None, :], self._y[idx][None, :])[0])
-        return np.asarray(values, dtype=np.float64)
-
-
-def _weighted_jackknife(
-    weighted: WeightedStatistic, unit_pattern: IntArray, codes: IntArray | None
-) -> FloatArray:
-    """Leave-one-unit-out estimates (items, or whole clusters) from pattern counts.
-
-    Without clusters, leaving out any item of one pattern gives the same
-    estimate, so there is one row per pattern, spread back to the items.
-    """
-    n_patterns = int(unit_pattern.max()) + 1
-    frequencies = np.bincount(unit_pattern, minlength=n_patterns).astype(np.float64)
-    n_units = n_patterns if codes is None else int(codes.max()) + 1
-    values = np.empty(n_units)
-    step = _resample.chunk_rows(n_units, n_patterns)
-    for first in range(0, n_units, step):
-        rows = min(step, n_units - first)
-        removed = np.zeros((rows, n_patterns))
-        if codes is None:
-            removed[np.arange(rows), np.arange(first, first + rows)] = 1.0
-        else:
-            mine = (codes >= first) & (codes < first + rows)
-            np.add.at(removed, (codes[mine] - first, unit_pattern[mine]), 1.0)
-        values[first : first + rows] = weighted(frequencies[None, :] - removed)
-    jackknife: FloatArray = values[unit_pattern] if codes is None else values
-    return jackknife

@@ -12,7 +12,7 @@ alpha otherwise (missing ratings are fine).
 from __future__ import annotations
 
 from collections.abc import Hashable, Iterable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -76,6 +76,30 @@ def _table(
 
 
 _NO_PAIRS = "no item has a label from both raters (all pairs have a missing value)"
+_NAN = float("nan")
+_TwoRater = TypeVar("_TwoRater", KappaResult, GwetResult)
+
+
+def _two_rater_result(
+    cls: type[_TwoRater],
+    table: tuple[np.ndarray, IntArray, np.ndarray, tuple[Hashable, ...]],
+    value: float,
+    p_observed: float,
+    p_expected: float,
+    weights: str | None,
+    standard_error: float,
+    reason: str | None,
+) -> _TwoRater:
+    """A two-rater result over ``table`` (as :func:`_table` returns it).
+
+    Kappa and AC1 share one result layout; building both here keeps the field
+    order in one place. ``n`` is the number of complete pairs.
+    """
+    confusion, cells, used, categories = table
+    return cls(
+        value, int(cells.size), p_observed, p_expected, confusion, categories, weights,
+        standard_error, reason, cells, used,
+    )
 
 
 def cohen_kappa(
@@ -96,31 +120,19 @@ def cohen_kappa(
     category (p_e = 1) or no pair is complete.
     """
     check_choice(weights, "weights", (None, "linear", "quadratic"))
-    confusion, cells, used, categories = _table(a, b, labels)
+    table = _table(a, b, labels)
+    confusion, cells, _, categories = table
     n = int(cells.size)
     k = len(categories)
     w = _tables.agreement_weights(k, weights)
     if n == 0:
-        nan = float("nan")
-        return KappaResult(
-            nan, 0, nan, nan, confusion, categories, weights, nan, _NO_PAIRS, cells, used
-        )
+        return _two_rater_result(KappaResult, table, _NAN, _NAN, _NAN, weights, _NAN, _NO_PAIRS)
     kappa, p_o, p_e = _tables.cohen_from_tables(confusion[None].astype(np.float64), w)
     value = float(kappa[0])
     reason = None if np.isfinite(value) else _undefined_reason(confusion, categories)
     se = _tables.cohen_analytic_se(confusion.astype(np.float64), w)
-    return KappaResult(
-        value,
-        n,
-        float(p_o[0]),
-        float(p_e[0]),
-        confusion,
-        categories,
-        weights,
-        se,
-        reason,
-        cells,
-        used,
+    return _two_rater_result(
+        KappaResult, table, value, float(p_o[0]), float(p_e[0]), weights, se, reason
     )
 
 
@@ -137,13 +149,10 @@ def gwet_ac1(
     of category k; K is the number of categories (``labels`` if given, else the
     categories seen). Undefined (NaN) with fewer than two categories.
     """
-    confusion, cells, used, categories = _table(a, b, labels)
-    n = int(cells.size)
-    nan = float("nan")
-    if n == 0:
-        return GwetResult(
-            nan, 0, nan, nan, confusion, categories, None, nan, _NO_PAIRS, cells, used
-        )
+    table = _table(a, b, labels)
+    confusion, cells, _, categories = table
+    if cells.size == 0:
+        return _two_rater_result(GwetResult, table, _NAN, _NAN, _NAN, None, _NAN, _NO_PAIRS)
     ac1, p_o, p_e = _tables.gwet_from_tables(confusion[None].astype(np.float64))
     value = float(ac1[0])
     reason = None
@@ -154,18 +163,8 @@ def gwet_ac1(
         )
     elif not np.isfinite(value):
         reason = "chance agreement p_e = 1, so the statistic is undefined"
-    return GwetResult(
-        value,
-        n,
-        float(p_o[0]),
-        float(p_e[0]),
-        confusion,
-        categories,
-        None,
-        nan,
-        reason,
-        cells,
-        used,
+    return _two_rater_result(
+        GwetResult, table, value, float(p_o[0]), float(p_e[0]), None, _NAN, reason
     )
 
 

@@ -16,7 +16,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import stats
 
-from judgekit.stats._result_outcomes import (
+from judgekit.stats._result_correlation import (
     CorrelationResult,
     WeightedFactory,
     WeightedStatistic,

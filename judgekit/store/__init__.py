@@ -1,6 +1,9 @@
 """The single SQLite file that holds everything (items, rubrics, runs, judgments, labels).
 
 Public surface: :class:`Store` (see ``store/database.py``) and :func:`open_store`.
+The Store is assembled from one mixin per group of tables: ``items.py`` (items,
+rubrics, capabilities), ``runs.py`` (runs, judgments), ``labels.py`` (labels,
+queues, probe results), ``summary.py`` (aggregate judgment queries) and ``judges.py``.
 ``docs/store.md`` describes the tables, the concurrency model and the migrations.
 """
 

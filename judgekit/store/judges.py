@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypedDict
 
 from judgekit.errors import InputError
 from judgekit.store import rows as R
@@ -101,6 +101,37 @@ class JudgmentSelection:
             clauses.append(f"run_id IN (SELECT id FROM runs WHERE kind IN ({marks}))")
             params.extend(self.run_kinds)
         return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
+
+
+class JudgmentFilters(TypedDict, total=False):
+    """The keyword filters of the Store's judgment queries (read as a :class:`JudgmentSelection`).
+
+    Declared once so every query accepts the same names with the same types.
+    """
+
+    rubric_hash: str | None
+    run_id: str | None
+    dataset: str | None
+    variant: str | None
+    model: str | None
+    endpoint: str | None
+    sampling: Mapping[str, Any] | None
+    run_kinds: Sequence[str] | None
+
+
+def selection_of(filters: JudgmentFilters) -> JudgmentSelection:
+    """The selection a query's keyword filters name (absent means "any")."""
+    run_kinds = filters.get("run_kinds")
+    return JudgmentSelection(
+        filters.get("rubric_hash"),
+        filters.get("run_id"),
+        filters.get("dataset"),
+        filters.get("variant"),
+        filters.get("model"),
+        filters.get("endpoint"),
+        filters.get("sampling"),
+        None if run_kinds is None else tuple(run_kinds),
+    )
 
 
 @dataclass(frozen=True)

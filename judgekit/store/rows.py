@@ -1,4 +1,4 @@
-"""Row <-> domain type conversion, kept apart so the SQL in ``database.py`` stays readable.
+"""Row <-> domain type conversion, kept apart so the SQL in the store's mixins stays readable.
 
 Rows come from ``sqlite3.Row`` (indexable by column name). JSON columns hold
 canonical JSON so two equal mappings are stored as equal text.
@@ -8,13 +8,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import fields
 from datetime import UTC, datetime
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from judgekit.types import Item, Judgment, Label, canonical_json
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+T = TypeVar("T", bound="DataclassInstance")
 
 #: Query-string parameter names (lower-case substrings) treated as secrets.
 _SECRET_PARAM_MARKERS = ("key", "token", "secret", "password", "sig")
@@ -91,18 +97,31 @@ def item_fingerprint(row: Mapping[str, Any]) -> tuple[Any, ...]:
     return (row["content_hash"], row["slice"], row["cluster"])
 
 
+def from_row(
+    cls: type[T],
+    row: sqlite3.Row,
+    *,
+    json_fields: Collection[str] = (),
+    bool_fields: Collection[str] = (),
+) -> T:
+    """A dataclass whose fields are named like the row's columns.
+
+    One rule for every table read by column name: JSON columns are parsed and
+    0/1 integer columns become booleans; everything else is taken as stored.
+    """
+    values: dict[str, Any] = {}
+    for spec in fields(cls):
+        value = row[spec.name]
+        if spec.name in json_fields:
+            value = load_json(value)
+        elif spec.name in bool_fields:
+            value = bool(value)
+        values[spec.name] = value
+    return cls(**values)
+
+
 def row_to_item(row: sqlite3.Row) -> Item:
-    return Item(
-        id=row["id"],
-        input=row["input"],
-        response=row["response"],
-        response_a=row["response_a"],
-        response_b=row["response_b"],
-        reference=row["reference"],
-        slice=row["slice"],
-        cluster=row["cluster"],
-        meta=load_json(row["meta"]),
-    )
+    return from_row(Item, row, json_fields=("meta",))
 
 
 # -- judgments -------------------------------------------------------------
@@ -225,19 +244,7 @@ def label_to_row(label: Label) -> dict[str, Any]:
 
 
 def row_to_label(row: sqlite3.Row) -> Label:
-    return Label(
-        dataset=row["dataset"],
-        item_id=row["item_id"],
-        rubric_hash=row["rubric_hash"],
-        annotator=row["annotator"],
-        label=row["label"],
-        note=row["note"],
-        flagged=bool(row["flagged"]),
-        blind=bool(row["blind"]),
-        seconds=row["seconds"],
-        created_at=row["created_at"],
-        source=row["source"],
-    )
+    return from_row(Label, row, bool_fields=("flagged", "blind"))
 
 
 def insert_sql(table: str, columns: tuple[str, ...]) -> str:

@@ -18,13 +18,13 @@ Two selection rules, both over the latest row per cache key (after the filters):
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Unpack
 
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase
-from judgekit.store.judges import JudgmentSelection
+from judgekit.store.judges import JudgmentFilters, JudgmentSelection, selection_of
 
 #: The one-per-item pick orders rows by ``sample_index * _ID_SPAN + (_ID_SPAN - id)``:
 #: lowest sample index first, then the highest (latest) id. Row ids stay below
@@ -97,22 +97,6 @@ _GROUP_COLUMNS = (
 class JudgmentSummaryMixin(StoreBase):
     """Aggregate judgment queries (mixed into :class:`~judgekit.store.Store`)."""
 
-    @staticmethod
-    def _filters(
-        rubric_hash: str | None,
-        run_id: str | None,
-        dataset: str | None,
-        variant: str | None,
-        model: str | None,
-        endpoint: str | None = None,
-        sampling: Mapping[str, Any] | None = None,
-        run_kinds: Sequence[str] | None = None,
-    ) -> tuple[str, list[Any]]:
-        return JudgmentSelection(
-            rubric_hash, run_id, dataset, variant, model, endpoint, sampling,
-            None if run_kinds is None else tuple(run_kinds),
-        ).where()
-
     def judgment_models(
         self,
         *,
@@ -126,7 +110,7 @@ class JudgmentSummaryMixin(StoreBase):
         The model is part of the cache key, so the models of the latest rows are
         the models of all rows and no "latest per cache key" step is needed.
         """
-        where, params = self._filters(rubric_hash, run_id, dataset, variant, None)
+        where, params = JudgmentSelection(rubric_hash, run_id, dataset, variant).where()
         rows = self._tuples(
             f"SELECT model_requested FROM judgments {where} "
             "GROUP BY model_requested ORDER BY MAX(id)",
@@ -137,24 +121,15 @@ class JudgmentSummaryMixin(StoreBase):
     def judgment_summary(
         self,
         *,
-        rubric_hash: str | None = None,
-        run_id: str | None = None,
-        dataset: str | None = None,
-        variant: str | None = None,
-        model: str | None = None,
-        endpoint: str | None = None,
-        sampling: Mapping[str, Any] | None = None,
-        run_kinds: Sequence[str] | None = None,
         one_per_item: bool = False,
+        **filters: Unpack[JudgmentFilters],
     ) -> JudgmentSummary:
         """Status counts and provenance of the latest judgments matching the filters.
 
         ``model`` matches the model as requested. With ``one_per_item`` each item
         counts once: its row at the lowest sample index (the latest such row).
         """
-        where, params = self._filters(
-            rubric_hash, run_id, dataset, variant, model, endpoint, sampling, run_kinds
-        )
+        where, params = selection_of(filters).where()
         columns = ", ".join(_GROUP_COLUMNS)
         rows = self._tuples(
             f"{_selection(where, one_per_item)}SELECT {columns}, COUNT(*), "
@@ -193,20 +168,11 @@ class JudgmentSummaryMixin(StoreBase):
     def status_counts(
         self,
         *,
-        rubric_hash: str | None = None,
-        run_id: str | None = None,
-        dataset: str | None = None,
-        variant: str | None = None,
-        model: str | None = None,
-        endpoint: str | None = None,
-        sampling: Mapping[str, Any] | None = None,
-        run_kinds: Sequence[str] | None = None,
         one_per_item: bool = False,
+        **filters: Unpack[JudgmentFilters],
     ) -> dict[str, int]:
         """How many latest judgments (per cache key, or one per item) have each status."""
-        where, params = self._filters(
-            rubric_hash, run_id, dataset, variant, model, endpoint, sampling, run_kinds
-        )
+        where, params = selection_of(filters).where()
         rows = self._tuples(
             f"{_selection(where, one_per_item)}SELECT status, COUNT(*) FROM selected "
             "GROUP BY status ORDER BY status",
@@ -219,15 +185,8 @@ class JudgmentSummaryMixin(StoreBase):
         label_values: Mapping[str, float],
         *,
         max_points: int,
-        rubric_hash: str | None = None,
-        run_id: str | None = None,
-        dataset: str | None = None,
-        variant: str | None = None,
-        model: str | None = None,
-        endpoint: str | None = None,
-        sampling: Mapping[str, Any] | None = None,
-        run_kinds: Sequence[str] | None = None,
         one_per_item: bool = True,
+        **filters: Unpack[JudgmentFilters],
     ) -> tuple[list[ScorePoint], int]:
         """Numeric scores of ``ok`` judgments, evenly thinned to at most ``max_points``.
 
@@ -238,9 +197,7 @@ class JudgmentSummaryMixin(StoreBase):
         """
         if max_points < 1:
             raise ValueError(f"max_points must be at least 1, got {max_points}")
-        where, params = self._filters(
-            rubric_hash, run_id, dataset, variant, model, endpoint, sampling, run_kinds
-        )
+        where, params = selection_of(filters).where()
         rows = self._tuples(
             f"{_selection(where, one_per_item)}, scored AS ("
             "SELECT s.dataset, s.item_id, s.first_id, COALESCE(CASE WHEN s.score "

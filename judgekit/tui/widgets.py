@@ -13,7 +13,8 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
-from judgekit.tui.session import Agreement, JudgeView, Progress
+from judgekit.tui.figures import Agreement, Progress
+from judgekit.tui.session import JudgeView
 from judgekit.types import Item, Label, Rubric, ScaleLevel
 
 #: Below this many columns the two responses of a pair are stacked, not side by side.

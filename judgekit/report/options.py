@@ -1,0 +1,33 @@
+"""The options of one report, in a module of their own.
+
+Every part of the report build reads them (selection, weighting, planning), so
+they live below all of those parts rather than in :mod:`judgekit.report.build`,
+which imports the parts.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class ReportOptions:
+    """What to compare and how to decide (the ``judgekit report`` flags)."""
+
+    dataset: str | None = None
+    judge_run: str | None = None
+    model: str | None = None
+    annotator: str | None = None
+    cluster_by: str | None = None
+    queue: str | None = None
+    primary: str | None = None
+    min_agreement: float = 0.6
+    min_slice_agreement: float | None = None
+    half_width: float = 0.1
+    confidence_level: float = 0.95
+    n_resamples: int = 1000
+    random_state: int = 0
+    fdr_q: float = 0.05
+
+
+__all__ = ["ReportOptions"]
