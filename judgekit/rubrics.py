@@ -1,4 +1,6 @@
-"""Rubric files: load and validate TOML, hash the content, render chat messages.
+"""Rubric files: load and validate TOML, hash the content.
+
+Rendering the prompt is :mod:`judgekit.prompts`; its names are re-exported here.
 
 A rubric is data, never code: prompts are filled by plain substitution of a fixed
 set of placeholders, parsed once at load time, so a template error surfaces when
@@ -19,20 +21,26 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from judgekit.errors import InputError, RubricError
-from judgekit.types import Item, Rubric, Scale, ScaleKind, ScaleLevel, canonical_json, sha256_text
+from judgekit.errors import RubricError
+from judgekit.prompts import (
+    ORDER_INSTRUCTION,
+    Segment,
+    format_instructions,
+    parse_template,
+    placeholders,
+    render_messages,
+    render_scale,
+    verdict_json_schema,
+)
+from judgekit.types import Rubric, Scale, ScaleLevel, canonical_json, sha256_text
 
 #: Where a bare rubric name is looked up, after ``./rubrics/``.
 REPO_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
 BUNDLED_RUBRICS_DIR = Path(__file__).resolve().parent / "bundled_rubrics"
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_META_RE = re.compile(r"^meta\.([A-Za-z0-9_-]+)$")
-_TOKEN_RE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 _TOML_LINE_RE = re.compile(r"at line (\d+)")
 
-_POINTWISE_FIELDS = frozenset({"input", "response", "reference", "scale"})
-_PAIRWISE_FIELDS = frozenset({"input", "response_a", "response_b", "reference", "scale"})
 
 _BINARY_DEFAULTS = {
     "pass": "The response meets the criterion.",
@@ -75,55 +83,6 @@ class _RubricSpec(_Strict):
     description: str = ""
     scale: _ScaleSpec
     prompt: _PromptSpec
-
-
-# -- templates -----------------------------------------------------------------
-
-Segment = tuple[str, bool]  # (text, is_placeholder)
-
-
-def parse_template(text: str, field: str, kind: ScaleKind) -> tuple[Segment, ...]:
-    """Split a prompt into literal text and placeholders, rejecting any the scale cannot fill."""
-    allowed = _PAIRWISE_FIELDS if kind == "pairwise" else _POINTWISE_FIELDS
-    segments: list[Segment] = []
-    literal: list[str] = []
-    pos = 0
-    for match in _TOKEN_RE.finditer(text):
-        literal.append(text[pos : match.start()])
-        pos = match.end()
-        token = match.group(0)
-        if token in ("{{", "}}"):
-            literal.append(token[0])
-            continue
-        name = match.group(1)
-        if name is None:
-            line = text.count("\n", 0, match.start()) + 1
-            raise RubricError(
-                f"{field}: unbalanced {token!r} on line {line} of the prompt "
-                "(write {{ or }} for a literal brace)"
-            )
-        if name not in allowed and not _META_RE.match(name):
-            if name in _PAIRWISE_FIELDS | _POINTWISE_FIELDS:
-                why = f"a {kind} rubric has no {{{name}}}"
-            else:
-                names = ", ".join(f"{{{n}}}" for n in sorted(allowed))
-                why = f"allowed: {names}, {{meta.FIELD}}"
-            raise RubricError(
-                f"{field}: unknown placeholder {{{name}}} ({why}; write {{{{ and }}}} "
-                "for literal braces)"
-            )
-        if literal:
-            segments.append(("".join(literal), False))
-            literal = []
-        segments.append((name, True))
-    literal.append(text[pos:])
-    if "".join(literal):
-        segments.append(("".join(literal), False))
-    return tuple(segments)
-
-
-def _placeholders(segments: tuple[Segment, ...]) -> set[str]:
-    return {text for text, is_placeholder in segments if is_placeholder}
 
 
 # -- loading -------------------------------------------------------------------
@@ -212,7 +171,7 @@ def _build(spec: _RubricSpec, data: Mapping[str, Any], source_text: str, path: s
     user = parse_template(spec.prompt.user, "prompt.user", scale.kind)
     if not spec.prompt.user.strip():
         raise RubricError("prompt.user: must not be empty")
-    used = _placeholders(system) | _placeholders(user)
+    used = placeholders(system) | placeholders(user)
     needed = ("response_a", "response_b") if scale.kind == "pairwise" else ("response",)
     for placeholder in needed:
         if placeholder not in used:
@@ -322,94 +281,18 @@ def _categorical_levels(spec: _ScaleSpec) -> tuple[ScaleLevel, ...]:
     )
 
 
-# -- rendering -----------------------------------------------------------------
-
-
-def render_scale(scale: Scale, *, reverse_levels: bool = False) -> str:
-    """The ``{scale}`` text: one ``- label: description`` line per level."""
-    levels = reversed(scale.levels) if reverse_levels else scale.levels
-    return "\n".join(
-        f"- {level.label}: {level.description}" if level.description else f"- {level.label}"
-        for level in levels
-    )
-
-
-#: Appended to the system message: the order matters (reasoning before the verdict).
-ORDER_INSTRUCTION = "Give your reasoning first, then your verdict."
-
-
-def format_instructions(scale: Scale, *, reverse_levels: bool = False) -> str:
-    """The JSON line appended to every user message: reasoning first, verdict last.
-
-    Kept to one line with the literal choices: small local models copy its shape
-    far more reliably than a longer explanation.
-    """
-    labels = list(reversed(scale.labels) if reverse_levels else scale.labels)
-    choices = " or ".join(f'"{label}"' for label in labels)
-    return f'Write your answer as JSON: {{"reasoning": "your reason", "verdict": {choices}}}'
-
-
-def _fill(
-    segments: tuple[Segment, ...], values: Mapping[str, str], rubric: Rubric, item: Item
-) -> str:
-    parts: list[str] = []
-    for text, is_placeholder in segments:
-        if not is_placeholder:
-            parts.append(text)
-        elif text in values:
-            parts.append(values[text])
-        else:
-            meta_field = text.removeprefix("meta.")
-            if meta_field not in item.meta:
-                raise InputError(
-                    f"item {item.id!r}: no meta field {meta_field!r}, but rubric "
-                    f"{rubric.name!r} uses {{{text}}}"
-                )
-            value = item.meta[meta_field]
-            parts.append(value if isinstance(value, str) else canonical_json(value))
-    return "".join(parts)
-
-
-def render_messages(
-    rubric: Rubric, item: Item, *, reverse_levels: bool = False
-) -> list[dict[str, str]]:
-    """System and user chat messages for one item (``reverse_levels`` lists levels last-first)."""
-    kind = rubric.scale.kind
-    if (kind == "pairwise") != item.is_pairwise:
-        has = "response_a/response_b" if item.is_pairwise else "a single response"
-        raise InputError(f"item {item.id!r} has {has}, but rubric {rubric.name!r} is {kind}")
-    system = parse_template(rubric.system_prompt, "prompt.system", kind)
-    user = parse_template(rubric.user_prompt, "prompt.user", kind)
-    if "reference" in _placeholders(system) | _placeholders(user) and item.reference is None:
-        raise InputError(
-            f"item {item.id!r} has no reference, but rubric {rubric.name!r} uses {{reference}}"
-        )
-    values = {
-        "input": item.input,
-        "response": item.response or "",
-        "response_a": item.response_a or "",
-        "response_b": item.response_b or "",
-        "reference": item.reference or "",
-        "scale": render_scale(rubric.scale, reverse_levels=reverse_levels),
-    }
-    messages: list[dict[str, str]] = []
-    system_text = _fill(system, values, rubric, item).rstrip()
-    system_text = f"{system_text} {ORDER_INSTRUCTION}" if system_text else ORDER_INSTRUCTION
-    messages.append({"role": "system", "content": system_text})
-    user_text = _fill(user, values, rubric, item).rstrip()
-    instructions = format_instructions(rubric.scale, reverse_levels=reverse_levels)
-    messages.append({"role": "user", "content": f"{user_text}\n\n{instructions}"})
-    return messages
-
-
-def verdict_json_schema(rubric: Rubric) -> dict[str, Any]:
-    """JSON schema for structured output: ``reasoning`` (first) and a ``verdict`` on the scale."""
-    return {
-        "type": "object",
-        "properties": {
-            "reasoning": {"type": "string"},
-            "verdict": {"type": "string", "enum": list(rubric.scale.labels)},
-        },
-        "required": ["reasoning", "verdict"],
-        "additionalProperties": False,
-    }
+__all__ = [
+    "BUNDLED_RUBRICS_DIR",
+    "ORDER_INSTRUCTION",
+    "REPO_RUBRICS_DIR",
+    "Segment",
+    "build_scale",
+    "format_instructions",
+    "load_rubric",
+    "parse_template",
+    "render_messages",
+    "render_scale",
+    "resolve_rubric_path",
+    "rubric_from_text",
+    "verdict_json_schema",
+]

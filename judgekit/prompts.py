@@ -1,0 +1,165 @@
+"""Prompt templates: parse a rubric's prompt into literal text and placeholders, and
+render the chat messages a judge receives for one item.
+
+Plain substitution of a fixed set of placeholders, never ``str.format`` or code:
+a template error surfaces when the rubric is loaded (naming the field), and item
+text is inserted verbatim and never substituted again. Loading and validating
+rubric files is :mod:`judgekit.rubrics`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import Any
+
+from judgekit.errors import InputError, RubricError
+from judgekit.types import Item, Rubric, Scale, ScaleKind, canonical_json
+
+_META_RE = re.compile(r"^meta\.([A-Za-z0-9_-]+)$")
+_TOKEN_RE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
+
+_POINTWISE_FIELDS = frozenset({"input", "response", "reference", "scale"})
+_PAIRWISE_FIELDS = frozenset({"input", "response_a", "response_b", "reference", "scale"})
+
+
+# -- templates -----------------------------------------------------------------
+
+Segment = tuple[str, bool]  # (text, is_placeholder)
+
+
+def parse_template(text: str, field: str, kind: ScaleKind) -> tuple[Segment, ...]:
+    """Split a prompt into literal text and placeholders, rejecting any the scale cannot fill."""
+    allowed = _PAIRWISE_FIELDS if kind == "pairwise" else _POINTWISE_FIELDS
+    segments: list[Segment] = []
+    literal: list[str] = []
+    pos = 0
+    for match in _TOKEN_RE.finditer(text):
+        literal.append(text[pos : match.start()])
+        pos = match.end()
+        token = match.group(0)
+        if token in ("{{", "}}"):
+            literal.append(token[0])
+            continue
+        name = match.group(1)
+        if name is None:
+            line = text.count("\n", 0, match.start()) + 1
+            raise RubricError(
+                f"{field}: unbalanced {token!r} on line {line} of the prompt "
+                "(write {{ or }} for a literal brace)"
+            )
+        if name not in allowed and not _META_RE.match(name):
+            if name in _PAIRWISE_FIELDS | _POINTWISE_FIELDS:
+                why = f"a {kind} rubric has no {{{name}}}"
+            else:
+                names = ", ".join(f"{{{n}}}" for n in sorted(allowed))
+                why = f"allowed: {names}, {{meta.FIELD}}"
+            raise RubricError(
+                f"{field}: unknown placeholder {{{name}}} ({why}; write {{{{ and }}}} "
+                "for literal braces)"
+            )
+        if literal:
+            segments.append(("".join(literal), False))
+            literal = []
+        segments.append((name, True))
+    literal.append(text[pos:])
+    if "".join(literal):
+        segments.append(("".join(literal), False))
+    return tuple(segments)
+
+
+def placeholders(segments: tuple[Segment, ...]) -> set[str]:
+    return {text for text, is_placeholder in segments if is_placeholder}
+
+
+# -- rendering -----------------------------------------------------------------
+
+
+def render_scale(scale: Scale, *, reverse_levels: bool = False) -> str:
+    """The ``{scale}`` text: one ``- label: description`` line per level."""
+    levels = reversed(scale.levels) if reverse_levels else scale.levels
+    return "\n".join(
+        f"- {level.label}: {level.description}" if level.description else f"- {level.label}"
+        for level in levels
+    )
+
+
+#: Appended to the system message: the order matters (reasoning before the verdict).
+ORDER_INSTRUCTION = "Give your reasoning first, then your verdict."
+
+
+def format_instructions(scale: Scale, *, reverse_levels: bool = False) -> str:
+    """The JSON line appended to every user message: reasoning first, verdict last.
+
+    Kept to one line with the literal choices: small local models copy its shape
+    far more reliably than a longer explanation.
+    """
+    labels = list(reversed(scale.labels) if reverse_levels else scale.labels)
+    choices = " or ".join(f'"{label}"' for label in labels)
+    return f'Write your answer as JSON: {{"reasoning": "your reason", "verdict": {choices}}}'
+
+
+def _fill(
+    segments: tuple[Segment, ...], values: Mapping[str, str], rubric: Rubric, item: Item
+) -> str:
+    parts: list[str] = []
+    for text, is_placeholder in segments:
+        if not is_placeholder:
+            parts.append(text)
+        elif text in values:
+            parts.append(values[text])
+        else:
+            meta_field = text.removeprefix("meta.")
+            if meta_field not in item.meta:
+                raise InputError(
+                    f"item {item.id!r}: no meta field {meta_field!r}, but rubric "
+                    f"{rubric.name!r} uses {{{text}}}"
+                )
+            value = item.meta[meta_field]
+            parts.append(value if isinstance(value, str) else canonical_json(value))
+    return "".join(parts)
+
+
+def render_messages(
+    rubric: Rubric, item: Item, *, reverse_levels: bool = False
+) -> list[dict[str, str]]:
+    """System and user chat messages for one item (``reverse_levels`` lists levels last-first)."""
+    kind = rubric.scale.kind
+    if (kind == "pairwise") != item.is_pairwise:
+        has = "response_a/response_b" if item.is_pairwise else "a single response"
+        raise InputError(f"item {item.id!r} has {has}, but rubric {rubric.name!r} is {kind}")
+    system = parse_template(rubric.system_prompt, "prompt.system", kind)
+    user = parse_template(rubric.user_prompt, "prompt.user", kind)
+    if "reference" in placeholders(system) | placeholders(user) and item.reference is None:
+        raise InputError(
+            f"item {item.id!r} has no reference, but rubric {rubric.name!r} uses {{reference}}"
+        )
+    values = {
+        "input": item.input,
+        "response": item.response or "",
+        "response_a": item.response_a or "",
+        "response_b": item.response_b or "",
+        "reference": item.reference or "",
+        "scale": render_scale(rubric.scale, reverse_levels=reverse_levels),
+    }
+    messages: list[dict[str, str]] = []
+    system_text = _fill(system, values, rubric, item).rstrip()
+    system_text = f"{system_text} {ORDER_INSTRUCTION}" if system_text else ORDER_INSTRUCTION
+    messages.append({"role": "system", "content": system_text})
+    user_text = _fill(user, values, rubric, item).rstrip()
+    instructions = format_instructions(rubric.scale, reverse_levels=reverse_levels)
+    messages.append({"role": "user", "content": f"{user_text}\n\n{instructions}"})
+    return messages
+
+
+def verdict_json_schema(rubric: Rubric) -> dict[str, Any]:
+    """JSON schema for structured output: ``reasoning`` (first) and a ``verdict`` on the scale."""
+    return {
+        "type": "object",
+        "properties": {
+            "reasoning": {"type": "string"},
+            "verdict": {"type": "string", "enum": list(rubric.scale.labels)},
+        },
+        "required": ["reasoning", "verdict"],
+        "additionalProperties": False,
+    }
