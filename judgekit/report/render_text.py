@@ -28,11 +28,18 @@ def _kv(key: str, value: str) -> str:
     return f"  {key:<14}{value}"
 
 
+#: Width of the name column; a longer name gets its figure on the next line.
+NAME_WIDTH = 44
+
+
 def _stat_lines(stats: Mapping[str, Stat], primary: str | None = None) -> list[str]:
     lines = []
     for key, stat in stats.items():
-        mark = " (primary)" if key == primary else ""
-        lines.append(f"  {label_of(key) + mark:<44}{stat_text(stat)}")
+        name = label_of(key) + (" (primary)" if key == primary else "")
+        if len(name) < NAME_WIDTH:
+            lines.append(f"  {name:<{NAME_WIDTH}}{stat_text(stat)}")
+        else:
+            lines += [f"  {name}", f"  {'':<{NAME_WIDTH}}{stat_text(stat)}"]
     return lines
 
 

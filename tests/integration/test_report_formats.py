@@ -178,3 +178,15 @@ def test_cli_writes_html_file_and_keeps_exit_code(tmp_path: Path) -> None:
     )
     assert result.exit_code == report.verdict.exit_code
     assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+def test_text_figures_never_run_into_a_long_name() -> None:
+    from judgekit.report.model import Stat
+    from judgekit.report.render_text import NAME_WIDTH, _stat_lines
+
+    stat = Stat(statistic=0.5, ci_low=0.25, ci_high=0.75, n=10)
+    long_key = "x" * (NAME_WIDTH + 5)
+    lines = _stat_lines({"percent_agreement": stat, long_key: stat})
+    assert lines[0].startswith("  ") and lines[0].rstrip().endswith("n=10")
+    assert lines[1].strip().lower() == long_key  # the name alone on its line
+    assert lines[2].strip().startswith("0.500 [0.250, 0.750] n=10")
