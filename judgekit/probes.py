@@ -7,8 +7,9 @@ they are cached, resumable and take the same endpoint spec as ``judge``) and
 - position: pairs judged as written and swapped (the runner maps the swapped
   verdict back); for pointwise rubrics the levels listed as written and reversed.
 - length: rank correlation of score with length, the same for human labels,
-  re-judging with content-free filler added (+25/50/100%), and for pairs
-  P(the longer answer wins | gap > 30 chars).
+  the score change per doubling of length within prompts (with and without the
+  human score as a covariate), re-judging with content-free filler added
+  (+25/50/100%), and for pairs P(the longer answer wins | gap > 30 chars).
 - consistency: K samples per item at the production sampling parameters.
 
 Each run stores one JSON summary with :meth:`Store.save_probe_result`; the
@@ -206,15 +207,41 @@ def _padded_score(rubric: Rubric, item: Item, label: str | None) -> float | None
     return pref if padded_side(item) == "a" else 1.0 - pref
 
 
+def _length_slopes(rubric: Rubric, items: Sequence[Item], scores: list[float | None],
+                   humans: dict[str, float]) -> dict[str, Any]:
+    """Score change per doubling of length, fixed effects by prompt (cluster, else input).
+
+    Pairwise: the preference for A against log2(len(A) / len(B)). With human labels on
+    the probed items, also the slope with the human score as a covariate.
+    """
+    if rubric.scale.kind == "categorical":
+        undefined = bias.Estimate(
+            float("nan"), 0, None, "a categorical scale has no order to regress on length"
+        ).to_dict()
+        return {"length_slope": undefined}
+    pairwise = rubric.scale.kind == "pairwise"
+    lengths = [len((i.response_a if pairwise else i.response) or "") for i in items]
+    reference = [len(i.response_b or "") for i in items] if pairwise else None
+    groups = [i.cluster if i.cluster is not None else i.input for i in items]
+    out = {"length_slope": bias.length_slope(scores, lengths, groups=groups,
+                                             reference_lengths=reference).to_dict()}
+    if any(i.id in humans for i in items):
+        out["length_slope_human_adjusted"] = bias.length_slope(
+            scores, lengths, groups=groups, reference_lengths=reference,
+            human=[humans.get(i.id) for i in items]).to_dict()
+    return out
+
+
 def _length_section(store: Store, rubric: Rubric, dataset: str, items: Sequence[Item],
                     outcomes: _Outcomes) -> dict[str, Any]:
     lengths = [item_length(i) for i in items]
-    judge = bias.length_effect([_score(rubric, outcomes.label("", i.id)) for i in items],
-                               lengths, max_points=MAX_POINTS)
+    scores = [_score(rubric, outcomes.label("", i.id)) for i in items]
+    judge = bias.length_effect(scores, lengths, max_points=MAX_POINTS)
+    humans = _human_scores(store, rubric, dataset)
     out = judge.to_dict()
     out.update(bias.human_length_correlation(
-        _human_scores(store, rubric, dataset), {i.id: item_length(i) for i in items},
-        max_points=MAX_POINTS))
+        humans, {i.id: item_length(i) for i in items}, max_points=MAX_POINTS))
+    out.update(_length_slopes(rubric, items, scores, humans))
     return out
 
 
@@ -240,7 +267,8 @@ def run_length_probe(store: Store, rubric: Rubric, items: Sequence[Item], spec: 
                      filler: Sequence[str] = DEFAULT_FILLER, min_gap: int = 30,
                      force: bool = False, retry_failed: bool = False,
                      progress: bool | None = None) -> ProbeOutcome:
-    """Length correlation (judge and human), padding shift and flip rate, P(prefer longer)."""
+    """Length correlation (judge and human), length slope, padding shift and flip rate,
+    P(prefer longer)."""
     _check_items(items, rubric)
     levels = check_levels(levels)
     units = length_units(items, levels, filler)

@@ -139,7 +139,12 @@ def format_outcome(outcome: ProbeOutcome) -> str:
         lines += [
             format_statistic("length correlation (judge)", r["length_correlation"], "Spearman"),
             format_statistic("length correlation (human)", r["human_length_correlation"]),
+            format_statistic("slope per doubling", r.get("length_slope"),
+                             "(score change, fixed effects by prompt)"),
         ]
+        if r.get("length_slope_human_adjusted") is not None:
+            lines.append(format_statistic("slope, human-adjusted",
+                                          r["length_slope_human_adjusted"]))
         for level, effect in r["padding_levels"].items():
             lines.append(format_statistic(f"padding +{level}% shift", effect["padding_shift"]))
             lines.append(format_statistic(f"padding +{level}% flip rate",

@@ -51,6 +51,10 @@ STAT_LABELS: dict[str, str] = {
     "length_correlation": "Length correlation (Spearman)",
     "length_kendall": "Length correlation (Kendall tau-b)",
     "human_length_correlation": "Human length correlation (Spearman)",
+    "length_slope": "Score change per doubling of length (fixed effects by prompt)",
+    "length_slope_human_adjusted": (
+        "Score change per doubling of length beyond the human score (fixed effects by prompt)"
+    ),
     "padding_shift": "Padding shift (padded - original)",
     "padding_flip_rate": "Padding flip rate",
     "prefer_longer_rate": "P(prefers longer)",

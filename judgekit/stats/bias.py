@@ -12,7 +12,8 @@ back first, as the runner stores it); ``None`` or NaN marks a failed judgment,
 which is excluded and counted, never scored. Definitions follow Zheng et al.
 2023 (consistency, first/second slot), Wang et al. 2023 (conflict rate, BPDE),
 Shi et al. 2024 (position fairness, repetition stability) and Dubois et al.
-2024 (P(prefer longer) over pairs whose lengths differ by more than 30 chars).
+2024 (P(prefer longer) over pairs whose lengths differ by more than 30 chars;
+the length-controlled idea behind the fixed-effects length slope).
 """
 
 import math
@@ -45,6 +46,7 @@ from judgekit.stats._bias_length import (
     subsample_points,
 )
 from judgekit.stats._bias_repetition import RepetitionResult, repetition_stability
+from judgekit.stats._bias_slope import LengthSlopeResult, length_slope
 from judgekit.stats._validate import FloatArray, as_1d, check_same_length, missing_mask
 from judgekit.stats.significance import binomial_test
 from judgekit.types import Scale
@@ -53,6 +55,7 @@ __all__ = [
     "PAIRWISE_VERDICTS",
     "Estimate",
     "LengthEffectResult",
+    "LengthSlopeResult",
     "PaddingEffectResult",
     "PositionBiasResult",
     "PreferLongerResult",
@@ -62,6 +65,7 @@ __all__ = [
     "human_length_correlation",
     "human_scores",
     "length_effect",
+    "length_slope",
     "level_order_bias",
     "padding_effect",
     "position_bias",

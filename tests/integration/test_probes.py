@@ -223,6 +223,36 @@ def test_a_judge_that_rewards_length_shows_a_length_effect_and_padding_shift(
     assert padded and all(len(QUALITY.findall(_user(b))) == 1 for b in padded)
 
 
+def test_a_judge_that_rewards_length_has_a_positive_slope_within_prompts(
+    openai_server: OpenAIServer, tmp_db: Store, helpfulness
+) -> None:
+    openai_server.responder = ordinal_length_judge(seed=7)
+    answered, quality = answers(120, seed=7)
+    # three answers to each of 40 prompts (the fixed effects compare answers to one prompt)
+    items = [Item(id=i.id, input=f"Explain thing {n // 3}.", response=i.response)
+             for n, i in enumerate(answered)]
+    r = run_length_probe(tmp_db, helpfulness, items, spec_for(openai_server), dataset="shared",
+                         levels=(25,), progress=False).result
+    slope = r["length_slope"]
+    assert slope["n"] == 120 and slope["statistic"] > 0 and slope["ci_low"] > 0
+    assert slope["pvalue"] < 0.05
+    assert "length_slope_human_adjusted" not in r  # no labels yet
+    tmp_db.add_labels([Label(dataset="shared", item_id=item_id, rubric_hash=helpfulness.sha256,
+                             annotator="ann", label=str(q)) for item_id, q in quality.items()])
+    r = run_length_probe(tmp_db, helpfulness, items, spec_for(openai_server), dataset="shared",
+                         levels=(25,), progress=False).result
+    # humans scored the hidden quality only: the length effect beyond them stays
+    adjusted = r["length_slope_human_adjusted"]
+    assert adjusted["n"] == 120 and adjusted["ci_low"] > 0
+    assert r["length_slope"] == slope  # cached judgments, seeded bootstrap
+    # an item's cluster, when given, is its prompt: one answer per cluster leaves nothing
+    clustered = [Item(id=i.id, input=i.input, response=i.response, cluster=i.id) for i in items]
+    r = run_length_probe(tmp_db, helpfulness, clustered, spec_for(openai_server),
+                         dataset="shared", levels=(25,), progress=False).result
+    assert r["length_slope"]["statistic"] is None
+    assert "no prompt has two or more" in r["length_slope"]["reason"]
+
+
 def test_a_length_neutral_judge_shows_no_padding_shift(
     openai_server: OpenAIServer, tmp_db: Store, helpfulness
 ) -> None:
@@ -342,6 +372,7 @@ def test_cli_length_with_filler_file_and_consistency_samples(
               "--base-url", openai_server.base_url, "--model", "sim", "--no-progress"]
     out = _invoke("probe", "length", *common, "--levels", "50", "--filler", str(filler))
     assert "padding +50% shift" in out and "length correlation (judge)" in out
+    assert "slope per doubling" in out
     padded = [b for b in openai_server.judge_requests() if "That is all." in _user(b)]
     assert len(padded) == 20
     out = _invoke("probe", "consistency", *common, "--samples", "3", "--temperature", "0.7")

@@ -93,6 +93,7 @@ def rich_store(tmp_path: Path, path: Path = ORDINAL) -> tuple[Store, Report]:
             "probe": "length",
             "length_correlation": {**stat, "statistic": 0.31, "pvalue": 0.001},
             "padding_shift": {**stat, "statistic": 0.4},
+            "length_slope": {**stat, "statistic": 0.42, "pvalue": 0.002},
             "points": [[10, 1.0], [500, 4.0]],
         },
     )
@@ -117,6 +118,7 @@ def test_every_format_renders_every_section(tmp_path: Path, fmt: str) -> None:
         "Human-human ceiling",
         "Per slice",
         "Position consistency",
+        "Score change per doubling of length (fixed effects by prompt)",
         report.provenance.rubric_sha256,
         report.verdict.decision,
         "failed judgment(s) counted as disagreements",
@@ -134,6 +136,8 @@ def test_json_validates_against_schema_for_every_scale(tmp_path: Path) -> None:
                 assert set(data[key]) >= {"statistic", "ci_low", "ci_high", "n"}
         assert data["bias"]["position_consistency"]["n"] == 120
         assert data["bias"]["length_correlation"]["statistic"] == 0.31
+        length = next(p for p in data["bias"]["probes"] if p["probe"] == "length")
+        assert length["statistics"]["length_slope"]["pvalue"] == 0.002
     empty = open_fresh(tmp_path / "empty")
     rub = rubric(BINARY)
     empty.save_rubric(rub)

@@ -8,7 +8,9 @@ import random
 
 import krippendorff
 import numpy as np
+import pandas as pd
 import pytest
+import statsmodels.formula.api as smf
 from scipy import stats as sps
 from statsmodels.stats.inter_rater import aggregate_raters
 from statsmodels.stats.inter_rater import fleiss_kappa as sm_fleiss
@@ -18,6 +20,7 @@ from judgekit.stats.bias import (
     Estimate,
     bpde,
     length_effect,
+    length_slope,
     level_order_bias,
     padding_effect,
     position_bias,
@@ -317,6 +320,107 @@ def test_prefer_longer_rate_leaves_out_pairs_with_a_missing_length() -> None:
     res = prefer_longer_rate(["A", "A", "B", "B"], len_a, len_b)
     assert (res.longer, res.n, res.ties, res.failed) == (2, 2, 0, 0)
     assert res.statistic == pytest.approx(1.0)
+
+
+# -- length slope (fixed effects by prompt) ---------------------------------------------
+
+
+def prompts_data(seed: int, slope: float, n_prompts: int = 40, human_weight: float = 0.0):
+    """Answers to shared prompts: score = prompt effect + slope * log2(len) (+ human) + noise."""
+    rng = np.random.default_rng(seed)
+    groups = np.repeat(np.arange(n_prompts), rng.integers(1, 6, n_prompts))
+    n = groups.size
+    # prompts differ in typical length and in difficulty, and the two are correlated, so a
+    # pooled regression would be confounded
+    typical = rng.uniform(5, 10, n_prompts)
+    lengths = np.round(2 ** (typical[groups] + rng.normal(0, 0.7, n)))
+    human = rng.normal(0, 1, n) + 0.3 * np.log2(lengths)
+    score = (3 + slope * np.log2(lengths) + 0.4 * typical[groups] + human_weight * human
+             + rng.normal(0, 0.5, n))
+    return score, lengths, groups, human
+
+
+def test_length_slope_is_statsmodels_ols_with_prompt_fixed_effects() -> None:
+    score, lengths, groups, human = prompts_data(1, slope=0.3, human_weight=0.5)
+    frame = pd.DataFrame({"y": score, "x": np.log2(lengths), "g": groups, "h": human})
+    fe = smf.ols("y ~ x + C(g)", frame).fit().params
+    res = length_slope(score, lengths, groups=groups)
+    assert res.statistic == pytest.approx(fe["x"], rel=1e-9)
+    assert res.n == int((np.bincount(groups)[groups] >= 2).sum())  # singleton prompts drop out
+    assert res.n_groups == int((np.bincount(groups) >= 2).sum())
+    with_h = smf.ols("y ~ x + h + C(g)", frame).fit().params
+    adjusted = length_slope(score, lengths, groups=groups, human=human)
+    assert adjusted.statistic == pytest.approx(with_h["x"], rel=1e-9)
+    assert adjusted.human_coefficient == pytest.approx(with_h["h"], rel=1e-9)
+    # without groups: one intercept
+    pooled = smf.ols("y ~ x", frame).fit().params
+    assert length_slope(score, lengths).statistic == pytest.approx(pooled["x"], rel=1e-9)
+    # a pair's regressor is log2(len_a / len_b)
+    ref = np.round(lengths * np.exp(np.random.default_rng(2).normal(0, 0.5, lengths.size)))
+    frame["r"] = np.log2(lengths / ref)
+    paired = smf.ols("y ~ r + C(g)", frame).fit().params
+    res = length_slope(score, lengths, groups=groups, reference_lengths=ref)
+    assert res.statistic == pytest.approx(paired["r"], rel=1e-9)
+
+
+def test_length_slope_bootstrap_replicate_is_ols_on_the_resampled_prompts() -> None:
+    from judgekit.stats._bias_slope import _resample_counts
+
+    score, lengths, groups, _ = prompts_data(3, slope=0.3, n_prompts=12)
+    res = length_slope(score, lengths, groups=groups, n_resamples=5, random_state=7)
+    informative = np.flatnonzero(np.bincount(groups) >= 2)  # prompts in estimation order
+    counts = _resample_counts(np.random.default_rng(7), 5, informative.size)
+    for row, replicate in zip(counts, res._replicates, strict=True):
+        rows = []
+        for copy, (prompt, times) in enumerate(zip(informative, row.astype(int), strict=True)):
+            for k in range(times):  # each draw of a prompt is its own fixed effect
+                mask = groups == prompt
+                rows.append(pd.DataFrame({"y": score[mask], "x": np.log2(lengths[mask]),
+                                          "g": f"{copy}-{k}"}))
+        expected = smf.ols("y ~ x + C(g)", pd.concat(rows)).fit().params["x"]
+        assert replicate == pytest.approx(expected, rel=1e-8)
+
+
+def test_length_slope_interval_covers_a_planted_slope_and_zero() -> None:
+    rng = np.random.default_rng(11)
+    groups = np.repeat(np.arange(60), 4)
+    lengths = np.round(2 ** rng.uniform(5, 11, groups.size))
+    noise = rng.normal(0, 0.6, groups.size)
+    prompt = rng.normal(0, 1, 60)[groups]
+    planted = length_slope(3 + 0.5 * np.log2(lengths) + prompt + noise, lengths, groups=groups)
+    low, high = planted.confidence_interval()
+    assert low < 0.5 < high and low > 0 and planted.to_dict()["pvalue"] < 0.01
+    null = length_slope(3 + prompt + noise, lengths, groups=groups)
+    d = null.to_dict()
+    assert d["ci_low"] < 0 < d["ci_high"] and d["pvalue"] > 0.05
+    assert set(d) == {"statistic", "ci_low", "ci_high", "n", "pvalue"} and d["n"] == 240
+    # seeded: the same call gives the same interval; a wider level a wider one
+    assert length_slope(3 + prompt + noise, lengths, groups=groups).to_dict() == d
+    low90, high90 = null.confidence_interval(0.9)
+    assert d["ci_low"] <= low90 and high90 <= d["ci_high"]
+    json.dumps(d)
+
+
+def test_length_slope_undefined_cases_have_reasons() -> None:
+    few = length_slope([1, 2], [10, 20])
+    assert math.isnan(few.statistic) and "fewer than three" in few.reason
+    assert few.to_dict()["statistic"] is None and few.to_dict()["ci_low"] is None
+    constant = length_slope([1, 2, 3, 4], [50, 50, 50, 50], groups=["p", "p", "q", "q"])
+    assert "does not vary within any prompt" in constant.reason
+    singles = length_slope([1, 2, 3], [10, 20, 40], groups=["p", "q", "r"])
+    assert "no prompt has two or more" in singles.reason and singles.n == 0
+    # length varies only between prompts: the fixed effects absorb it all
+    between = length_slope([1, 1, 2, 2], [10, 10, 40, 40], groups=["p", "p", "q", "q"])
+    assert "does not vary within any prompt" in between.reason
+    collinear = length_slope([1, 2, 3, 5], [10, 20, 40, 80], human=[1, 2, 3, 4])
+    assert "human score" in collinear.reason
+    # missing scores, empty answers and unlabelled items (with human) are left out
+    mixed = length_slope([1, None, 2, 3, 4], [10, 20, 0, 40, 80], human=[1, 5, 2, None, 0.5])
+    assert mixed.n == 2 and "fewer than three" in mixed.reason
+    with pytest.raises(ValueError, match="length mismatch"):
+        length_slope([1, 2, 3], [10, 20])
+    with pytest.raises(ValueError, match="non-negative"):
+        length_slope([1, 2, 3], [10, -20, 30])
 
 
 def test_estimate_to_dict_is_json_ready() -> None:
