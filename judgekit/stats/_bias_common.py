@@ -60,18 +60,32 @@ class Estimate:
 
     def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
         """``{"statistic", "ci_low", "ci_high", "n"}`` (+ ``pvalue``, + ``reason``); NaN -> None."""
-        low, high = self.confidence_interval(confidence_level)
-        out: dict[str, Any] = {
-            "statistic": _number(self.statistic),
-            "ci_low": _number(low),
-            "ci_high": _number(high),
-            "n": int(self.n),
-        }
-        if self.pvalue is not None:
-            out["pvalue"] = _number(self.pvalue)
-        if self.reason is not None:
-            out["reason"] = self.reason
-        return out
+        return statistic_dict(self.statistic, self.confidence_interval(confidence_level), self.n,
+                              pvalue=self.pvalue, reason=self.reason)
+
+
+def statistic_dict(
+    statistic: float,
+    interval: tuple[float, float],
+    n: int,
+    *,
+    pvalue: float | None = None,
+    reason: str | None = None,
+) -> dict[str, Any]:
+    """The stored/JSON shape of one figure: ``{"statistic", "ci_low", "ci_high", "n"}``,
+    plus ``pvalue`` and ``reason`` when present; NaN becomes None (valid JSON)."""
+    low, high = interval
+    out: dict[str, Any] = {
+        "statistic": _number(statistic),
+        "ci_low": _number(low),
+        "ci_high": _number(high),
+        "n": int(n),
+    }
+    if pvalue is not None:
+        out["pvalue"] = _number(pvalue)
+    if reason is not None:
+        out["reason"] = reason
+    return out
 
 
 def proportion(successes: int, n: int, *, pvalue: float | None = None, what: str = "") -> Estimate:

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.stats._bias_common import NAN, _number
+from judgekit.stats._bias_common import NAN, statistic_dict
 from judgekit.stats._resample import percentile_interval
 from judgekit.stats._validate import (
     FloatArray,
@@ -63,18 +63,8 @@ class LengthSlopeResult:
 
     def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
         """``{"statistic", "ci_low", "ci_high", "n"}`` (+ ``pvalue``, + ``reason``); NaN -> None."""
-        low, high = self.confidence_interval(confidence_level)
-        out: dict[str, Any] = {
-            "statistic": _number(self.statistic),
-            "ci_low": _number(low),
-            "ci_high": _number(high),
-            "n": int(self.n),
-        }
-        if self.pvalue is not None:
-            out["pvalue"] = _number(self.pvalue)
-        if self.reason is not None:
-            out["reason"] = self.reason
-        return out
+        return statistic_dict(self.statistic, self.confidence_interval(confidence_level), self.n,
+                              pvalue=self.pvalue, reason=self.reason)
 
 
 def _undefined(reason: str, n: int = 0, n_groups: int = 0) -> LengthSlopeResult:
