@@ -18,6 +18,7 @@ from judgekit.cli._common import (
 from judgekit.cli.report import resolve_rubric
 from judgekit.compare import (
     CandidateComparison,
+    Clustering,
     JudgeComparison,
     compare_candidates,
     compare_judges,
@@ -41,9 +42,17 @@ def render_judges(c: JudgeComparison) -> str:
         f"p={pvalue_text(c.pvalue)}"
     )
     lines.append(
-        f"  {label_of(c.primary)} A - B (paired bootstrap): {stat_text(c.primary_difference)}"
+        f"  {label_of(c.primary)} A - B ({c.primary_method}): {stat_text(c.primary_difference)}"
     )
+    lines.extend(_clustering_lines(c.clustering, c.notes))
     return "\n".join(lines) + "\n"
+
+
+def _clustering_lines(clustering: Clustering | None, notes: tuple[str, ...]) -> list[str]:
+    """How intervals were made, when items are clustered (nothing otherwise)."""
+    if clustering is None:
+        return []
+    return [f"  Intervals: {clustering.method}"] + [f"  Note: {note}" for note in notes]
 
 
 def render_candidates(c: CandidateComparison) -> str:
@@ -60,11 +69,19 @@ def render_candidates(c: CandidateComparison) -> str:
     for side, fails in (("A", c.abstentions_a), ("B", c.abstentions_b)):
         text = ", ".join(f"{k}={v}" for k, v in sorted(fails.items())) or "none"
         lines.append(f"  Abstentions/failures {side}: {text}")
+    lines.extend(_clustering_lines(c.clustering, c.notes))
     return "\n".join(lines) + "\n"
 
 
 def _output_options(func: F) -> F:
-    """``--format``, ``--resamples`` and ``--seed``, the same on both subcommands."""
+    """``--format``, ``--resamples``, ``--seed`` and ``--cluster-by``, the same on both."""
+    func = click.option(
+        "--cluster-by",
+        default=None,
+        metavar="FIELD",
+        help="Resample clusters of items sharing FIELD (cluster, slice, meta.NAME; 'item' "
+        "for none); default: 'cluster' when items have one.",
+    )(func)
     func = click.option(
         "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."
     )(func)
@@ -109,6 +126,7 @@ def judges(
     fmt: str,
     resamples: int,
     seed: int,
+    cluster_by: str | None,
 ) -> None:
     """Two judges (two runs or two rubric versions) against the same human labels."""
     store = open_store(resolve_db_path(db))
@@ -124,6 +142,7 @@ def judges(
             dataset=dataset,
             annotator=annotator,
             spec=IntervalSpec(n_resamples=resamples, random_state=seed),
+            cluster_by=cluster_by,
         )
     finally:
         store.close()
@@ -151,6 +170,7 @@ def candidates(
     fmt: str,
     resamples: int,
     seed: int,
+    cluster_by: str | None,
 ) -> None:
     """Two candidate models scored by one judge on the same item ids."""
     store = open_store(resolve_db_path(db))
@@ -163,6 +183,7 @@ def candidates(
             dataset_b,
             run_id=run_id,
             spec=IntervalSpec(n_resamples=resamples, random_state=seed),
+            cluster_by=cluster_by,
         )
     finally:
         store.close()

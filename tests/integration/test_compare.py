@@ -259,3 +259,245 @@ def test_compare_candidates_applies_one_runs_judge_to_both_datasets(tmp_path: Pa
              run_id="other", model="other-model")
     with pytest.raises(InputError, match="choose the judge of both with --run"):
         compare_candidates(store, rub, "cand-a", "cand-c")
+
+
+# -- clusters: resample whole clusters when items share one, as the report does --------
+
+UNCLUSTERED_JUDGES_TEXT = (
+    "Judges compared on 60 items with an ok verdict from both and a human label\n"
+    "  A: correctness v1, run good\n"
+    "     Cohen's kappa             0.799 [0.601, 0.925] n=60\n"
+    "     Agreement with humans     0.900 [0.799, 0.953] n=60\n"
+    "     Statuses                  ok=60\n"
+    "  B: correctness v1, run weak\n"
+    "     Cohen's kappa             0.503 [0.248, 0.700] n=60\n"
+    "     Agreement with humans     0.750 [0.628, 0.842] n=60\n"
+    "     Statuses                  ok=60\n"
+    "  Agreement A - B (McNemar exact test): 0.150 [0.009, 0.287] n=60 p=0.064\n"
+    "  Cohen's kappa A - B (paired bootstrap): 0.296 [0.031, 0.501] n=60\n"
+)
+UNCLUSTERED_CANDIDATES_TEXT = (
+    "Candidates compared on 60 shared items (pass rate; 0 item(s) excluded because a "
+    "judgment failed)\n"
+    "  A pass rate             0.517 [0.400, 0.634] n=60\n"
+    "  B pass rate             0.467 [0.333, 0.617] n=60\n"
+    "  A - B micro               0.050 [-0.100, 0.184] n=60 p=0.650\n"
+    "  A - B macro over slices   0.088 [-0.081, 0.213] n=60\n"
+    "    s1                      -0.025 [-0.176, 0.150] n=40\n"
+    "    s2                      0.200 [-0.100, 0.450] n=20\n"
+    "  Abstentions/failures A: none\n"
+    "  Abstentions/failures B: none\n"
+)
+JUDGES_KEYS = {
+    "kind", "primary", "n_items", "a", "b", "agreement_difference", "agreement_test", "pvalue",
+    "primary_difference",
+}
+CANDIDATES_KEYS = {
+    "kind", "score", "n_items", "mean_a", "mean_b", "micro_difference", "macro_difference",
+    "pvalue", "slices", "abstentions_a", "abstentions_b", "excluded",
+}
+
+
+def _small_store(tmp_path: Path, cluster: str | None) -> Store:
+    """60 items, two judges on "ds" and the first judge on "cand-b"; ``cluster`` per item:
+    None (no field), "own" (every item its own cluster) or "tens" (clusters of 10)."""
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    rng = random.Random(11)
+    humans = [rng.choice(["pass", "fail"]) for _ in range(60)]
+    good = [h if rng.random() < 0.9 else FLIP[h] for h in humans]
+    weak = [h if rng.random() < 0.7 else FLIP[h] for h in humans]
+
+    def cl(i: int) -> str | None:
+        return None if cluster is None else f"c{i}" if cluster == "own" else f"c{i // 10}"
+
+    def sl(i: int) -> str:
+        return "s1" if i % 3 else "s2"
+
+    populate(
+        store,
+        rub,
+        [
+            Row(f"i{i}", g, {"h": h}, slice=sl(i), cluster=cl(i))
+            for i, (g, h) in enumerate(zip(good, humans, strict=True))
+        ],
+        run_id="good",
+        model="m1",
+    )
+    populate(store, rub, [Row(f"i{i}", w) for i, w in enumerate(weak)], run_id="weak",
+             model="m2", create=False)
+    store.import_items("cand-b", [])
+    populate(store, rub, [Row(f"i{i}", w, slice=sl(i)) for i, w in enumerate(weak)],
+             dataset="cand-b", run_id="cb", model="m1")
+    return store
+
+
+def _cli_outputs(store: Store, *extra: str) -> dict[str, str]:
+    out = {}
+    for fmt in ("text", "json"):
+        common = ["-r", str(BINARY), "--db", str(store.path), "--format", fmt,
+                  "--resamples", "200", *extra]
+        judges = CliRunner().invoke(
+            cli, ["compare", "judges", *common, "--run-a", "good", "--run-b", "weak"]
+        )
+        cands = CliRunner().invoke(
+            cli,
+            ["compare", "candidates", *common, "--dataset-a", "ds", "--dataset-b", "cand-b",
+             "--run", "good"],
+        )
+        assert judges.exit_code == 0 and cands.exit_code == 0, judges.output + cands.output
+        out[f"judges_{fmt}"], out[f"candidates_{fmt}"] = judges.output, cands.output
+    return out
+
+
+def test_without_clusters_compare_output_is_unchanged(tmp_path: Path) -> None:
+    plain = _cli_outputs(_small_store(tmp_path / "plain", None))
+    assert plain["judges_text"] == UNCLUSTERED_JUDGES_TEXT
+    assert plain["candidates_text"] == UNCLUSTERED_CANDIDATES_TEXT
+    assert set(json.loads(plain["judges_json"])) == JUDGES_KEYS
+    assert set(json.loads(plain["candidates_json"])) == CANDIDATES_KEYS
+    assert json.loads(plain["judges_json"])["agreement_test"] == "McNemar exact test"
+    # every item its own cluster, or clustering turned off: no cluster of 2 items, same output
+    assert _cli_outputs(_small_store(tmp_path / "own", "own")) == plain
+    clustered = _small_store(tmp_path / "tens", "tens")
+    assert _cli_outputs(clustered, "--cluster-by", "item") == plain
+    # ... while the default picks the items' clusters up
+    on = _cli_outputs(clustered)
+    assert on != plain
+    assert json.loads(on["judges_json"])["cluster_by"] == "cluster"
+    assert "6 clusters of 60 items" in on["candidates_text"]
+
+
+def _clustered_judges(tmp_path: Path) -> tuple[Store, np.ndarray, np.ndarray, np.ndarray]:
+    """Judge A always right; judge B wrong on whole clusters of 10 (about 30% of them)."""
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    rng = random.Random(5)
+    n_clusters, size = 30, 10
+    humans, weak, ids = [], [], []
+    for c in range(n_clusters):
+        wrong = rng.random() < 0.3
+        for _ in range(size):
+            h = rng.choice(["pass", "fail"])
+            humans.append(h)
+            weak.append(FLIP[h] if wrong else h)
+            ids.append(f"c{c}")
+    populate(
+        store,
+        rub,
+        [Row(f"i{i:03d}", h, {"h": h}, cluster=ids[i]) for i, h in enumerate(humans)],
+        run_id="good",
+        model="m1",
+    )
+    populate(store, rub, [Row(f"i{i:03d}", w) for i, w in enumerate(weak)], run_id="weak",
+             model="m2", create=False)
+    ca = np.ones(len(humans), dtype=bool)
+    cb = np.array(weak) == np.array(humans)
+    return store, ca, cb, np.array(ids, dtype=object)
+
+
+def test_compare_judges_with_clusters_uses_a_cluster_bootstrap(tmp_path: Path) -> None:
+    store, ca, cb, ids = _clustered_judges(tmp_path)
+    rub = rubric(BINARY)
+    spec_kwargs = {"n_resamples": 1000, "random_state": 0, "confidence_level": 0.95}
+    flat = compare_judges(store, rub, rub, run_a="good", run_b="weak", cluster_by="item")
+    c = compare_judges(store, rub, rub, run_a="good", run_b="weak")
+    assert flat.agreement_test == "McNemar exact test" and flat.clustering is None
+    assert c.agreement_test == "paired cluster bootstrap"
+    assert c.clustering is not None and c.clustering.n_clusters == 30
+    assert c.notes and "McNemar's exact test" in c.notes[0] and "independent" in c.notes[0]
+    expected = stats.paired_bootstrap(ca.astype(float), cb.astype(float), clusters=ids,
+                                      **spec_kwargs)
+    d = c.agreement_difference
+    assert d.statistic == pytest.approx(flat.agreement_difference.statistic)
+    assert (d.ci_low, d.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
+    assert c.pvalue == pytest.approx(expected.pvalue)
+    # whole clusters wrong at once: the clustered interval is much wider than the item-level one
+    assert d.ci_high - d.ci_low > 2 * (
+        flat.agreement_difference.ci_high - flat.agreement_difference.ci_low
+    )
+    assert d.ci_low <= 0.3 <= d.ci_high  # the rate clusters were made wrong at
+    assert d.ci_low <= d.statistic <= d.ci_high
+    width = c.primary_difference.ci_high - c.primary_difference.ci_low
+    assert width > flat.primary_difference.ci_high - flat.primary_difference.ci_low
+    # the per-judge figures are clustered too, like the report's
+    assert c.b.percent_agreement.ci_high - c.b.percent_agreement.ci_low > (
+        flat.b.percent_agreement.ci_high - flat.b.percent_agreement.ci_low
+    )
+
+    args = ["compare", "judges", "-r", str(BINARY), "--db", str(store.path), "--run-a", "good",
+            "--run-b", "weak"]
+    data = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).output)
+    assert data["agreement_test"] == "paired cluster bootstrap"
+    assert data["primary_test"] == "paired cluster bootstrap"
+    assert data["cluster_by"] == "cluster" and data["n_clusters"] == 30
+    assert data["interval_method"].startswith("1000-resample cluster bootstrap by cluster")
+    assert "McNemar" in data["notes"][0]
+    text = CliRunner().invoke(cli, args).output
+    assert "Agreement A - B (paired cluster bootstrap)" in text
+    method = "1000-resample cluster bootstrap by cluster (30 clusters of 300 items)"
+    assert f"Intervals: {method}" in text
+    assert "Note: McNemar's exact test" in text
+    off = CliRunner().invoke(cli, [*args, "--cluster-by", "item"]).output
+    assert "McNemar exact test" in off and "cluster" not in off
+
+
+def test_compare_candidates_with_clusters(tmp_path: Path) -> None:
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    rng = random.Random(8)
+    rows_a, rows_b, ids, slices = [], [], [], []
+    for c in range(24):  # whole clusters pass or fail together, for each candidate
+        sl = "hard" if c % 3 == 0 else "easy"
+        a = "pass" if rng.random() < 0.7 else "fail"
+        b = "pass" if rng.random() < 0.4 else "fail"
+        for k in range(8):
+            item_id = f"q{c:02d}-{k}"
+            rows_a.append(Row(item_id, a, slice=sl, cluster=f"p{c}"))
+            rows_b.append(Row(item_id, b, slice=sl))
+            ids.append(f"p{c}")
+            slices.append(sl)
+    populate(store, rub, rows_a, dataset="cand-a", run_id="ra")
+    store.import_items("cand-b", [])
+    populate(store, rub, rows_b, dataset="cand-b", run_id="rb")
+    flat = compare_candidates(store, rub, "cand-a", "cand-b", cluster_by="item")
+    c = compare_candidates(store, rub, "cand-a", "cand-b")
+    assert flat.clustering is None and flat.macro_difference.method == "bootstrap"
+    assert c.clustering is not None and c.clustering.n_clusters == 24
+    sa = np.array([r.judge == "pass" for r in rows_a], dtype=float)
+    sb = np.array([r.judge == "pass" for r in rows_b], dtype=float)
+    cl = np.array(ids, dtype=object)
+    expected = stats.paired_bootstrap(sa, sb, clusters=cl, n_resamples=1000, random_state=0)
+    m = c.micro_difference
+    assert m.statistic == pytest.approx(sa.mean() - sb.mean())
+    assert (m.ci_low, m.ci_high) == pytest.approx((expected.ci_low, expected.ci_high))
+    assert m.method == "paired cluster bootstrap" and c.pvalue == pytest.approx(expected.pvalue)
+    assert m.ci_low <= m.statistic <= m.ci_high
+    assert m.ci_high - m.ci_low > 2 * (flat.micro_difference.ci_high - flat.micro_difference.ci_low)
+    # macro over slices: clusters resampled within each slice
+    assert c.macro_difference.method == "stratified cluster bootstrap"
+    assert c.macro_difference.statistic == pytest.approx(flat.macro_difference.statistic)
+    assert c.macro_difference.ci_high - c.macro_difference.ci_low > (
+        flat.macro_difference.ci_high - flat.macro_difference.ci_low
+    )
+    hard = np.array(slices) == "hard"
+    assert c.slices["hard"].ci_high - c.slices["hard"].ci_low > (
+        flat.slices["hard"].ci_high - flat.slices["hard"].ci_low
+    )
+    expected_hard = stats.paired_bootstrap(sa[hard], sb[hard], clusters=cl[hard],
+                                           n_resamples=1000, random_state=0)
+    assert c.slices["hard"].ci_low == pytest.approx(expected_hard.ci_low)
+
+    args = ["compare", "candidates", "-r", str(BINARY), "--db", str(store.path),
+            "--dataset-a", "cand-a", "--dataset-b", "cand-b"]
+    data = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).output)
+    assert data["cluster_by"] == "cluster" and data["n_clusters"] == 24
+    assert data["macro_method"] == "stratified cluster bootstrap" and data["notes"]
+    text = CliRunner().invoke(cli, args).output
+    method = "1000-resample cluster bootstrap by cluster (24 clusters of 192 items)"
+    assert f"Intervals: {method}" in text
+    # --cluster-by another field: slices as clusters (2 of them)
+    by_slice = json.loads(
+        CliRunner().invoke(cli, [*args, "--format", "json", "--cluster-by", "slice"]).output
+    )
+    assert by_slice["cluster_by"] == "slice" and by_slice["n_clusters"] == 2

@@ -1,0 +1,263 @@
+"""Two judges against the same human labels (see :mod:`judgekit.compare`)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judgekit import stats
+
+#: ``cluster_by`` value that turns clustering off (each item is its own unit).
+from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
+from judgekit.errors import InputError
+from judgekit.report.agreement import (
+    PRIMARY_BY_KIND,
+    IntervalSpec,
+    bootstrap_stat,
+    primary_only,
+    proportion_stat,
+    to_stat,
+)
+from judgekit.report.loading import items_for
+from judgekit.report.model import Stat
+from judgekit.report.pairing import (
+    ItemKey,
+    labels_by_item,
+    reference_label,
+    select_judgments,
+)
+from judgekit.report.sections import weighted_kappa_fn
+from judgekit.store import JudgmentSelection, Store
+from judgekit.types import Judgment, Rubric
+
+
+@dataclass(frozen=True)
+class JudgeSide:
+    """One judge in a comparison: what it is and how it agrees with humans."""
+
+    name: str
+    rubric: str
+    run_id: str | None
+    primary: Stat
+    percent_agreement: Stat
+    status_counts: Mapping[str, int]
+
+
+@dataclass(frozen=True)
+class JudgeComparison:
+    primary: str
+    n_items: int
+    a: JudgeSide
+    b: JudgeSide
+    agreement_difference: Stat  # share matching humans, a - b
+    agreement_test: str
+    pvalue: float
+    primary_difference: Stat
+    clustering: Clustering | None = None
+    notes: tuple[str, ...] = field(default_factory=tuple)
+
+    @property
+    def primary_method(self) -> str:
+        """How the primary-statistic difference was resampled."""
+        return "paired bootstrap" if self.clustering is None else "paired cluster bootstrap"
+
+    def to_dict(self) -> dict[str, Any]:
+        def side(s: JudgeSide) -> dict[str, Any]:
+            return {
+                "name": s.name,
+                "rubric": s.rubric,
+                "run_id": s.run_id,
+                "primary": s.primary.to_dict(),
+                "percent_agreement": s.percent_agreement.to_dict(),
+                "status_counts": dict(s.status_counts),
+            }
+
+        out = {
+            "kind": "judges",
+            "primary": self.primary,
+            "n_items": self.n_items,
+            "a": side(self.a),
+            "b": side(self.b),
+            "agreement_difference": self.agreement_difference.to_dict(),
+            "agreement_test": self.agreement_test,
+            "pvalue": self.pvalue if np.isfinite(self.pvalue) else None,
+            "primary_difference": self.primary_difference.to_dict(),
+        }
+        if self.clustering is not None:
+            out.update(self.clustering.to_dict())
+            out["primary_test"] = self.primary_method
+            out["notes"] = list(self.notes)
+        return out
+
+
+def judge_side(
+    store: Store,
+    rubric: Rubric,
+    selection: JudgmentSelection,
+    run_id: str | None,
+) -> tuple[dict[ItemKey, Judgment], Counter[str]]:
+    """One judge's plain judgments (``selection``), one per item, and their statuses."""
+    rows = store.judgments(**selection.filters())
+    if not rows:
+        raise InputError(
+            f"no judgments for rubric {rubric.name} v{rubric.version}"
+            + (f" on dataset {selection.dataset!r}" if selection.dataset else "")
+            + (f" by the judge of run {run_id!r}" if run_id else "")
+        )
+    chosen = select_judgments(rows)
+    return chosen, Counter(j.status for j in chosen.values())
+
+
+def judge_of(
+    store: Store,
+    rubric: Rubric,
+    run_id: str | None,
+    dataset: str | None,
+    *,
+    run_option: str,
+) -> JudgmentSelection:
+    """The judgments a compared judge stands for, by the report's rule (docs/reports.md).
+
+    A run id stands for its judge (model, endpoint, sampling), cached judgments
+    included; without one, the only judge with judgments from judge or import runs.
+    Probe runs and probe variants never count unless a probe run is named.
+    """
+    return store.judge_selection(
+        rubric_hash=rubric.sha256,
+        rubric_name=rubric.name,
+        dataset=dataset,
+        run_id=run_id,
+        variant="",
+        run_option=run_option,
+        model_option=None,
+    )
+
+
+def compare_judges(
+    store: Store,
+    rubric_a: Rubric,
+    rubric_b: Rubric,
+    *,
+    run_a: str | None,
+    run_b: str | None,
+    dataset: str | None = None,
+    annotator: str | None = None,
+    spec: IntervalSpec | None = None,
+    cluster_by: str | None = None,
+) -> JudgeComparison:
+    """Both judges against the humans (labels made under rubric A) on the items both judged ok.
+
+    ``cluster_by`` groups items for resampling as in the report (module docstring).
+    """
+    if rubric_a.scale.labels != rubric_b.scale.labels:
+        raise InputError("the two rubrics have different scales; their verdicts cannot be paired")
+    spec = spec or IntervalSpec()
+    scale = rubric_a.scale
+    select_a = judge_of(store, rubric_a, run_a, dataset, run_option="--run-a")
+    select_b = judge_of(store, rubric_b, run_b, dataset, run_option="--run-b")
+    if select_a == select_b:
+        raise InputError(
+            "judges A and B are the same judge (model, endpoint, sampling and rubric): a run id "
+            "stands for all of its judge's judgments, so two runs of one judge cannot be "
+            "compared; to measure how much one judge varies, use judgekit probe consistency"
+        )
+    judged_a, counts_a = judge_side(store, rubric_a, select_a, run_a)
+    judged_b, counts_b = judge_side(store, rubric_b, select_b, run_b)
+    grouped, _ = labels_by_item(store.latest_labels(rubric_a.sha256, dataset=dataset), scale)
+    ja, jb, hh = [], [], []
+    keys: list[ItemKey] = []
+    for key, by in sorted(grouped.items()):
+        if annotator is not None:
+            by = {annotator: by[annotator]} if annotator in by else {}
+        ref = reference_label(by, scale) if by else None
+        a, b = judged_a.get(key), judged_b.get(key)
+        if ref is None or a is None or b is None or a.status != "ok" or b.status != "ok":
+            continue
+        if a.label is None or b.label is None:
+            continue
+        ja.append(a.label)
+        jb.append(b.label)
+        hh.append(ref)
+        keys.append(key)
+    if not hh:
+        raise InputError("no item has an ok verdict from both judges and a human label")
+    items = items_for(store, keys) if cluster_by != NO_CLUSTERS else {}
+    spec, clustering = clustered_spec(keys, items, cluster_by, spec)
+    notes: list[str] = []
+    primary = PRIMARY_BY_KIND[scale.kind]
+    ca = np.asarray(ja, dtype=object) == np.asarray(hh, dtype=object)
+    cb = np.asarray(jb, dtype=object) == np.asarray(hh, dtype=object)
+    if scale.kind == "binary" and clustering is None:
+        test = stats.mcnemar(ca, cb)
+        diff, pvalue, name = to_stat(test, spec), float(test.pvalue), "McNemar exact test"
+    elif scale.kind == "binary":
+        assert clustering is not None
+        res = stats.paired_bootstrap(
+            ca.astype(float),
+            cb.astype(float),
+            n_resamples=spec.n_resamples,
+            random_state=spec.random_state,
+            confidence_level=spec.confidence_level,
+            clusters=spec.clusters,
+        )
+        diff = Stat(res.statistic, res.ci_low, res.ci_high, res.n, "cluster bootstrap")
+        pvalue, name = float(res.pvalue), "paired cluster bootstrap"
+        exact = stats.mcnemar(ca, cb)
+        notes.append(
+            f"McNemar's exact test (p={exact.pvalue:.3g}) assumes independent items, but the "
+            f"{clustering.n_items} items fall in {clustering.n_clusters} clusters "
+            f"(by {clustering.cluster_by}); the agreement difference uses a paired cluster "
+            "bootstrap instead"
+        )
+    else:
+        res = stats.paired_bootstrap(
+            ca.astype(float),
+            cb.astype(float),
+            n_resamples=spec.n_resamples,
+            random_state=spec.random_state,
+            confidence_level=spec.confidence_level,
+            clusters=spec.clusters,
+        )
+        name = "paired bootstrap" if clustering is None else "paired cluster bootstrap"
+        diff = Stat(res.statistic, res.ci_low, res.ci_high, res.n, name)
+        pvalue = float(res.pvalue)
+    index = {label: i for i, label in enumerate(scale.labels)}
+    k = len(scale.labels)
+    grid = np.subtract.outer(np.arange(k), np.arange(k)) / max(k - 1, 1)
+    kappa = weighted_kappa_fn(k, 1.0 - grid**2 if primary == "weighted_kappa" else np.eye(k))
+    ia, ib, ih = (np.array([index[x] for x in xs]) for xs in (ja, jb, hh))
+    ones = np.ones(len(hh))
+
+    def kappa_diff(a: Any, b: Any, h: Any, w: Any) -> Any:
+        return kappa(a, h, w) - kappa(b, h, w)
+
+    return JudgeComparison(
+        primary,
+        len(hh),
+        JudgeSide(
+            "A",
+            f"{rubric_a.name} v{rubric_a.version}",
+            run_a,
+            primary_only(ja, hh, scale, spec, primary),
+            proportion_stat(ca, spec),
+            counts_a,
+        ),
+        JudgeSide(
+            "B",
+            f"{rubric_b.name} v{rubric_b.version}",
+            run_b,
+            primary_only(jb, hh, scale, spec, primary),
+            proportion_stat(cb, spec),
+            counts_b,
+        ),
+        diff,
+        name,
+        pvalue,
+        bootstrap_stat(kappa_diff, [ia, ib, ih, ones], spec),
+        clustering,
+        tuple(notes),
+    )
