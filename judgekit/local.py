@@ -161,7 +161,7 @@ class LocalJudge:
 
     def _wait_ready(self) -> None:
         deadline = time.monotonic() + self.startup_timeout
-        url = f"http://{self.host}:{self.port}/v1/models"
+        url = f"{self.base_url}/models"
         while time.monotonic() < deadline:
             assert self._process is not None
             if self._process.poll() is not None:

@@ -105,13 +105,16 @@ class RunSummary:
             "error": self.error,
         }
 
+    def status_line(self) -> str:
+        """The final status counts, e.g. ``ok 9, parse_error 1`` (``none`` for an empty run)."""
+        return ", ".join(f"{s} {self.counts[s]}" for s in STATUSES if self.counts[s]) or "none"
+
     def format(self) -> str:
         """A few human-readable lines for the end of a command."""
-        statuses = ", ".join(f"{s} {self.counts[s]}" for s in STATUSES if self.counts[s]) or "none"
         lines = [
             f"run {self.run_id}: {self.total} judgments ({self.cached} cached, "
             f"{self.judged} judged now, {self.requests} requests)",
-            f"  status: {statuses}",
+            f"  status: {self.status_line()}",
             f"  tokens: {self.prompt_tokens} prompt + {self.completion_tokens} completion",
             f"  elapsed {self.elapsed_s:.1f} s, {self.judgments_per_s:.1f} judgments/s",
         ]

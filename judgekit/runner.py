@@ -21,7 +21,7 @@ import datetime as dt
 import functools
 import time
 import uuid
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
 
     from judgekit.clients.capabilities import Capabilities
     from judgekit.clients.openai_client import CallResult, JudgeClient
-    from judgekit.clients.retry import RateLimiter
 
 __all__ = [
     "BUILTIN_VARIANTS", "CHUNK_SIZE", "RunSummary", "WorkUnit", "arun_judgments",
@@ -129,7 +128,8 @@ class _Run:
         self.response_format: dict[str, Any] | None = None
         self.logprobs = False
         self.started = False
-        self.limiter: RateLimiter | None = None
+        #: the rate limiter's wait, run before every attempt (None without ``rpm``)
+        self.before_attempt: Callable[[], Awaitable[None]] | None = None
 
     async def start(self, *, probe: bool) -> None:
         """Probe (or recall) capabilities and create the run row; once, lazily.
@@ -147,7 +147,8 @@ class _Run:
             from judgekit.clients.retry import RateLimiter
 
             self.client = JudgeClient(self.spec, http_client=self.http_client)
-            self.limiter = RateLimiter(self.spec.rpm) if self.spec.rpm else None
+            if self.spec.rpm:
+                self.before_attempt = RateLimiter(self.spec.rpm).acquire
             self.capabilities = await capabilities_for(self.store, self.client)
             mode = self.capabilities.response_format_mode
             self.response_format = response_format_for(mode, verdict_json_schema(self.rubric))
@@ -224,10 +225,9 @@ class _Run:
         summary = self.summary
         while (task := await queue.get()) is not None:
             assert self.client is not None  # calls are queued only after start()
-            before = self.limiter.acquire if self.limiter is not None else None
             result = await self.client.judge(
                 task.messages, self.rubric.scale,
-                response_format=self.response_format, before_attempt=before,
+                response_format=self.response_format, before_attempt=self.before_attempt,
                 logprobs=self.logprobs,
             )
             self.store.record_judgment(self.judgment(task, result))

@@ -23,7 +23,7 @@ from judgekit.probes import ProbeOutcome, run_position_probe
 from judgekit.rubrics import load_rubric
 from judgekit.runner import RunSummary, run_judgments
 from judgekit.store import Store, open_store
-from judgekit.types import STATUSES, Item, Label, Rubric
+from judgekit.types import Item, Label, Rubric
 
 #: Where the demo's data files live inside the package.
 DEMO_DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
@@ -115,7 +115,7 @@ def step_judge(ctx: DemoContext) -> None:
     for name, items in ctx.items.items():
         summary = run_judgments(ctx.db, ctx.rubrics[name], items, spec, dataset=name)
         ctx.summaries[name] = summary
-        ctx.echo(f"   {name}: {_status_line(summary)} "
+        ctx.echo(f"   {name}: {summary.status_line()} "
                  f"({summary.elapsed_s:.1f} s, {summary.judgments_per_s:.2f}/s)")
 
 
@@ -156,12 +156,8 @@ def step_summary(ctx: DemoContext) -> None:
     """Say what was done and where the database is."""
     ctx.echo("")
     for name, summary in ctx.summaries.items():
-        ctx.echo(f"{name}: {summary.total} judgments by {summary.model}: {_status_line(summary)}")
+        ctx.echo(f"{name}: {summary.total} judgments by {summary.model}: {summary.status_line()}")
     ctx.echo(f"database: {ctx.db_path.resolve()}")
-
-
-def _status_line(summary: RunSummary) -> str:
-    return ", ".join(f"{s} {summary.counts[s]}" for s in STATUSES if summary.counts[s]) or "none"
 
 
 def step_report(ctx: DemoContext) -> None:

@@ -97,26 +97,18 @@ def _endpoint_error(client: JudgeClient, failure: Failure) -> EndpointError:
     return EndpointError(f"judge endpoint {where} is not usable: {message}{hint}")
 
 
-async def _plain(client: JudgeClient, **extra: Any) -> Any:
-    """A probe request that must work (retried); failure means the endpoint is unusable."""
+async def _probe(client: JudgeClient, *, optional: bool = False, **extra: Any) -> Any:
+    """One probe request (retried); a failure means the endpoint is unusable.
 
-    async def attempt() -> Any:
-        return await client.create(_PROBE_MESSAGES, **_PROBE_PARAMS, **extra)
-
-    outcome = await with_retries(attempt, client.spec.retry_policy)
-    if outcome.failure is not None:
-        raise _endpoint_error(client, outcome.failure)
-    return outcome.value
-
-
-async def _optional(client: JudgeClient, **extra: Any) -> Any:
-    """A probe of an optional feature: an HTTP 400/422/5xx answer means unsupported."""
+    ``optional`` marks the probe of an optional feature: an HTTP 400/422/5xx
+    answer then means "unsupported" and comes back as :class:`_Rejected`.
+    """
 
     async def attempt() -> Any:
         try:
             return await client.create(_PROBE_MESSAGES, **_PROBE_PARAMS, **extra)
         except openai.APIStatusError as exc:
-            if exc.status_code in (400, 422) or exc.status_code >= 500:
+            if optional and (exc.status_code in (400, 422) or exc.status_code >= 500):
                 return _Rejected(exc.status_code)
             raise
 
@@ -128,18 +120,19 @@ async def _optional(client: JudgeClient, **extra: Any) -> Any:
 
 async def probe_capabilities(client: JudgeClient) -> Capabilities:
     """Ask the endpoint what it accepts (2 to 4 tiny requests)."""
-    await _plain(client)
-    schema_answer = await _optional(
-        client, response_format=response_format_for("json_schema", _PROBE_SCHEMA)
+    await _probe(client)
+    schema_answer = await _probe(
+        client, optional=True, response_format=response_format_for("json_schema", _PROBE_SCHEMA)
     )
     json_schema = not isinstance(schema_answer, _Rejected)
     json_object = False
     if not json_schema:
-        object_answer = await _optional(
-            client, response_format=response_format_for("json_object", _PROBE_SCHEMA)
+        object_answer = await _probe(
+            client, optional=True,
+            response_format=response_format_for("json_object", _PROBE_SCHEMA),
         )
         json_object = not isinstance(object_answer, _Rejected)
-    logprob_answer = await _optional(client, logprobs=True, top_logprobs=1)
+    logprob_answer = await _probe(client, optional=True, logprobs=True, top_logprobs=1)
     logprobs = not isinstance(logprob_answer, _Rejected) and _has_logprobs(logprob_answer)
     return Capabilities(
         json_schema=json_schema,

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import TYPE_CHECKING, Literal
 from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
@@ -112,12 +113,15 @@ class JudgeSpec:
             f"max_retries={self.max_retries}, timeout={self.timeout})"
         )
 
-    @property
+    @cached_property
     def public_base_url(self) -> str:
-        """The endpoint as stored and keyed: ``identity``, else the URL without credentials."""
+        """The endpoint as stored and keyed: ``identity``, else the URL without credentials.
+
+        Computed once per spec: the runner reads it for every cache key and judgment.
+        """
         return self.identity or public_base_url(self.base_url)
 
-    @property
+    @cached_property
     def retry_policy(self) -> RetryPolicy:
         from judgekit.clients.retry import RetryPolicy
 
