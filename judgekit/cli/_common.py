@@ -6,13 +6,21 @@ Database path resolution: ``--db PATH``, else ``$JUDGEKIT_DB``, else ``./judgeki
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
+if TYPE_CHECKING:
+    from judgekit.store import Store
+    from judgekit.types import Rubric
+
 F = TypeVar("F", bound=Callable[..., Any])
+
+#: A rubric's sha256, as ``--rubric`` may give it instead of a file or name.
+SHA256 = re.compile(r"^[0-9a-f]{64}$")
 
 #: Environment variable naming the store file when ``--db`` is not given.
 DB_ENVVAR = "JUDGEKIT_DB"
@@ -28,6 +36,19 @@ def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
     from judgekit.store.database import resolve_db_path as store_resolve_db_path
 
     return store_resolve_db_path(None if db is None else Path(db))
+
+
+def resolve_rubric(store: Store, name_or_path: str) -> Rubric:
+    """A rubric file or name, or the sha256 of a rubric saved in the store."""
+    from judgekit.errors import InputError
+    from judgekit.rubrics import load_rubric, rubric_from_text
+
+    if SHA256.match(name_or_path):
+        text = store.get_rubric_text(name_or_path)
+        if text is None:
+            raise InputError(f"no rubric with sha256 {name_or_path} in the store")
+        return rubric_from_text(text, path=f"<store:{name_or_path[:12]}>")
+    return load_rubric(name_or_path)
 
 
 def db_option(func: F) -> F:

@@ -12,10 +12,10 @@ from judgekit.cli._common import (
     F,
     db_option,
     resolve_db_path,
+    resolve_rubric,
     rubric_option,
     text_or_json_option,
 )
-from judgekit.cli.report import resolve_rubric
 from judgekit.compare import (
     CandidateComparison,
     Clustering,

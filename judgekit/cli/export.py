@@ -7,7 +7,6 @@ import dataclasses
 import io
 import json
 import os
-import re
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -16,12 +15,11 @@ from typing import Any
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path, rubric_option
+from judgekit.cli._common import SHA256, db_option, resolve_db_path, rubric_option
 from judgekit.rubrics import load_rubric
 from judgekit.store import JudgmentSelection, open_store
 from judgekit.types import Judgment
 
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
 #: Export columns, in order: every field of a judgment.
 COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Judgment))
 
@@ -108,7 +106,7 @@ def command(
     --rubric takes a rubric file or name (its current sha256 selects the
     judgments) or the sha256 of a rubric version saved in the store.
     """
-    rubric_hash = rubric if _SHA256.match(rubric) else load_rubric(rubric).sha256
+    rubric_hash = rubric if SHA256.match(rubric) else load_rubric(rubric).sha256
     if fmt is None:
         fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"
     with open_store(resolve_db_path(db)) as store:

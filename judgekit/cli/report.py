@@ -6,30 +6,14 @@ so ``judgekit report ... || exit 1`` can gate a pipeline.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path, rubric_option
+from judgekit.cli._common import db_option, resolve_db_path, resolve_rubric, rubric_option
 from judgekit.errors import InputError
 from judgekit.report import FORMATS, ReportOptions, build_report, render
-from judgekit.rubrics import load_rubric, rubric_from_text
-from judgekit.store import Store, open_store
-from judgekit.types import Rubric
-
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
-
-
-def resolve_rubric(store: Store, name_or_path: str) -> Rubric:
-    """A rubric file or name, or the sha256 of a rubric saved in the store."""
-    if _SHA256.match(name_or_path):
-        text = store.get_rubric_text(name_or_path)
-        if text is None:
-            raise InputError(f"no rubric with sha256 {name_or_path} in the store")
-        return rubric_from_text(text, path=f"<store:{name_or_path[:12]}>")
-    return load_rubric(name_or_path)
-
+from judgekit.store import open_store
 
 #: Report format by ``--out`` suffix when ``--format`` is not given.
 _SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path
+from judgekit.cli._common import db_option, resolve_db_path, text_or_json_option
 from judgekit.errors import InputError
 from judgekit.store import RunRecord, open_store
 
@@ -62,8 +62,7 @@ def _line(row: dict[str, Any]) -> str:
 @click.option("--kind", default=None,
               help="Only this kind: judge, import, probe:position, probe:length, "
                    "probe:consistency.")
-@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
-              show_default=True, help="Output format.")
+@text_or_json_option
 def command(db: str, rubric: str | None, kind: str | None, fmt: str) -> None:
     """List the runs in the store, oldest first, with their judge, rubric and outcome counts.
 

@@ -10,8 +10,6 @@ from typing import Any
 import numpy as np
 
 from judgekit import stats
-
-#: ``cluster_by`` value that turns clustering off (each item is its own unit).
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
 from judgekit.compare.judges import judge_of, judge_side
 from judgekit.errors import InputError
@@ -22,9 +20,7 @@ from judgekit.report.agreement import (
     wilson_if_collapsed,
 )
 from judgekit.report.model import Stat, undefined
-from judgekit.report.pairing import (
-    ItemKey,
-)
+from judgekit.report.pairing import ItemKey
 from judgekit.store import JudgmentSelection, Store
 from judgekit.types import Item, Rubric
 
@@ -133,7 +129,7 @@ def compare_candidates(
     fails_a: Counter[str] = Counter()
     fails_b: Counter[str] = Counter()
     sa, sb, slices = [], [], []
-    items_a: dict[str, Item | None] = {i: store.get_item(dataset_a, i) for i in shared}
+    items_a = store.items_by_ids(dataset_a, shared)
     keys: list[ItemKey] = []
     for item_id in shared:
         a, b = by_id_a[item_id], by_id_b[item_id]

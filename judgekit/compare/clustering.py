@@ -8,17 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.report.agreement import (
-    IntervalSpec,
-)
-from judgekit.report.pairing import (
-    ItemKey,
-    cluster_ids,
-)
+from judgekit.report.agreement import IntervalSpec
+from judgekit.report.pairing import ItemKey, cluster_ids
 from judgekit.types import Item
-
-#: ``cluster_by`` value that turns clustering off (each item is its own unit).
-
 
 #: ``cluster_by`` value that turns clustering off (each item is its own unit).
 NO_CLUSTERS = "item"

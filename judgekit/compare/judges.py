@@ -10,8 +10,6 @@ from typing import Any
 import numpy as np
 
 from judgekit import stats
-
-#: ``cluster_by`` value that turns clustering off (each item is its own unit).
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
 from judgekit.errors import InputError
 from judgekit.report.agreement import (
@@ -194,25 +192,6 @@ def compare_judges(
     if scale.kind == "binary" and clustering is None:
         test = stats.mcnemar(ca, cb)
         diff, pvalue, name = to_stat(test, spec), float(test.pvalue), "McNemar exact test"
-    elif scale.kind == "binary":
-        assert clustering is not None
-        res = stats.paired_bootstrap(
-            ca.astype(float),
-            cb.astype(float),
-            n_resamples=spec.n_resamples,
-            random_state=spec.random_state,
-            confidence_level=spec.confidence_level,
-            clusters=spec.clusters,
-        )
-        diff = Stat(res.statistic, res.ci_low, res.ci_high, res.n, "cluster bootstrap")
-        pvalue, name = float(res.pvalue), "paired cluster bootstrap"
-        exact = stats.mcnemar(ca, cb)
-        notes.append(
-            f"McNemar's exact test (p={exact.pvalue:.3g}) assumes independent items, but the "
-            f"{clustering.n_items} items fall in {clustering.n_clusters} clusters "
-            f"(by {clustering.cluster_by}); the agreement difference uses a paired cluster "
-            "bootstrap instead"
-        )
     else:
         res = stats.paired_bootstrap(
             ca.astype(float),
@@ -223,8 +202,18 @@ def compare_judges(
             clusters=spec.clusters,
         )
         name = "paired bootstrap" if clustering is None else "paired cluster bootstrap"
-        diff = Stat(res.statistic, res.ci_low, res.ci_high, res.n, name)
+        method = "cluster bootstrap" if scale.kind == "binary" else name
+        diff = Stat(res.statistic, res.ci_low, res.ci_high, res.n, method)
         pvalue = float(res.pvalue)
+        if scale.kind == "binary":
+            assert clustering is not None
+            exact = stats.mcnemar(ca, cb)
+            notes.append(
+                f"McNemar's exact test (p={exact.pvalue:.3g}) assumes independent items, but "
+                f"the {clustering.n_items} items fall in {clustering.n_clusters} clusters "
+                f"(by {clustering.cluster_by}); the agreement difference uses a paired cluster "
+                "bootstrap instead"
+            )
     index = {label: i for i, label in enumerate(scale.labels)}
     k = len(scale.labels)
     grid = np.subtract.outer(np.arange(k), np.arange(k)) / max(k - 1, 1)

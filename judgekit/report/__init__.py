@@ -14,21 +14,21 @@ from judgekit.report.render_json import render_json, report_to_dict
 from judgekit.report.render_markdown import render_markdown
 from judgekit.report.render_text import render_text
 
+_RENDERERS = {
+    "text": render_text,
+    "md": render_markdown,
+    "html": render_html,
+    "json": render_json,
+}
 #: Output formats of ``judgekit report --format``.
-FORMATS = ("text", "md", "html", "json")
+FORMATS = tuple(_RENDERERS)
 
 
 def render(report: Report, fmt: str = "text") -> str:
     """The report in one of :data:`FORMATS`."""
-    renderers = {
-        "text": render_text,
-        "md": render_markdown,
-        "html": render_html,
-        "json": render_json,
-    }
-    if fmt not in renderers:
+    if fmt not in _RENDERERS:
         raise ValueError(f"format must be one of {', '.join(FORMATS)}; got {fmt!r}")
-    return renderers[fmt](report)
+    return _RENDERERS[fmt](report)
 
 
 __all__ = [

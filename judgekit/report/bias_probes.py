@@ -8,12 +8,13 @@ the probe ran.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from judgekit.probe_variants import item_length
 from judgekit.stats.bias import human_length_correlation, human_scores
 from judgekit.store import JudgmentSelection, Store, judge_endpoint
-from judgekit.types import Rubric
+from judgekit.types import Label, Rubric
 
 
 def probe_results(
@@ -22,11 +23,14 @@ def probe_results(
     selection: JudgmentSelection,
     datasets: tuple[str, ...],
     max_points: int,
+    labels: Sequence[Label],
 ) -> list[dict[str, Any]]:
     """Stored probe results of the reported judge (model and endpoint) on its dataset(s).
 
     A length probe's human length correlation is recomputed from the current labels
     (the stored one is as of the probe run), with at most ``max_points`` plotted points.
+    ``labels`` are the rubric's latest labels, covering at least ``datasets`` (the
+    report passes those it already loaded).
     """
     if selection.model is None:
         return []
@@ -45,14 +49,19 @@ def probe_results(
         ):
             continue
         if row.get("probe") == "length":
-            result = _current_human_length(store, rubric, run.dataset, row, max_points)
+            result = _current_human_length(store, rubric, run.dataset, row, max_points, labels)
             row = {**row, "result": result}
         out.append(row)
     return out
 
 
 def _current_human_length(
-    store: Store, rubric: Rubric, dataset: str, row: dict[str, Any], max_points: int
+    store: Store,
+    rubric: Rubric,
+    dataset: str,
+    row: dict[str, Any],
+    max_points: int,
+    labels: Sequence[Label],
 ) -> dict[str, Any]:
     """A length probe's result with the human length correlation of today's labels.
 
@@ -61,8 +70,9 @@ def _current_human_length(
     order, as ``--limit`` takes them) that have labels.
     """
     result = dict(row.get("result") or {})
-    labels = store.latest_labels(rubric.sha256, dataset=dataset)
-    scores = human_scores(rubric.scale, ((lab.item_id, lab.label) for lab in labels))
+    scores = human_scores(
+        rubric.scale, ((lab.item_id, lab.label) for lab in labels if lab.dataset == dataset)
+    )
     ids = store.item_ids(dataset)
     n_items = result.get("n_items")
     if isinstance(n_items, int) and not isinstance(n_items, bool) and n_items >= 0:

@@ -107,7 +107,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
     datasets = (selection.dataset,) if selection.dataset else summary.datasets
     bias = sections.bias_section(
-        probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS)
+        probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS, labels)
     )
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)
 
