@@ -40,7 +40,7 @@ from judgekit.labels_io import (
 )
 from judgekit.store import RunRecord, Store
 from judgekit.store.rows import utc_now
-from judgekit.types import STATUSES, Item, Judgment, Rubric, Scale
+from judgekit.types import STATUSES, SWAPPED_VARIANT, Item, Judgment, Rubric, Scale
 
 JUDGMENT_FIELDS = (
     "item_id", "judge", "label", "order", "sample", "status", "reasoning", "score", "dataset",
@@ -49,7 +49,6 @@ JUDGMENT_FIELDS = (
 IMPORTED_ENDPOINT = "imported:"
 #: Stand-in for the parser version in imported cache keys.
 IMPORT_PARSER = "import"
-SWAPPED_VARIANT = "swapped"
 _SWAP = {"A": "B", "B": "A"}
 
 

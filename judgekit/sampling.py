@@ -39,14 +39,18 @@ import numpy as np
 from scipy.stats import hypergeom
 
 from judgekit.store import QueueEntry
-from judgekit.types import DEFAULT_VARIANT, Judgment
+from judgekit.types import (
+    DEFAULT_VARIANT,
+    SWAPPED_VARIANT,
+    Judgment,
+    majority_label,
+    primary_model,
+)
 
 Strategy = Literal["random", "stratified", "disagreement", "uncertain"]
 STRATEGIES: tuple[Strategy, ...] = ("random", "stratified", "disagreement", "uncertain")
 #: Share of every non-random queue drawn as the uniform random stratum.
 DEFAULT_RANDOM_SHARE = 0.2
-#: The variant name of a pair shown with A and B exchanged (labels are mapped back).
-SWAPPED_VARIANT = "swapped"
 RANDOM_STRATUM = "random"
 
 
@@ -100,15 +104,6 @@ def judgment_confidence(judgment: Judgment) -> float | None:
     return confidence if math.isfinite(confidence) else None
 
 
-def _majority(labels: Sequence[str]) -> str | None:
-    """Most common label; ties go to the label seen first (stable)."""
-    if not labels:
-        return None
-    counts = Counter(labels)
-    best = max(counts.values())
-    return next(label for label in labels if counts[label] == best)
-
-
 def item_signals(judgments: Iterable[Judgment]) -> dict[tuple[str, str], ItemSignals]:
     """Per (dataset, item): verdict, kinds of disagreement and confidence.
 
@@ -134,7 +129,7 @@ def item_signals(judgments: Iterable[Judgment]) -> dict[tuple[str, str], ItemSig
             confidences[(j.dataset, j.item_id, j.model_requested)].append(conf)
     if not per_model:
         return {}
-    primary = min(per_model, key=lambda model: (-per_model[model], model))
+    primary = primary_model(per_model)
     signals: dict[tuple[str, str], ItemSignals] = {}
     for key, models in table.items():
         kinds: set[str] = set()
@@ -144,9 +139,9 @@ def item_signals(judgments: Iterable[Judgment]) -> dict[tuple[str, str], ItemSig
             if len(set(original)) > 1:
                 kinds.add("samples")
             swapped = variants.get(SWAPPED_VARIANT, [])
-            if original and swapped and _majority(original) != _majority(swapped):
+            if original and swapped and majority_label(original) != majority_label(swapped):
                 kinds.add("swap")
-            model_verdicts[model] = _majority(original)
+            model_verdicts[model] = majority_label(original)
         if len({v for v in model_verdicts.values() if v is not None}) > 1:
             kinds.add("judges")
         verdict = model_verdicts.get(primary)

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping
+from collections import Counter
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -33,6 +34,8 @@ ANSWERED_FAILURES: frozenset[str] = frozenset({"parse_error", "refusal", "trunca
 #: others ("swapped" = A/B exchanged, "pad25"/"pad50"/"pad100" = filler added,
 #: "reversed_levels" = rubric levels listed in reverse order).
 DEFAULT_VARIANT = ""
+#: The variant of a pair shown with A and B exchanged (its label is mapped back).
+SWAPPED_VARIANT = "swapped"
 
 
 def canonical_json(value: Any) -> str:
@@ -211,6 +214,20 @@ class Judgment:
     #: P(verdict) from the judge's logprobs, renormalised over the scale's labels
     #: (see ``judgekit.clients.confidence``); None when the endpoint gave none.
     confidence: float | None = None
+
+
+def primary_model(counts: Mapping[str, int]) -> str:
+    """The primary judge: the model with the most successful judgments (ties: first by name)."""
+    return min(counts, key=lambda model: (-counts[model], model))
+
+
+def majority_label(labels: Sequence[str]) -> str | None:
+    """Most common label; ties go to the label seen first (stable)."""
+    if not labels:
+        return None
+    counts = Counter(labels)
+    best = max(counts.values())
+    return next(label for label in labels if counts[label] == best)
 
 
 @dataclass(frozen=True)

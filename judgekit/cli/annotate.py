@@ -17,7 +17,7 @@ from judgekit.cli._common import db_option, rubric_option
 from judgekit.errors import InputError
 from judgekit.rubrics import load_rubric
 from judgekit.sampling import STRATEGIES, Candidate, default_queue_name, plan_queue
-from judgekit.store import Store, open_store
+from judgekit.store import QueueEntry, Store, open_store
 from judgekit.types import Judgment, Rubric
 
 DEFAULT_SAMPLE = 200
@@ -28,9 +28,13 @@ class PreparedQueue:
     """The queue a session works on, and whether this call drew it."""
 
     name: str
-    size: int
+    entries: tuple[QueueEntry, ...]
     created: bool
     notices: tuple[str, ...] = ()
+
+    @property
+    def size(self) -> int:
+        return len(self.entries)
 
 
 def prepare_queue(
@@ -55,7 +59,7 @@ def prepare_queue(
                 f"queue {queue_name!r} belongs to another rubric version; "
                 "choose another --queue name"
             )
-        return PreparedQueue(queue_name, len(entries), created=False)
+        return PreparedQueue(queue_name, tuple(entries), created=False)
     known = store.datasets()
     if dataset is not None and dataset not in known:
         raise InputError(
@@ -83,7 +87,7 @@ def prepare_queue(
             "notices": list(plan.notices),
         },
     )
-    return PreparedQueue(queue_name, len(plan.entries), created=True, notices=plan.notices)
+    return PreparedQueue(queue_name, plan.entries, created=True, notices=plan.notices)
 
 
 @click.command("annotate")
@@ -134,7 +138,8 @@ def command(
             click.echo(f"note: {notice}", err=True)
         verb = "drew" if prepared.created else "resuming"
         click.echo(f"{verb} queue {prepared.name} ({prepared.size} items)", err=True)
-        app = make_app(store, loaded, prepared.name, annotator=annotator.strip(),
+        # the entries prepare_queue read or drew (already checked against the rubric)
+        app = make_app(store, loaded, prepared.entries, annotator=annotator.strip(),
                        show_judge=show_judge)
         app.run()
         progress = app.session.progress()

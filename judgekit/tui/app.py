@@ -16,7 +16,7 @@ from judgekit.errors import InputError, StoreError
 from judgekit.store import QueueEntry, Store
 from judgekit.tui.screens import LabelScreen, scale_bindings
 from judgekit.tui.session import JudgeView, Key, LabelingSession
-from judgekit.types import DEFAULT_VARIANT, Judgment, Rubric
+from judgekit.types import DEFAULT_VARIANT, Judgment, Rubric, majority_label, primary_model
 
 
 class AnnotateApp(App[None]):
@@ -68,8 +68,7 @@ def load_judge_views(store: Store, rubric: Rubric, datasets: Iterable[str]) -> d
         )
     if not judgments:
         return {}
-    per_model = Counter(j.model_requested for j in judgments)
-    primary = min(per_model, key=lambda model: (-per_model[model], model))
+    primary = primary_model(Counter(j.model_requested for j in judgments))
     by_item: dict[Key, list[Judgment]] = defaultdict(list)
     for j in judgments:
         if j.model_requested == primary:
@@ -77,9 +76,8 @@ def load_judge_views(store: Store, rubric: Rubric, datasets: Iterable[str]) -> d
     views: dict[Key, JudgeView] = {}
     for key, samples in by_item.items():
         samples.sort(key=lambda j: j.sample_index)
-        counts = Counter(j.label for j in samples)
-        top = max(counts.values())
-        verdict = next(j for j in samples if counts[j.label] == top)
+        label = majority_label([j.label for j in samples if j.label is not None])
+        verdict = next(j for j in samples if j.label == label)
         assert verdict.label is not None
         views[key] = JudgeView(verdict.label, verdict.reasoning, primary)
     return views

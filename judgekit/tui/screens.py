@@ -100,8 +100,9 @@ def scale_bindings(scale: Scale) -> list[BindingType]:
                 key_display=shown if index == 0 else None)
         for index, level in enumerate(scale.levels)
     ]
+    keys_of = command_keys(scale)
     for command in COMMANDS:
-        free = command_keys(scale)[command.action]
+        free = keys_of[command.action]
         shown_keys = "/".join(display_key(k) for k in free)
         bindings.append(Binding(",".join(free), command.action, command.description,
                                 key_display=shown_keys))
