@@ -35,8 +35,8 @@ sys.path.insert(0, str(ROOT))
 import openai  # noqa: E402
 
 from judgekit.clients import JudgeSpec  # noqa: E402
+from judgekit.judging.runner import run_judgments  # noqa: E402
 from judgekit.rubrics import load_rubric, render_messages  # noqa: E402
-from judgekit.runner import run_judgments  # noqa: E402
 from judgekit.store import open_store  # noqa: E402
 from judgekit.types import Item, SamplingParams  # noqa: E402
 

@@ -24,9 +24,9 @@ import click
 
 from judgekit.cli._common import db_option, rubric_option
 from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
-from judgekit.datasets import dataset_name_for, load_items
 from judgekit.errors import InputError
-from judgekit.local import LOCAL_MODEL, LocalJudge
+from judgekit.io.items import dataset_name_for, load_items
+from judgekit.judging.local import LOCAL_MODEL, LocalJudge
 from judgekit.store import Store
 from judgekit.types import Item, SamplingParams
 

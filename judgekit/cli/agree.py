@@ -6,8 +6,8 @@ import json
 
 import click
 
-from judgekit.agree import LEVELS, AgreeResult, Level, agreement_from_ratings, read_ratings
 from judgekit.cli._common import text_or_json_option
+from judgekit.compare.agree import LEVELS, AgreeResult, Level, agreement_from_ratings, read_ratings
 from judgekit.report._format import stat_text
 
 

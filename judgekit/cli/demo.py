@@ -17,11 +17,11 @@ import click
 
 from judgekit.cli._endpoint import EndpointOptions, open_endpoint
 from judgekit.clients import JudgeSpec
-from judgekit.datasets import load_items
 from judgekit.errors import InputError
-from judgekit.probes import ProbeOutcome, run_position_probe
+from judgekit.io.items import load_items
+from judgekit.judging.probes import ProbeOutcome, run_position_probe
+from judgekit.judging.runner import RunSummary, run_judgments
 from judgekit.rubrics import load_rubric
-from judgekit.runner import RunSummary, run_judgments
 from judgekit.store import Store, open_store
 from judgekit.types import Item, Label, Rubric
 

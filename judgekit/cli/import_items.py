@@ -7,8 +7,8 @@ from pathlib import Path
 import click
 
 from judgekit.cli._common import db_option, resolve_db_path
-from judgekit.datasets import dataset_name_for, load_items
 from judgekit.errors import InputError
+from judgekit.io.items import dataset_name_for, load_items
 from judgekit.store import open_store
 
 

@@ -15,8 +15,8 @@ import click
 
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
+from judgekit.judging.runner import has_pending_calls, run_judgments
 from judgekit.rubrics import load_rubric
-from judgekit.runner import has_pending_calls, run_judgments
 from judgekit.store import open_store
 
 _SAMPLES = click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,

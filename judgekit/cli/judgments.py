@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from judgekit.cli._common import import_file_options
-from judgekit.judgments_io import import_judgments
+from judgekit.io.judgments import import_judgments
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
 

@@ -15,7 +15,7 @@ from typing import TextIO, cast
 import click
 
 from judgekit.cli._common import db_option, import_file_options, rubric_option
-from judgekit.labels_io import ExportFormat, export_labels, import_labels
+from judgekit.io.labels import ExportFormat, export_labels, import_labels
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
 

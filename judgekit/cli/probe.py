@@ -19,7 +19,7 @@ import click
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
-from judgekit.probes import (
+from judgekit.judging.probes import (
     DEFAULT_FILLER,
     DEFAULT_LEVELS,
     ProbeOutcome,
@@ -31,8 +31,8 @@ from judgekit.probes import (
     run_length_probe,
     run_position_probe,
 )
+from judgekit.judging.runner import WorkUnit, has_pending_calls
 from judgekit.rubrics import load_rubric
-from judgekit.runner import WorkUnit, has_pending_calls
 from judgekit.store import Store, open_store
 from judgekit.types import Item, Rubric
 

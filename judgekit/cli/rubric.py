@@ -11,8 +11,8 @@ from pathlib import Path
 
 import click
 
-from judgekit.datasets import load_items
 from judgekit.errors import InputError, JudgekitError
+from judgekit.io.items import load_items
 from judgekit.rubrics import (
     BUNDLED_RUBRICS_DIR,
     REPO_RUBRICS_DIR,

@@ -11,7 +11,7 @@ from __future__ import annotations
 import click
 
 from judgekit.errors import LocalJudgeError
-from judgekit.local import LocalJudge
+from judgekit.judging.local import LocalJudge
 
 #: A fixed default port, so the endpoint URL (part of every cache key) is stable.
 DEFAULT_PORT = 8421

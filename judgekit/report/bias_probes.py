@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from judgekit.probe_variants import item_length
+from judgekit.judging.probe_variants import item_length
 from judgekit.stats.bias import human_length_correlation, human_scores
 from judgekit.store import JudgmentSelection, Store, judge_endpoint
 from judgekit.types import Label, Rubric

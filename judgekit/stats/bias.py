@@ -3,7 +3,7 @@
 A judge is measuring something other than quality when its verdict moves with
 the order the answers are shown in (position bias), with length that adds no
 content (length bias), or simply from one call to the next (instability). The
-probes in :mod:`judgekit.probes` produce the arrays; everything here is pure so
+probes in :mod:`judgekit.judging.probes` produce the arrays; everything here is pure so
 the same figures can be computed for verdicts made elsewhere.
 
 Conventions: pairwise verdicts are ``"A"``, ``"B"`` or ``"tie"`` in the item's

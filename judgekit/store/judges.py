@@ -27,7 +27,7 @@ from judgekit.store._base import StoreBase
 
 #: Run kinds whose judgments a report calibrates by default (probe runs are left out).
 JUDGE_RUN_KINDS: tuple[str, ...] = ("judge", "import")
-#: The endpoint every imported judgment is keyed under (see ``judgments_io``).
+#: The endpoint every imported judgment is keyed under (see ``judgekit.io.judgments``).
 IMPORTED_ENDPOINT = "imported:"
 #: SQL for a row's judge endpoint: ``base_url``, or ``imported:`` for any imported file.
 ENDPOINT_SQL = (

@@ -13,13 +13,13 @@ from pathlib import Path
 
 import pytest
 
-from judgekit import local
 from judgekit.clients import JudgeSpec
-from judgekit.datasets import load_items
 from judgekit.errors import LocalJudgeError
-from judgekit.local import LOCAL_MODEL, LocalJudge
+from judgekit.io.items import load_items
+from judgekit.judging import local
+from judgekit.judging.local import LOCAL_MODEL, LocalJudge
+from judgekit.judging.runner import run_judgments
 from judgekit.rubrics import load_rubric
-from judgekit.runner import run_judgments
 from judgekit.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[2]

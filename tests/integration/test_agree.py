@@ -10,8 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from judgekit import stats
-from judgekit.agree import agreement_from_ratings, read_ratings
 from judgekit.cli.main import cli
+from judgekit.compare.agree import agreement_from_ratings, read_ratings
 from judgekit.errors import InputError
 from tests.support.shared_data import SHARED_DATA
 

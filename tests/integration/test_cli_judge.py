@@ -16,7 +16,7 @@ from click.testing import CliRunner
 
 from judgekit.cli import _endpoint as endpoint_module
 from judgekit.cli.main import cli
-from judgekit.local import LOCAL_MODEL
+from judgekit.judging.local import LOCAL_MODEL
 from judgekit.store import open_store
 from tests.support.openai_server import OpenAIServer
 

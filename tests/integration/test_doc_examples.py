@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from judgekit.cli.main import cli
-from judgekit.datasets import load_items
+from judgekit.io.items import load_items
 from judgekit.rubrics import load_rubric
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples" / "tutorial"

@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from judgekit.cli.main import cli
 from judgekit.errors import InputError
-from judgekit.judgments_io import import_judgments, llmbar_rows
+from judgekit.io.judgments import import_judgments, llmbar_rows
 from judgekit.rubrics import load_rubric
 from judgekit.store import Store, open_store
 from judgekit.types import Item, Rubric

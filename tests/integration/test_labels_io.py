@@ -12,7 +12,7 @@ from click.testing import CliRunner
 
 from judgekit.cli.main import cli
 from judgekit.errors import InputError
-from judgekit.labels_io import MAX_REPORTED_ERRORS, export_labels, import_labels
+from judgekit.io.labels import MAX_REPORTED_ERRORS, export_labels, import_labels
 from judgekit.rubrics import load_rubric
 from judgekit.store import Store, open_store
 from judgekit.types import Item, Rubric

@@ -18,7 +18,7 @@ from click.testing import CliRunner
 
 from judgekit.cli.main import cli
 from judgekit.clients import JudgeSpec
-from judgekit.probes import run_consistency_probe, run_length_probe, run_position_probe
+from judgekit.judging.probes import run_consistency_probe, run_length_probe, run_position_probe
 from judgekit.rubrics import load_rubric
 from judgekit.store import Store, open_store
 from judgekit.types import Item, Label, SamplingParams

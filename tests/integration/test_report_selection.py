@@ -33,7 +33,7 @@ from test_report_support import (
 from judgekit import stats
 from judgekit.cli.main import cli
 from judgekit.errors import InputError
-from judgekit.probe_variants import item_length
+from judgekit.judging.probe_variants import item_length
 from judgekit.report import FORMATS, ReportOptions, build_report, render
 from judgekit.stats import bias as bias_stats
 from judgekit.store import QueueEntry, Store

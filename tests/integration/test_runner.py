@@ -11,8 +11,8 @@ import pytest
 
 from judgekit import __version__
 from judgekit.clients import JudgeSpec
+from judgekit.judging.runner import WorkUnit, run_judgments, swapped_pair, unit_for, unit_key
 from judgekit.rubrics import load_rubric, rubric_from_text
-from judgekit.runner import WorkUnit, run_judgments, swapped_pair, unit_for, unit_key
 from judgekit.store import Store
 from judgekit.types import Item, SamplingParams
 from tests.support.openai_server import OpenAIServer, Reply
@@ -258,7 +258,7 @@ def test_mismatched_rubric_fails_before_any_request(
 
 def test_iterators_stream_in_chunks(openai_server: OpenAIServer, tmp_db: Store,
                                     correctness, monkeypatch) -> None:
-    import judgekit.runner as runner
+    import judgekit.judging.runner as runner
 
     monkeypatch.setattr(runner, "CHUNK_SIZE", 7)
     summary = run_judgments(tmp_db, correctness, iter(facts(30)), spec_for(openai_server),

@@ -10,8 +10,8 @@ import pytest
 
 from judgekit.clients import JudgeSpec
 from judgekit.errors import EndpointError, InputError
+from judgekit.judging.runner import run_judgments
 from judgekit.rubrics import load_rubric
-from judgekit.runner import run_judgments
 from judgekit.store import Store
 from judgekit.types import Item
 from tests.support.openai_server import OpenAIServer, Reply

@@ -13,8 +13,8 @@ import pytest
 
 from judgekit.cli.annotate import prepare_queue
 from judgekit.clients import JudgeSpec
+from judgekit.judging.runner import run_judgments
 from judgekit.rubrics import load_rubric
-from judgekit.runner import run_judgments
 from judgekit.sampling import (
     Candidate,
     default_queue_name,

@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from judgekit.cache import cache_key, needs_call
+from judgekit.judging.cache import cache_key, needs_call
 from judgekit.types import Judgment, SamplingParams
 
 BASE: dict[str, Any] = dict(

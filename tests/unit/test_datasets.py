@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.datasets import dataset_name_for, load_items
 from judgekit.errors import InputError
+from judgekit.io.items import dataset_name_for, load_items
 from judgekit.rubrics import REPO_RUBRICS_DIR, load_rubric, render_messages
 from judgekit.types import Item
 

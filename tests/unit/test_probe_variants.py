@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from judgekit.errors import InputError
-from judgekit.probes import (
+from judgekit.judging.probes import (
     DEFAULT_FILLER,
     added_chars,
     check_levels,

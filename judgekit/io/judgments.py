@@ -30,14 +30,14 @@ from pathlib import Path
 from typing import Any
 
 from judgekit import __version__
-from judgekit.cache import cache_key
-from judgekit.labels_io import (
+from judgekit.io.labels import (
     ErrorList,
     item_dataset_index,
     read_records,
     resolve_dataset,
     text_field,
 )
+from judgekit.judging.cache import cache_key
 from judgekit.store import RunRecord, Store
 from judgekit.store.rows import utc_now
 from judgekit.types import STATUSES, SWAPPED_VARIANT, Item, Judgment, Rubric, Scale

@@ -15,8 +15,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from judgekit.errors import InputError
+from judgekit.judging.units import WorkUnit, unit_for
 from judgekit.types import Item, Rubric
-from judgekit.units import WorkUnit, unit_for
 
 DEFAULT_LEVELS: tuple[int, ...] = (25, 50, 100)
 #: Content-free sentences appended to pad a response; ``{input}`` = the item's input.

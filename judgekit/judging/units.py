@@ -3,7 +3,7 @@
 Kept apart from the runner so that code which only needs to *name* a call
 (probes reading back their outcomes, the CLI checking whether anything is left
 to judge before it starts the local judge) computes exactly the runner's key
-without pulling in the runner's HTTP machinery. :mod:`judgekit.runner`
+without pulling in the runner's HTTP machinery. :mod:`judgekit.judging.runner`
 re-exports everything here.
 """
 
@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from judgekit.cache import cache_key
 from judgekit.clients.spec import JudgeSpec
 from judgekit.errors import InputError
+from judgekit.judging.cache import cache_key
 from judgekit.parsing import PARSER_VERSION
 from judgekit.types import Item, Rubric
 

@@ -4,7 +4,7 @@
 times ``samples``) against one endpoint. It streams: units are read in chunks,
 each chunk's cache keys are looked up in one query before any request is made
 for it, and only calls whose latest stored outcome asks for it (see
-:func:`judgekit.cache.needs_call`) are queued for a fixed pool of workers. Each
+:func:`judgekit.judging.cache.needs_call`) are queued for a fixed pool of workers. Each
 finished judgment is committed on its own, so a killed process loses nothing
 finished and a rerun only requests the rest. Memory stays flat in the dataset
 size: nothing per unit is kept after it is recorded.
@@ -27,14 +27,14 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from judgekit import __version__
-from judgekit.cache import needs_call
 from judgekit.clients.spec import JudgeSpec, endpoint_hint
 from judgekit.errors import EndpointError
-from judgekit.progress import Progress, RunSummary
+from judgekit.judging.cache import needs_call
+from judgekit.judging.progress import Progress, RunSummary
+from judgekit.judging.units import BUILTIN_VARIANTS, WorkUnit, swapped_pair, unit_for, unit_key
 from judgekit.rubrics import render_messages, verdict_json_schema
 from judgekit.store import RunRecord, Store
 from judgekit.types import Item, Judgment, Rubric
-from judgekit.units import BUILTIN_VARIANTS, WorkUnit, swapped_pair, unit_for, unit_key
 
 if TYPE_CHECKING:
     import httpx2

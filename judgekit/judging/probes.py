@@ -1,6 +1,6 @@
 """Bias probes: judge controlled variants of items and measure how far verdicts move.
 
-Three probes, each a thin layer over :func:`judgekit.runner.run_judgments` (so
+Three probes, each a thin layer over :func:`judgekit.judging.runner.run_judgments` (so
 they are cached, resumable and take the same endpoint spec as ``judge``) and
 :mod:`judgekit.stats.bias` (so the numbers are the pure, tested ones):
 
@@ -25,7 +25,7 @@ from typing import Any
 
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
-from judgekit.probe_variants import (
+from judgekit.judging.probe_variants import (
     DEFAULT_FILLER,
     DEFAULT_LEVELS,
     added_chars,
@@ -39,7 +39,7 @@ from judgekit.probe_variants import (
     padding_variant,
     position_units,
 )
-from judgekit.runner import RunSummary, WorkUnit, run_judgments, unit_key
+from judgekit.judging.runner import RunSummary, WorkUnit, run_judgments, unit_key
 from judgekit.stats import bias
 from judgekit.store import Store
 from judgekit.types import Item, Judgment, Label, Rubric, Scale

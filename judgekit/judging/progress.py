@@ -1,6 +1,6 @@
 """What a run shows its user: a live progress line, and the summary at the end.
 
-Kept apart from :mod:`judgekit.runner` because it is presentation and
+Kept apart from :mod:`judgekit.judging.runner` because it is presentation and
 bookkeeping only: the runner calls :meth:`Progress.advance` once per call and
 fills a :class:`RunSummary`; neither knows about endpoints or the store.
 """

@@ -11,7 +11,7 @@ nothing the second time (a label equal to the annotator's current one is not
 appended again).
 
 The generic pieces (:func:`read_records`, :class:`ErrorList`, field coercion)
-are shared with :mod:`judgekit.judgments_io`.
+are shared with :mod:`judgekit.io.judgments`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ _REQUIRED = ("item_id", "annotator", "label")
 ExportFormat = Literal["jsonl", "csv"]
 
 
-# -- generic record reading (shared with judgments_io) ---------------------------
+# -- generic record reading (shared with io.judgments) ---------------------------
 
 
 @dataclass
