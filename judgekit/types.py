@@ -230,6 +230,11 @@ def majority_label(labels: Sequence[str]) -> str | None:
     return next(label for label in labels if counts[label] == best)
 
 
+#: ``Label.source`` of a label written by ``annotate --adjudicate``: the item's
+#: reference label in reports, kept apart from the annotators' own labels.
+ADJUDICATED_SOURCE = "adjudicate"
+
+
 @dataclass(frozen=True)
 class Label:
     """One human label. Labels are append-only; the latest per key wins."""
@@ -244,4 +249,4 @@ class Label:
     blind: bool = True
     seconds: float | None = None
     created_at: str = ""
-    source: str = "annotate"  # "annotate" | "import"
+    source: str = "annotate"  # "annotate" | "import" | ADJUDICATED_SOURCE

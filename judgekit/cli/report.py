@@ -62,6 +62,12 @@ def write_output(text: str, out: str | None) -> None:
     help="Use this annotator's labels as the human reference (default: majority).",
 )
 @click.option(
+    "--include-unblinded",
+    is_flag=True,
+    help="Also use labels given with the judge's verdict shown (annotate --show-judge); "
+    "by default the reference uses blind labels only and counts the others.",
+)
+@click.option(
     "--format",
     "fmt",
     type=click.Choice(FORMATS),
@@ -137,6 +143,7 @@ def command(
     model: str | None,
     dataset: str | None,
     annotator: str | None,
+    include_unblinded: bool,
     fmt: str | None,
     out: str | None,
     min_agreement: float,
@@ -167,6 +174,7 @@ def command(
             judge_run=judge_run,
             model=model,
             annotator=annotator,
+            include_unblinded=include_unblinded,
             cluster_by=cluster_by,
             queue=queue,
             primary=primary,

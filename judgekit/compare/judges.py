@@ -22,12 +22,8 @@ from judgekit.report.agreement import (
 )
 from judgekit.report.loading import items_for
 from judgekit.report.model import Stat
-from judgekit.report.pairing import (
-    ItemKey,
-    labels_by_item,
-    reference_label,
-    select_judgments,
-)
+from judgekit.report.pairing import ItemKey, select_judgments
+from judgekit.report.reference import human_reference
 from judgekit.report.sections import weighted_kappa_fn
 from judgekit.store import JudgmentSelection, Store
 from judgekit.types import Judgment, Rubric
@@ -165,13 +161,13 @@ def compare_judges(
         )
     judged_a, counts_a = judge_side(store, rubric_a, select_a, run_a)
     judged_b, counts_b = judge_side(store, rubric_b, select_b, run_b)
-    grouped, _ = labels_by_item(store.latest_labels(rubric_a.sha256, dataset=dataset), scale)
+    human = human_reference(store, rubric_a, dataset=dataset)  # blind labels, adjudications
+    if annotator is not None:
+        human = human.for_annotator(annotator)
     ja, jb, hh = [], [], []
     keys: list[ItemKey] = []
-    for key, by in sorted(grouped.items()):
-        if annotator is not None:
-            by = {annotator: by[annotator]} if annotator in by else {}
-        ref = reference_label(by, scale) if by else None
+    for key in sorted(human.keys):
+        ref = human.label_of(key, scale)
         a, b = judged_a.get(key), judged_b.get(key)
         if ref is None or a is None or b is None or a.status != "ok" or b.status != "ok":
             continue

@@ -151,13 +151,29 @@ def provenance_pairs(
         ),
         ("Judged", f"{p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'}"),
         ("Generated", p.generated_at),
-        (
-            "Counts",
-            f"{p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} "
-            f"annotator(s) on {p.n_labeled_items} item(s)",
-        ),
+        ("Counts", counts_text(p)),
         *(("Note", note) for note in p.notes),
     ]
+
+
+def counts_text(p: Provenance) -> str:
+    """Judgments and labels, with the labels the reference left out (every format)."""
+    text = (
+        f"{p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} "
+        f"annotator(s) on {p.n_labeled_items} item(s)"
+    )
+    counts = p.label_counts
+    extra = []
+    if counts.get("unblinded_labels"):
+        how = "pooled in: --include-unblinded" if p.unblinded_included else "left out"
+        extra.append(f"{counts['unblinded_labels']} given with the judge shown ({how})")
+    if counts.get("adjudicated_items"):
+        extra.append(f"{counts['adjudicated_items']} item(s) adjudicated")
+    if counts.get("no_majority_items"):
+        extra.append(f"{counts['no_majority_items']} item(s) with no majority (left out)")
+    if counts.get("flagged_items"):
+        extra.append(f"{counts['flagged_items']} item(s) flagged")
+    return text + (f"; {'; '.join(extra)}" if extra else "")
 
 
 def failed_text(health: Health) -> str:

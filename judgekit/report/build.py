@@ -21,8 +21,9 @@ from judgekit.report.loading import items_for, judge_selection, judgments_for, s
 from judgekit.report.manifest import health, provenance
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.options import ReportOptions
-from judgekit.report.pairing import ItemKey, cluster_ids, labels_by_item, pair_up
+from judgekit.report.pairing import ItemKey, cluster_ids, pair_up
 from judgekit.report.planning import planned_total
+from judgekit.report.reference import human_reference, label_counts, reference_notes
 from judgekit.report.verdict import decide
 from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
@@ -44,20 +45,15 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
             f"Run {opts.judge_run} wrote none of these judgments (its calls were answered from "
             f"the cache); they are its judge's, written by run(s) {', '.join(summary.run_ids)}."
         )
-    labels = store.latest_labels(rubric.sha256, dataset=opts.dataset)
-    grouped, off_scale = labels_by_item(labels, scale)
-    if off_scale:
-        notes.append(f"{off_scale} human label(s) are not on the rubric's scale and were ignored.")
-    references: References
+    human = human_reference(
+        store, rubric, dataset=opts.dataset, include_unblinded=opts.include_unblinded
+    )
     if opts.annotator is not None:
-        references = {
-            k: {opts.annotator: v[opts.annotator]}
-            for k, v in grouped.items()
-            if opts.annotator in v
-        }
-    else:
-        references = grouped
-    items = items_for(store, grouped)
+        human = human.for_annotator(opts.annotator)
+    notes.extend(reference_notes(human, scale))
+    grouped = human.by_item  # single annotators' labels: the human-human ceiling
+    references: References = human.references()
+    items = items_for(store, human.keys)
     # full judgment rows only for the labeled items; counts for the rest come from SQL
     judgments, n_stale = judgments_for(store, selection, references, items)
     pairing = pair_up(judgments, references, scale)
@@ -107,7 +103,8 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
     datasets = (selection.dataset,) if selection.dataset else summary.datasets
     bias = sections.bias_section(
-        probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS, labels)
+        probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS,
+                      store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)
 
@@ -130,16 +127,17 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         estimate=estimate,
         weighted=use_weights,
     )
-    annotators = {a for by in grouped.values() for a in by}
     return Report(
         provenance=provenance(
             store,
             rubric,
             summary,
-            sum(map(len, grouped.values())),
-            annotators,
-            len(grouped),
+            human.n_labels,
+            human.annotators,
+            len(human.keys),
             notes,
+            label_counts(human, scale),
+            opts.include_unblinded,
         ),
         health=health(summary, len(pairing.failed), opts.confidence_level, n_stale),
         agreement=agreement,

@@ -7,6 +7,7 @@ only the labeled ones, so the counts describe the whole run.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from datetime import UTC, datetime
 
 from judgekit import __version__, stats
@@ -40,6 +41,8 @@ def provenance(
     annotators: set[str],
     labeled: int,
     notes: list[str],
+    label_counts: Mapping[str, int] | None = None,
+    unblinded_included: bool = False,
 ) -> Provenance:
     """Which rubric, judge, runs and labels the report compared, and when."""
     runs = [r for r in (store.get_run(rid) for rid in summary.run_ids) if r is not None]
@@ -69,6 +72,8 @@ def provenance(
         n_labeled_items=labeled,
         imported=summary.imported,
         notes=tuple(notes),
+        label_counts=dict(label_counts or {}),
+        unblinded_included=unblinded_included,
     )
 
 

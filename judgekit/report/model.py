@@ -103,6 +103,10 @@ class Provenance:
     n_labeled_items: int
     imported: bool = False
     notes: tuple[str, ...] = ()
+    #: labels left out of / counted beside the reference: unblinded_labels,
+    #: adjudicated_items, no_majority_items, flagged_items (judgekit.report.reference)
+    label_counts: Mapping[str, int] = field(default_factory=dict)
+    unblinded_included: bool = False  # --include-unblinded: those labels are pooled in
 
 
 @dataclass(frozen=True)

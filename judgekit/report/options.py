@@ -18,6 +18,7 @@ class ReportOptions:
     judge_run: str | None = None
     model: str | None = None
     annotator: str | None = None
+    include_unblinded: bool = False  # pool labels given with the judge shown
     cluster_by: str | None = None
     queue: str | None = None
     primary: str | None = None

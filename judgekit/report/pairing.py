@@ -7,7 +7,8 @@ Choices made here, documented in docs/reports.md:
 - a failed judgment is never a label: the item is counted and left out of agreement;
 - the human reference is one annotator's label when ``annotator`` is given or only one
   labeled the item, otherwise the majority label (ordinal: the lower median); an item
-  whose annotators tie with no majority is left out and counted.
+  whose annotators tie with no majority is left out and counted. Which labels take
+  part (blind only, adjudications first) is :mod:`judgekit.report.reference`.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from judgekit.types import Item, Judgment, Label, Scale
+from judgekit.types import Item, Judgment, Scale
 
 ItemKey = tuple[str, str]  # (dataset, item_id)
 
@@ -32,25 +33,6 @@ def select_judgments(judgments: Iterable[Judgment]) -> dict[ItemKey, Judgment]:
         if current is None or j.sample_index <= current.sample_index:
             chosen[key] = j
     return chosen
-
-
-def labels_by_item(
-    labels: Iterable[Label], scale: Scale
-) -> tuple[dict[ItemKey, dict[str, str]], int]:
-    """Latest label per (item, annotator), dropping skips and labels not on the scale.
-
-    Returns the grouping and how many labels were off-scale (reported, not used).
-    """
-    grouped: dict[ItemKey, dict[str, str]] = {}
-    off_scale = 0
-    for label in labels:
-        if label.label is None:
-            continue
-        if not scale.is_valid(label.label):
-            off_scale += 1
-            continue
-        grouped.setdefault((label.dataset, label.item_id), {})[label.annotator] = label.label
-    return grouped, off_scale
 
 
 def reference_label(by_annotator: Mapping[str, str], scale: Scale) -> str | None:

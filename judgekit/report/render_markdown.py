@@ -6,6 +6,7 @@ from collections.abc import Mapping
 
 from judgekit.report._format import (
     NO_PAIRS_TEXT,
+    counts_text,
     failed_text,
     has_pvalues,
     interval,
@@ -68,8 +69,7 @@ def render_markdown(report: Report) -> str:
         f"{_cell(', '.join(p.judgekit_versions) or '-')} |",
         f"| Judged | {p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'} |",
         f"| Generated | {p.generated_at} |",
-        f"| Counts | {p.n_judgments} judgments; {p.n_labels} labels from {p.n_annotators} "
-        f"annotator(s) on {p.n_labeled_items} item(s) |",
+        f"| Counts | {_cell(counts_text(p))} |",
     ]
     out.extend(f"| Note | {_cell(note)} |" for note in p.notes)
 

@@ -15,7 +15,7 @@ from typing import Any
 from judgekit.errors import StoreError
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase
-from judgekit.types import Label
+from judgekit.types import ADJUDICATED_SOURCE, Label
 
 
 @dataclass(frozen=True)
@@ -29,9 +29,12 @@ class QueueEntry:
     stratum: str | None = None
 
 
-#: Latest row id per (dataset, item, annotator) for one rubric; filters are appended.
+#: Latest annotator row id per (dataset, item, annotator) for one rubric; filters are
+#: appended. Adjudications are kept apart: an adjudicator who also labeled the item
+#: keeps their own label.
 _LATEST_IDS = (
-    "SELECT MAX(id) FROM labels WHERE rubric_hash = ?{filters} "
+    "SELECT MAX(id) FROM labels WHERE rubric_hash = ? "
+    f"AND source != '{ADJUDICATED_SOURCE}'{{filters}} "
     "GROUP BY dataset, item_id, annotator"
 )
 
@@ -71,13 +74,28 @@ class LabelQueueMixin(StoreBase):
         The latest row wins even when it is a skip: an annotator who skips an
         item they labeled earlier has withdrawn that label. ``include_skips=True``
         keeps those rows (the annotate app uses it to find where to resume).
-        Ordered by when each latest label was given.
+        Ordered by when each latest label was given. Adjudicated labels are not
+        an annotator's labels: :meth:`adjudicated_labels` reads them.
         """
         filters, params = self._label_filters(rubric_hash, dataset, annotator)
         sql = (
             f"SELECT * FROM labels WHERE id IN ({_LATEST_IDS.format(filters=filters)})"
             + ("" if include_skips else " AND label IS NOT NULL")
             + " ORDER BY id"
+        )
+        return [R.row_to_label(row) for row in self._rows(sql, params)]
+
+    def adjudicated_labels(self, rubric_hash: str, *, dataset: str | None = None) -> list[Label]:
+        """The latest adjudication per item (``source="adjudicate"``), oldest first.
+
+        An adjudication is the item's reference label in reports; a later one by
+        anyone replaces it. Adjudicated rows are never among :meth:`latest_labels`.
+        """
+        filters, params = self._label_filters(rubric_hash, dataset, None)
+        sql = (
+            "SELECT * FROM labels WHERE id IN (SELECT MAX(id) FROM labels WHERE rubric_hash = ? "
+            f"AND source = '{ADJUDICATED_SOURCE}'{filters} GROUP BY dataset, item_id) "
+            "AND label IS NOT NULL ORDER BY id"
         )
         return [R.row_to_label(row) for row in self._rows(sql, params)]
 
