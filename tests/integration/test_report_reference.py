@@ -1,4 +1,4 @@
-"""Which human labels the report rests on: blind only by default, adjudications win, gaps counted."""
+"""Which human labels a report rests on: blind only by default, adjudications win, gaps counted."""
 
 from __future__ import annotations
 
