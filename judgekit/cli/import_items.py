@@ -22,7 +22,7 @@ from judgekit.store import open_store
     help="Update items whose id already exists with different content (otherwise an error).",
 )
 def command(file: Path, name: str | None, db: str, replace: bool) -> None:
-    """Load the items in FILE (.jsonl or .csv) into the store as a dataset.
+    """Load the items in FILE (.jsonl, .csv, .tsv or .parquet) into the store as a dataset.
 
     The whole file is validated first; any problem stops the import with
     ``file:line: what is wrong`` and leaves the store unchanged. Re-importing the

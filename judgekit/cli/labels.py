@@ -28,7 +28,7 @@ def command() -> None:
 @command.command("import")
 @import_file_options
 def import_command(file: Path, rubric: str, db: str, dataset: str | None) -> None:
-    """Import the labels in FILE (.jsonl or .csv); nothing is imported if any line is bad."""
+    """Import the labels in FILE (JSONL, CSV, TSV, parquet); a bad line imports nothing."""
     loaded = load_rubric(rubric)
     with open_store(db) as store:
         result = import_labels(store, file, loaded, dataset=dataset)

@@ -8,9 +8,7 @@ agreement, each with its n and interval. Errors name ``file:line``.
 
 from __future__ import annotations
 
-import csv
 import itertools
-import json
 import math
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -21,6 +19,7 @@ import numpy as np
 
 from judgekit import stats
 from judgekit.errors import InputError
+from judgekit.io.records import iter_records
 from judgekit.report.agreement import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.report.model import Stat, undefined
 
@@ -82,34 +81,14 @@ class AgreeResult:
 
 
 def _records(path: Path) -> Iterable[tuple[str, Mapping[str, Any]]]:
-    name = path.name
-    if path.suffix.lower() in (".jsonl", ".ndjson", ".json"):
-        with path.open(encoding="utf-8") as handle:
-            for number, line in enumerate(handle, start=1):
-                if not line.strip():
-                    continue
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise InputError(f"{name}:{number}: invalid JSON ({exc.msg})") from exc
-                if not isinstance(record, dict):
-                    raise InputError(f"{name}:{number}: expected a JSON object")
-                yield f"{name}:{number}", record
-        return
-    with path.open(encoding="utf-8", newline="") as handle:
-        sample = handle.read(4096)
-        handle.seek(0)
-        delimiter = "\t" if sample.count("\t") > sample.count(",") else ","
-        reader = csv.DictReader(handle, delimiter=delimiter)
-        missing = [c for c in REQUIRED if c not in (reader.fieldnames or [])]
-        if missing:
-            raise InputError(f"{name}:1: header lacks column(s) {', '.join(missing)}")
-        for row in reader:
-            yield f"{name}:{reader.line_num}", row
+    """``(file:line, record)``; other columns are allowed (and ignored)."""
+    for number, record in iter_records(path, REQUIRED, extras="meta"):
+        yield f"{path.name}:{number}", record
 
 
 def read_ratings(path: str | Path, level: Level = "nominal") -> list[Rating]:
-    """Ratings from CSV/TSV (header row) or JSONL; numeric labels unless ``level`` is nominal.
+    """Ratings from CSV/TSV/parquet (header row) or JSONL; numeric labels unless ``level`` is
+    nominal.
 
     Empty labels are skips and are dropped; a second rating of the same item by the
     same rater is an error (say which one counts by removing the other).

@@ -1,4 +1,5 @@
-"""Read dataset items from JSONL or CSV, stopping at the first problem with ``file:line``.
+"""Read dataset items from JSONL, CSV, TSV or parquet, stopping at the first problem with
+``file:line``.
 
 A dataset is read completely and validated before anything is stored, so a bad
 line leaves the database untouched. The format is documented in ``docs/datasets.md``.
@@ -6,22 +7,21 @@ line leaves the database untouched. The format is documented in ``docs/datasets.
 
 from __future__ import annotations
 
-import csv
-import io
-import json
-from collections.abc import Iterator, Mapping
+import difflib
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
+from judgekit.io.records import Record, iter_records
+from judgekit.io.records import type_name as _type_name
 from judgekit.types import Item
 
-#: Every field an item may have (JSONL rejects others; CSV moves them into ``meta``).
+#: Every field an item may have (any other field or column is kept under ``meta``).
 FIELDS = (
     "id", "input", "response", "response_a", "response_b", "reference", "slice", "cluster", "meta"
 )
 _OPTIONAL_TEXT = ("reference", "slice", "cluster")
-_JSONL_SUFFIXES = (".jsonl", ".ndjson")
 
 
 def dataset_name_for(path: str | Path) -> str:
@@ -30,142 +30,29 @@ def dataset_name_for(path: str | Path) -> str:
 
 
 def load_items(path: str | Path) -> list[Item]:
-    """All items of a ``.jsonl`` or ``.csv`` file, or an :class:`InputError` at ``file:line``."""
+    """All items of a ``.jsonl``, ``.csv``, ``.tsv`` or ``.parquet`` file, or an
+    :class:`InputError` at ``file:line``."""
     path = Path(path)
-    suffix = path.suffix.lower()
-    if suffix not in (*_JSONL_SUFFIXES, ".csv"):
-        raise InputError(
-            f"{path}: unsupported file type {suffix or '(none)'!r}; use .jsonl or .csv"
-        )
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror}") from None
-    text = _decode(data, path)
-    rows = _csv_rows(text, path) if suffix == ".csv" else _jsonl_rows(text, path)
-    items = _validate(rows, path)
+    rows = iter_records(path, FIELDS, extras="meta", blank_cells="keep",
+                        check_header=_header_problem)
+    items = items_from_records(rows, str(path))
     if not items:
         raise InputError(f"{path}: no items (the file is empty)")
     return items
 
 
-def _decode(data: bytes, path: Path) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(
-            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {column})"
-        ) from None
-    return text.removeprefix("\ufeff")
-
-
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "a string"
-
-
-def _jsonl_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}:{number}: invalid JSON: {exc.msg} (column {exc.colno})"
-            ) from None
-        if not isinstance(row, dict):
-            raise InputError(f"{path}:{number}: expected a JSON object, got {_type_name(row)}")
-        unknown = [key for key in row if key not in FIELDS]
-        if unknown:
-            raise InputError(
-                f"{path}:{number}: unknown field {unknown[0]!r} (allowed: {', '.join(FIELDS)}; "
-                "put anything else under 'meta')"
-            )
-        yield number, row
-
-
-def _csv_rows(text: str, path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
-    reader = csv.reader(io.StringIO(text, newline=""), strict=True)
-    try:
-        header = next(reader, None)
-        if header is None:
-            return
-        header = [name.strip() for name in header]
-        _check_header(header, path)
-        start = reader.line_num + 1
-        for cells in reader:
-            number, start = start, reader.line_num + 1
-            if not any(cell.strip() for cell in cells):
-                continue
-            if len(cells) != len(header):
-                raise InputError(
-                    f"{path}:{number}: {len(cells)} fields, but the header has {len(header)}"
-                )
-            yield number, _csv_row(dict(zip(header, cells, strict=True)), path, number)
-    except csv.Error as exc:
-        raise InputError(f"{path}:{reader.line_num}: malformed CSV: {exc}") from None
-
-
-def _check_header(header: list[str], path: Path) -> None:
-    seen: set[str] = set()
-    for name in header:
-        if not name:
-            raise InputError(f"{path}:1: empty column name in the header")
-        if name in seen:
-            raise InputError(f"{path}:1: column {name!r} appears twice in the header")
-        seen.add(name)
-    if "response" in seen and ({"response_a", "response_b"} & seen):
-        raise InputError(
-            f"{path}:1: the header has both 'response' and 'response_a'/'response_b'; "
-            "a dataset is either pointwise or pairwise"
-        )
-
-
-def _csv_row(cells: dict[str, str], path: Path, number: int) -> dict[str, Any]:
-    """A CSV record as a JSON-like row: empty optional cells are absent, extra columns -> meta."""
-    row: dict[str, Any] = {}
-    meta: dict[str, Any] = {}
-    if cells.get("meta", "").strip():
-        try:
-            meta = json.loads(cells["meta"])
-        except json.JSONDecodeError as exc:
-            raise InputError(
-                f"{path}:{number}: field 'meta' is not valid JSON: {exc.msg}"
-            ) from None
-        if not isinstance(meta, dict):
-            raise InputError(f"{path}:{number}: field 'meta' must be a JSON object")
-    for name, value in cells.items():
-        if name == "meta":
-            continue
-        if name not in FIELDS:
-            if name in meta:
-                raise InputError(f"{path}:{number}: column {name!r} repeats meta key {name!r}")
-            meta[name] = value
-        elif name in _OPTIONAL_TEXT and not value.strip():
-            continue
-        else:
-            row[name] = value
-    if meta:
-        row["meta"] = meta
-    return row
+def _header_problem(header: Sequence[str]) -> str | None:
+    names = set(header)
+    if "response" in names and ({"response_a", "response_b"} & names):
+        return ("the header has both 'response' and 'response_a'/'response_b'; "
+                "a dataset is either pointwise or pairwise")
+    return None
 
 
 def _text(row: Mapping[str, Any], field: str, where: str, *, required: bool) -> str | None:
     value = row.get(field)
+    if field in _OPTIONAL_TEXT and isinstance(value, str) and not value.strip():
+        value = None  # an empty slice/cluster/reference cell means "none"
     if value is None:
         if required:
             raise InputError(f"{where}: missing field {field!r}")
@@ -177,7 +64,28 @@ def _text(row: Mapping[str, Any], field: str, where: str, *, required: bool) -> 
     return value
 
 
+def _typo_hint(row: Mapping[str, Any], where: str) -> str:
+    """`` (did you mean ...?)`` when an extra field kept in meta looks like a misspelt field."""
+    meta = row.get("meta")
+    if not isinstance(meta, dict):
+        return ""
+    for key in meta:
+        close = difflib.get_close_matches(str(key), FIELDS, n=1, cutoff=0.8)
+        if close and close[0] not in row:
+            return f" ({key!r} was kept under 'meta': did you mean {close[0]!r}?)"
+    return ""
+
+
 def _item(row: Mapping[str, Any], where: str) -> Item:
+    try:
+        return _checked_item(row, where)
+    except InputError as exc:
+        if "missing field" not in str(exc):
+            raise
+        raise InputError(f"{exc}{_typo_hint(row, where)}") from None
+
+
+def _checked_item(row: Mapping[str, Any], where: str) -> Item:
     item_id = _text(row, "id", where, required=True)
     if not item_id or not item_id.strip():
         raise InputError(f"{where}: field 'id' must not be empty")
@@ -202,12 +110,16 @@ def _item(row: Mapping[str, Any], where: str) -> Item:
     )
 
 
-def _validate(rows: Iterator[tuple[int, dict[str, Any]]], path: Path) -> list[Item]:
+def items_from_records(rows: Iterable[Record], source: str) -> list[Item]:
+    """Validated items of shaped records (:func:`~judgekit.io.records.iter_records`).
+
+    ``source`` names the file (or frame) in messages: ``source:line: problem``.
+    """
     items: list[Item] = []
     first_line: dict[str, int] = {}
     mode: tuple[bool, int] | None = None  # (pairwise?, line that set it)
     for number, row in rows:
-        where = f"{path}:{number}"
+        where = f"{source}:{number}"
         item = _item(row, where)
         if item.id in first_line:
             raise InputError(

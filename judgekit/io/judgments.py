@@ -30,13 +30,8 @@ from pathlib import Path
 from typing import Any
 
 from judgekit import __version__
-from judgekit.io.labels import (
-    ErrorList,
-    item_dataset_index,
-    read_records,
-    resolve_dataset,
-    text_field,
-)
+from judgekit.io.fields import item_dataset_index, resolve_dataset, text_field
+from judgekit.io.records import ErrorList, Record, iter_records
 from judgekit.judging.cache import cache_key
 from judgekit.store import RunRecord, Store
 from judgekit.store.rows import utc_now
@@ -93,7 +88,16 @@ def parse_judgment_file(
 ) -> list[ParsedVerdict]:
     """Every verdict of the file (of ``judge`` only, when given), validated."""
     errors = ErrorList(str(path))
-    records = read_records(path, JUDGMENT_FIELDS, errors)
+    records = list(iter_records(path, JUDGMENT_FIELDS, on_error=errors.add))
+    return verdicts_from_records(records, errors, rubric, store, dataset=dataset, judge=judge)
+
+
+def verdicts_from_records(
+    records: Iterable[Record], errors: ErrorList, rubric: Rubric, store: Store,
+    *, dataset: str | None = None, judge: str | None = None,
+) -> list[ParsedVerdict]:
+    """Validated verdicts of shaped records; every problem is added to ``errors``, then raised."""
+    records = list(records)
     index = item_dataset_index(store, dataset)
     parsed: list[ParsedVerdict] = []
     first_line: dict[tuple[str, str, str, str, int], int] = {}
