@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from judgekit.clients.capabilities import Capabilities, capabilities_for, probe_capabilities
-    from judgekit.clients.openai_client import CallResult, JudgeClient, response_format_for
+    from judgekit.clients.openai_client import CallResult, JudgeClient
+    from judgekit.clients.request import response_format_for
     from judgekit.clients.retry import (
         Failure,
         RetryPolicy,
@@ -37,7 +38,7 @@ _EXPORTS: dict[str, str] = {
     "probe_capabilities": "capabilities",
     "public_base_url": "spec",
     "redact": "spec",
-    "response_format_for": "openai_client",
+    "response_format_for": "request",
     "with_retries": "retry",
 }
 

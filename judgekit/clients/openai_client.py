@@ -21,7 +21,8 @@ from typing import Any
 import httpx2
 import openai
 
-from judgekit.clients.confidence import TOP_LOGPROBS, verdict_confidence
+from judgekit.clients.confidence import verdict_confidence
+from judgekit.clients.request import chat_request, response_format_for
 from judgekit.clients.retry import Failure, with_retries
 from judgekit.clients.spec import (
     DEFAULT_API_KEY_ENV,
@@ -36,7 +37,7 @@ from judgekit.types import Scale, Verdict
 
 __all__ = [
     "DEFAULT_API_KEY_ENV", "CallResult", "JudgeClient", "JudgeSpec", "ResponseFormatMode",
-    "public_base_url", "redact", "response_format_for",
+    "completion_result", "public_base_url", "redact", "response_format_for",
 ]
 
 @dataclass(frozen=True)
@@ -60,21 +61,6 @@ class CallResult:
             return self.verdict.status
         assert self.failure is not None
         return self.failure.status
-
-
-def response_format_for(mode: ResponseFormatMode, schema: dict[str, Any]) -> dict[str, Any] | None:
-    """The ``response_format`` request field for a structured-output mode.
-
-    ``json_object`` carries the schema the way llama.cpp's server accepts it.
-    """
-    if mode == "json_schema":
-        return {
-            "type": "json_schema",
-            "json_schema": {"name": "verdict", "schema": schema, "strict": True},
-        }
-    if mode == "json_object":
-        return {"type": "json_object", "schema": schema}
-    return None
 
 
 class JudgeClient:
@@ -114,43 +100,26 @@ class JudgeClient:
         return redact(text, self._secrets)
 
     async def create(self, messages: Sequence[dict[str, str]], **params: Any) -> dict[str, Any]:
-        """One chat completion attempt (no retries); returns the response JSON as a dict.
+        """One chat completion attempt (no retries) with explicit ``params``; the response JSON.
+
+        For requests that are not judge calls (the capability probes).
+        """
+        return await self.post({"model": self.spec.model, "messages": list(messages), **params})
+
+    async def post(self, body: dict[str, Any]) -> dict[str, Any]:
+        """POST one request body to ``/chat/completions`` (no retries); the response JSON.
 
         Goes through the ``openai`` client's generic ``post`` (same HTTP stack,
         errors and exceptions as ``chat.completions.create``) but skips its typed
         request transform and response models, which cost more CPU per call than
         everything else judgekit does for a judgment.
         """
-        body = {"model": self.spec.model, "messages": list(messages), **params}
         data = await self._client.post("/chat/completions", cast_to=object, body=body)
         if not isinstance(data, dict):
             raise openai.APIResponseValidationError(
                 response=_NO_RESPONSE, body=data, message="response is not a JSON object"
             )
         return data
-
-    def request_params(
-        self, response_format: dict[str, Any] | None, *, logprobs: bool = False
-    ) -> dict[str, Any]:
-        """Sampling parameters, always explicit (servers' defaults differ), plus the format.
-
-        ``logprobs`` asks for the top alternatives of every answer token, from
-        which :func:`~judgekit.clients.confidence.verdict_confidence` is read.
-        """
-        sampling = self.spec.sampling
-        params: dict[str, Any] = {
-            "temperature": sampling.temperature,
-            "max_tokens": sampling.max_tokens,
-            "top_p": sampling.top_p,
-        }
-        if sampling.seed is not None:
-            params["seed"] = sampling.seed
-        if response_format is not None:
-            params["response_format"] = response_format
-        if logprobs:
-            params["logprobs"] = True
-            params["top_logprobs"] = TOP_LOGPROBS
-        return params
 
     async def judge(
         self,
@@ -166,12 +135,13 @@ class JudgeClient:
         With ``logprobs`` (only for endpoints known to support them) the result
         carries the verdict's confidence when it can be computed.
         """
-        params = self.request_params(response_format, logprobs=logprobs)
+        body = chat_request(self.spec, messages, response_format=response_format,
+                            logprobs=logprobs)
         started = [0.0]
 
         async def attempt() -> dict[str, Any]:
             started[0] = time.perf_counter()
-            return await self.create(messages, **params)
+            return await self.post(body)
 
         outcome = await with_retries(
             attempt, self.spec.retry_policy, before_attempt=before_attempt
@@ -189,48 +159,57 @@ class JudgeClient:
             )
             return CallResult(None, safe, latency_ms=latency_ms, attempts=outcome.attempts)
         completion = outcome.value if outcome.value is not None else {}
-        return self._result(completion, scale, response_format, latency_ms, outcome.attempts)
+        return completion_result(completion, scale, structured=response_format is not None,
+                                 latency_ms=latency_ms, attempts=outcome.attempts)
 
-    def _result(
-        self,
-        completion: dict[str, Any],
-        scale: Scale,
-        response_format: dict[str, Any] | None,
-        latency_ms: float,
-        attempts: int,
-    ) -> CallResult:
-        choices = completion.get("choices")
-        if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
-            failure = Failure("api_error", "response has no choices", retryable=False)
-            return CallResult(None, failure, latency_ms=latency_ms, attempts=attempts)
-        choice = choices[0]
-        message = choice.get("message") or {}
-        text = _str_or_none(message.get("content"))
-        refusal = _str_or_none(message.get("refusal"))
-        finish = _str_or_none(choice.get("finish_reason"))
-        verdict = parse_completion(
-            text,
-            scale,
-            finish_reason=finish,
-            refusal=refusal,
-            structured=response_format is not None,
-        )
-        usage = completion.get("usage") or {}
-        confidence = (
-            verdict_confidence(text, choice.get("logprobs"), scale, verdict.label)
-            if verdict.status == "ok" else None
-        )
-        return CallResult(
-            verdict,
-            raw_text=text if text is not None else refusal,
-            prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
-            completion_tokens=_int_or_none(usage.get("completion_tokens")),
-            model_returned=_str_or_none(completion.get("model")),
-            finish_reason=finish,
-            latency_ms=latency_ms,
-            attempts=attempts,
-            confidence=confidence,
-        )
+
+def completion_result(
+    completion: dict[str, Any],
+    scale: Scale,
+    *,
+    structured: bool,
+    latency_ms: float | None = None,
+    attempts: int = 1,
+) -> CallResult:
+    """A chat completion's JSON parsed against ``scale``: verdict, raw text, tokens, confidence.
+
+    The one reading of an answer: live calls and Batch API output lines both go
+    through it, so a batch judgment gets exactly the status, label and reasoning
+    a live one would. ``structured`` says the request asked for a JSON response
+    format.
+    """
+    choices = completion.get("choices")
+    if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
+        failure = Failure("api_error", "response has no choices", retryable=False)
+        return CallResult(None, failure, latency_ms=latency_ms, attempts=attempts)
+    choice = choices[0]
+    message = choice.get("message") or {}
+    text = _str_or_none(message.get("content"))
+    refusal = _str_or_none(message.get("refusal"))
+    finish = _str_or_none(choice.get("finish_reason"))
+    verdict = parse_completion(
+        text,
+        scale,
+        finish_reason=finish,
+        refusal=refusal,
+        structured=structured,
+    )
+    usage = completion.get("usage") or {}
+    confidence = (
+        verdict_confidence(text, choice.get("logprobs"), scale, verdict.label)
+        if verdict.status == "ok" else None
+    )
+    return CallResult(
+        verdict,
+        raw_text=text if text is not None else refusal,
+        prompt_tokens=_int_or_none(usage.get("prompt_tokens")),
+        completion_tokens=_int_or_none(usage.get("completion_tokens")),
+        model_returned=_str_or_none(completion.get("model")),
+        finish_reason=finish,
+        latency_ms=latency_ms,
+        attempts=attempts,
+        confidence=confidence,
+    )
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -30,9 +30,17 @@ from judgekit import __version__
 from judgekit.clients.spec import JudgeSpec, endpoint_hint
 from judgekit.errors import EndpointError
 from judgekit.judging.cache import needs_call
+from judgekit.judging.outcomes import CallRef, judgment_of, utc_now
 from judgekit.judging.progress import Progress, RunSummary
-from judgekit.judging.units import BUILTIN_VARIANTS, WorkUnit, swapped_pair, unit_for, unit_key
-from judgekit.rubrics import render_messages, verdict_json_schema
+from judgekit.judging.units import (
+    BUILTIN_VARIANTS,
+    WorkUnit,
+    swapped_pair,
+    unit_for,
+    unit_key,
+    unit_messages,
+)
+from judgekit.rubrics import verdict_json_schema
 from judgekit.store import RunRecord, Store
 from judgekit.types import Item, Judgment, Rubric
 
@@ -49,11 +57,6 @@ __all__ = [
 
 #: Units whose cache keys are looked up per query.
 CHUNK_SIZE = 1000
-_SWAP = {"A": "B", "B": "A"}
-
-
-def _now() -> str:
-    return dt.datetime.now(dt.UTC).isoformat(timespec="microseconds")
 
 
 def new_run_id() -> str:
@@ -143,7 +146,8 @@ class _Run:
             # Imported here, not at the top: the openai client is judgekit's slowest
             # import, and a run whose calls are all cached never needs it.
             from judgekit.clients.capabilities import capabilities_for
-            from judgekit.clients.openai_client import JudgeClient, response_format_for
+            from judgekit.clients.openai_client import JudgeClient
+            from judgekit.clients.request import response_format_for
             from judgekit.clients.retry import RateLimiter
 
             self.client = JudgeClient(self.spec, http_client=self.http_client)
@@ -161,7 +165,7 @@ class _Run:
             id=self.summary.run_id, kind=self.kind, dataset=self.dataset,
             rubric_hash=self.rubric.sha256, model=self.spec.model,
             base_url=self.spec.public_base_url, sampling=self.spec.sampling.as_dict(),
-            capabilities=caps, judgekit_version=__version__, started_at=_now(),
+            capabilities=caps, judgekit_version=__version__, started_at=utc_now(),
         ))
         self.started = True
 
@@ -174,30 +178,12 @@ class _Run:
 
     def judgment(self, task: _Task, result: CallResult) -> Judgment:
         unit = task.unit
-        verdict = result.verdict
-        label = verdict.label if verdict is not None else None
-        if label is not None and unit.swap_labels:
-            label = _SWAP.get(label, label)
-        if verdict is not None:
-            error = verdict.detail if verdict.status != "ok" else None
-        else:
-            error = result.failure.message if result.failure else None
-        return Judgment(
-            run_id=self.summary.run_id, dataset=self.dataset, item_id=unit.item.id,
-            sample_index=task.sample, status=result.status,  # type: ignore[arg-type]
-            label=label, score=self.rubric.scale.score_of(label),
-            reasoning=verdict.reasoning if verdict is not None else None,
-            raw_text=result.raw_text, model_requested=self.spec.model,
-            model_returned=result.model_returned, base_url=self.spec.public_base_url,
-            sampling=self.spec.sampling.as_dict(), rubric_name=self.rubric.name,
-            rubric_version=self.rubric.version, rubric_hash=self.rubric.sha256,
-            cache_key=task.key, variant=unit.variant, prompt_tokens=result.prompt_tokens,
-            completion_tokens=result.completion_tokens, latency_ms=result.latency_ms,
-            finish_reason=result.finish_reason, error=error,
-            judgekit_version=__version__, created_at=_now(),
-            item_hash=unit.source_hash or unit.item.content_hash,
-            confidence=result.confidence,
-        )
+        call = CallRef(unit.item.id, unit.variant, task.sample, task.key,
+                       unit.source_hash or unit.item.content_hash, unit.swap_labels)
+        return judgment_of(result, call, rubric=self.rubric, run_id=self.summary.run_id,
+                           dataset=self.dataset, model=self.spec.model,
+                           endpoint=self.spec.public_base_url,
+                           sampling=self.spec.sampling.as_dict())
 
     async def produce(
         self, units: Iterator[WorkUnit], samples: int, force: bool, retry_failed: bool,
@@ -214,7 +200,7 @@ class _Run:
                 summary.counts[previous.status] += 1
                 self.progress.advance(cached=True)
                 continue
-            messages = render_messages(self.rubric, unit.item, reverse_levels=unit.reverse_levels)
+            messages = unit_messages(self.rubric, unit)
             await self.start(probe=True)
             await queue.put(_Task(unit, sample, key, messages))
         for _ in range(workers):

@@ -15,6 +15,7 @@ from judgekit.clients.spec import JudgeSpec
 from judgekit.errors import InputError
 from judgekit.judging.cache import cache_key
 from judgekit.parsing import PARSER_VERSION
+from judgekit.prompts import render_messages
 from judgekit.types import Item, Rubric
 
 #: Variants :func:`unit_for` can build from a plain item.
@@ -74,3 +75,8 @@ def unit_key(rubric: Rubric, unit: WorkUnit, spec: JudgeSpec, *, dataset: str,
         sample_index=sample, parser_version=PARSER_VERSION, dataset=dataset,
         item_id=unit.item.id, variant=unit.variant, reverse_levels=unit.reverse_levels,
     )
+
+
+def unit_messages(rubric: Rubric, unit: WorkUnit) -> list[dict[str, str]]:
+    """The chat messages of a unit's call, as the live runner and a batch file both send them."""
+    return render_messages(rubric, unit.item, reverse_levels=unit.reverse_levels)
