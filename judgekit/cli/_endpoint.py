@@ -41,6 +41,29 @@ REMOTE_CONCURRENCY = 8
 LOCAL_CONCURRENCY = 2
 
 
+def sampling_options(temperature_help: str | None = None) -> list[Decorator]:
+    """``--temperature``, ``--max-tokens``, ``--top-p``, ``--seed``: part of a judge's identity.
+
+    Shared by every command that names a judge's calls (``judge``, ``probe``,
+    ``batch prepare``), so equal flags give equal cache keys.
+    """
+    return [
+        click.option("--temperature", type=float, default=0.0, show_default=True,
+                     help=temperature_help),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True),
+        click.option("--top-p", type=float, default=1.0, show_default=True),
+        click.option("--seed", type=int, default=0, show_default=True),
+    ]
+
+
+LOGPROBS_OPTION: Decorator = click.option(
+    "--logprobs/--no-logprobs", default=True, show_default=True,
+    help="Ask for token logprobs, when the endpoint offers them, to store each "
+         "verdict's confidence (used by `annotate --strategy uncertain`). "
+         "On llama.cpp they can double the time per call.",
+)
+
+
 def endpoint_options(
     *,
     verb: str = "Judge",
@@ -82,19 +105,12 @@ def endpoint_options(
         click.option("--force", is_flag=True, help="Re-judge everything, cached or not."),
         click.option("--retry-failed", is_flag=True,
                      help="Re-judge answered failures (parse_error, refusal, truncated)."),
-        click.option("--temperature", type=float, default=0.0, show_default=True,
-                     help=temperature_help),
-        click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True),
-        click.option("--top-p", type=float, default=1.0, show_default=True),
-        click.option("--seed", type=int, default=0, show_default=True),
+        *sampling_options(temperature_help),
         click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True,
                      help="Retries per call for rate limits, timeouts and server errors."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
                      show_default=True, help="Seconds per request."),
-        click.option("--logprobs/--no-logprobs", default=True, show_default=True,
-                     help="Ask for token logprobs, when the endpoint offers them, to store each "
-                          "verdict's confidence (used by `annotate --strategy uncertain`). "
-                          "On llama.cpp they can double the time per call."),
+        LOGPROBS_OPTION,
         click.option("--progress/--no-progress", default=None,
                      help="Progress bar [default: only on a terminal]."),
     ]

@@ -32,6 +32,7 @@ COMMAND_MODULES: dict[str, str] = {
     "agree": "agree",
     "runs": "runs",
     "rubric": "rubric",
+    "batch": "batch",
 }
 
 

@@ -28,6 +28,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from judgekit.errors import StoreError
+from judgekit.store.batches import BatchesMixin
 from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
@@ -99,7 +100,8 @@ def open_store(path: str | Path | None = None) -> Store:
 
 
 class Store(
-    ItemsRubricsMixin, RunsJudgmentsMixin, LabelQueueMixin, JudgmentSummaryMixin, JudgesMixin
+    ItemsRubricsMixin, RunsJudgmentsMixin, LabelQueueMixin, JudgmentSummaryMixin, JudgesMixin,
+    BatchesMixin,
 ):
     """All persistence. Safe to use from several processes at once (WAL, busy timeout).
 
@@ -109,5 +111,6 @@ class Store(
     :class:`RunsJudgmentsMixin`; labels, queues and
     probe results in :class:`LabelQueueMixin`; aggregate judgment queries (status
     counts, provenance, score samples) in :class:`JudgmentSummaryMixin`; judge
-    identities and the judgments a run stands for in :class:`JudgesMixin`.
+    identities and the judgments a run stands for in :class:`JudgesMixin`; prepared
+    Batch API work and provider jobs in :class:`BatchesMixin`.
     """

@@ -167,6 +167,71 @@ def judgment_confidence(db: Database) -> None:
     _run(db, "ALTER TABLE judgments ADD COLUMN confidence REAL")
 
 
+@migrations(name="0003_batches")
+def batches(db: Database) -> None:
+    """Batch API work: prepared batches, their files and calls, and submitted jobs.
+
+    ``batch_requests`` maps each line's ``custom_id`` (the call's cache key) back
+    to its call, so ``judgekit batch collect`` stores an output line as the
+    judgment the live runner would have written. ``batch_files`` holds each
+    prepared file's sha256, so ``submit`` knows which file it is given.
+    """
+    _run(
+        db,
+        """
+        CREATE TABLE batches (
+            id TEXT PRIMARY KEY,
+            kind TEXT NOT NULL,
+            dataset TEXT NOT NULL,
+            rubric_hash TEXT NOT NULL,
+            model TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            sampling TEXT NOT NULL DEFAULT '{}',
+            request TEXT NOT NULL DEFAULT '{}',
+            n_requests INTEGER NOT NULL DEFAULT 0,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE batch_files (
+            batch_id TEXT NOT NULL REFERENCES batches (id),
+            part INTEGER NOT NULL,
+            path TEXT NOT NULL,
+            sha256 TEXT NOT NULL,
+            n_requests INTEGER NOT NULL,
+            bytes INTEGER NOT NULL,
+            PRIMARY KEY (batch_id, part)
+        );
+        CREATE INDEX batch_files_by_sha256 ON batch_files (sha256);
+        CREATE TABLE batch_requests (
+            batch_id TEXT NOT NULL REFERENCES batches (id),
+            custom_id TEXT NOT NULL,
+            part INTEGER NOT NULL,
+            item_id TEXT NOT NULL,
+            variant TEXT NOT NULL DEFAULT '',
+            sample_index INTEGER NOT NULL,
+            item_hash TEXT NOT NULL,
+            swap_labels INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (batch_id, custom_id)
+        );
+        CREATE INDEX batch_requests_by_custom_id ON batch_requests (custom_id);
+        CREATE TABLE batch_jobs (
+            id TEXT PRIMARY KEY,
+            batch_id TEXT NOT NULL REFERENCES batches (id),
+            part INTEGER NOT NULL,
+            base_url TEXT NOT NULL,
+            input_file_id TEXT NOT NULL,
+            state TEXT NOT NULL,
+            output_file_id TEXT,
+            error_file_id TEXT,
+            request_counts TEXT NOT NULL DEFAULT '{}',
+            submitted_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            collected_at TEXT
+        );
+        CREATE INDEX batch_jobs_by_batch ON batch_jobs (batch_id, part)
+        """,
+    )
+
+
 def pending_migrations(db: Database) -> list[str]:
     """Names of migrations not yet applied to ``db`` (read-only)."""
     return [migration.name for migration in migrations.pending(db)]

@@ -1,0 +1,246 @@
+"""``judgekit batch prepare|submit|status|collect``: judging at scale through Batch API files.
+
+``prepare`` writes the calls ``judgekit judge`` (or ``judgekit probe ...``)
+would make as Batch API input files; ``submit`` uploads one to an
+OpenAI-compatible Batch API; ``status`` follows the provider's batches;
+``collect`` stores the answers, from the provider or from an output file made
+elsewhere (``vllm run-batch``). Afterwards ``judge`` and ``probe`` with the
+same arguments find every call in the cache.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from judgekit.cli._common import db_option, resolve_db_path, rubric_option
+from judgekit.cli._endpoint import (
+    BASE_URL_ENV,
+    LOGPROBS_OPTION,
+    MODEL_ENV,
+    EndpointOptions,
+    load_dataset,
+    resolve_api_key,
+    sampling_options,
+)
+from judgekit.clients import DEFAULT_API_KEY_ENV
+from judgekit.errors import InputError
+from judgekit.judging.batch.lines import MAX_FILE_BYTES, MAX_FILE_REQUESTS
+from judgekit.judging.units import WorkUnit, unit_for
+from judgekit.rubrics import load_rubric
+from judgekit.store import Store, open_store
+from judgekit.types import Item, Rubric
+
+_PROBES = ("position", "length", "consistency")
+
+
+@click.group("batch")
+def command() -> None:
+    """Judge through Batch API files: OpenAI's Batch API or `vllm run-batch`."""
+
+
+def _units(probe: str | None, rubric: Rubric, items: list[Item], levels: str,
+           samples: int | None) -> tuple[list[WorkUnit], int, str]:
+    """The units, samples per unit and run kind of ``judge`` or of one probe."""
+    from judgekit.judging import probe_variants as pv
+
+    if probe is None:
+        return [unit_for(item) for item in items], samples or 1, "judge"
+    if probe == "position":
+        return pv.position_units(items, rubric), 1, "probe:position"
+    if probe == "length":
+        from judgekit.cli.probe import _parse_levels
+
+        parsed = pv.check_levels(_parse_levels(levels))
+        return pv.length_units(items, parsed, pv.DEFAULT_FILLER), 1, "probe:length"
+    count = samples if samples is not None else 5
+    if count < 2:
+        raise InputError(f"--samples must be at least 2 to measure consistency, got {count}")
+    return [WorkUnit(item) for item in items], count, "probe:consistency"
+
+
+def _prepare_options(func: Any) -> Any:
+    options = [
+        rubric_option,
+        click.option("--data", type=click.Path(dir_okay=False, path_type=Path),
+                     help="JSONL or CSV file of items (imported under its file name as dataset)."),
+        click.option("--dataset", help="Dataset name: a stored dataset, or the name for --data."),
+        db_option,
+        click.option("--model", envvar=MODEL_ENV, show_envvar=True, required=True,
+                     help="Judge model, as `judgekit judge --model` names it."),
+        click.option("--base-url", envvar=BASE_URL_ENV, show_envvar=True, required=True,
+                     help="The endpoint `judgekit judge --base-url` would call (part of the "
+                          "cache key), e.g. https://api.openai.com/v1."),
+        click.option("--probe", type=click.Choice(_PROBES), default=None,
+                     help="Prepare the calls of `judgekit probe NAME` instead of `judge`."),
+        click.option("--samples", type=click.IntRange(min=1), default=None,
+                     help="Samples per item [default: 1; 5 with --probe consistency]."),
+        click.option("--levels", default="25,50,100", show_default=True,
+                     help="Padding levels in percent (with --probe length)."),
+        click.option("--limit", type=click.IntRange(min=1), default=None,
+                     help="Prepare only the first N items."),
+        click.option("--force", is_flag=True, help="Prepare every call, cached or not."),
+        click.option("--retry-failed", is_flag=True,
+                     help="Prepare answered failures again (parse_error, refusal, truncated)."),
+        *sampling_options(),
+        LOGPROBS_OPTION,
+        click.option("--response-format", type=click.Choice(["json_schema", "json_object",
+                                                             "none"]), default=None,
+                     help="Structured output mode [default: the endpoint's probed mode if the "
+                          "store has it, else json_schema]."),
+        click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+                     help="First output file [default: batch-<id>.jsonl]; further parts are "
+                          "named <stem>.2.jsonl, <stem>.3.jsonl..."),
+        click.option("--max-requests", type=click.IntRange(min=1), default=MAX_FILE_REQUESTS,
+                     show_default=True, help="Requests per file at most (the Batch API's limit)."),
+        click.option("--max-bytes", type=click.IntRange(min=1), default=MAX_FILE_BYTES,
+                     show_default=True, help="Bytes per file at most (the Batch API's 200 MB)."),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
+@command.command("prepare")
+@_prepare_options
+def prepare(**params: Any) -> None:
+    """Write the calls `judge` (or `probe NAME`) would make now as Batch API input files.
+
+    One line per call not cached: custom_id is the call's cache key and body the
+    exact request `judgekit judge` would send. The batch is recorded in the store;
+    collect its answers with `judgekit batch collect`.
+    """
+    from judgekit.judging.batch.prepare import new_batch_id, prepare_batch, request_shape
+
+    endpoint = EndpointOptions.take(params)
+    rubric = load_rubric(params["rubric"])
+    spec = endpoint.spec(endpoint.base_url or "", endpoint.model or "", local=False)
+    batch_id = new_batch_id()
+    out = params["out"] or Path(f"batch-{batch_id}.jsonl")
+    with open_store(params["db"]) as store:
+        name, items = load_dataset(store, params["data"], params["dataset"], params["limit"])
+        units, samples, kind = _units(params["probe"], rubric, items, params["levels"],
+                                      params["samples"])
+        shape = request_shape(store, spec, params["response_format"])
+        prepared = prepare_batch(
+            store, rubric, units, spec, dataset=name, out=out, kind=kind, samples=samples,
+            shape=shape, force=params["force"], retry_failed=params["retry_failed"],
+            max_requests=params["max_requests"], max_bytes=params["max_bytes"],
+            batch_id=batch_id,
+        )
+    click.echo(prepared.format())
+    if prepared.id is not None:
+        click.echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}"
+                   f"; next: judgekit batch submit {prepared.files[0].path}")
+
+
+def existing_store(db: str) -> Store:
+    """The store at ``--db``; a missing file is an error (never created silently)."""
+    path = resolve_db_path(db)
+    if not path.is_file():
+        raise InputError(f"no store at {path} (set --db or $JUDGEKIT_DB)")
+    return open_store(path)
+
+
+@command.command("collect")
+@click.argument("batch_id", required=False, metavar="[ID]")
+@click.option("--output", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="An output file made elsewhere (e.g. by `vllm run-batch`) instead of ID.")
+@click.option("--errors", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Its error file, if the engine wrote one.")
+@db_option
+@click.option("--base-url", default=None,
+              help="Batch API to download from [default: where ID was submitted].")
+@click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True, metavar="NAME",
+              help="Environment variable holding the API key.")
+def collect(batch_id: str | None, output: Path | None, errors: Path | None, db: str,
+            base_url: str | None, api_key_env: str) -> None:
+    """Store a batch's answers: a submitted batch ID, or --output FILE [--errors FILE].
+
+    Each line is parsed like a live answer and stored once: lines for unknown
+    custom ids, duplicated lines and calls already finished are reported, not
+    stored. Running it twice stores nothing new.
+    """
+    from judgekit.judging.batch.collect import collect_files
+
+    if (batch_id is None) == (output is None):
+        raise InputError("give a submitted batch ID or --output FILE (not both)")
+    if errors is not None and output is None:
+        raise InputError("--errors goes with --output FILE")
+    with existing_store(db) as store:
+        if output is not None:
+            paths = [output] + ([errors] if errors is not None else [])
+            report = collect_files(store, paths)
+        else:
+            from judgekit.judging.batch.remote import collect_job
+
+            assert batch_id is not None
+            report = collect_job(store, batch_id, base_url=base_url,
+                                 api_key=resolve_api_key(None, api_key_env), echo=_stderr)
+    click.echo(report.format())
+
+
+def _stderr(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@command.command("submit")
+@click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
+@db_option
+@click.option("--base-url", default=None,
+              help="OpenAI-compatible Batch API [default: the endpoint FILE was prepared for].")
+@click.option("--endpoint-name", default=None,
+              help="The judge's endpoint name FILE was prepared under, when --base-url is "
+                   "another URL of the same judge.")
+@click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True, metavar="NAME",
+              help="Environment variable holding the API key.")
+def submit(file: Path, db: str, base_url: str | None, endpoint_name: str | None,
+           api_key_env: str) -> None:
+    """Upload a prepared FILE and create its batch (24 h window); records the batch id."""
+    from judgekit.judging.batch.remote import submit_file
+
+    with existing_store(db) as store:
+        job = submit_file(store, file, base_url=base_url, endpoint_name=endpoint_name,
+                          api_key=resolve_api_key(None, api_key_env))
+    click.echo(f"submitted {file} as batch {job.id} ({job.state}) at {job.base_url}")
+    click.echo(f"  follow it with: judgekit batch status {job.id}")
+
+
+def _job_line(job: Any) -> str:
+    counts = job.request_counts
+    done = (f"  {counts.get('completed', 0)} completed, {counts.get('failed', 0)} failed "
+            f"of {counts.get('total', 0)}") if counts else ""
+    collected = "  collected" if job.collected_at else ""
+    return f"  {job.id}  part {job.part}  {job.state}{done}{collected}"
+
+
+@command.command("status")
+@click.argument("batch_id", required=False, metavar="[ID]")
+@db_option
+@click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True, metavar="NAME",
+              help="Environment variable holding the API key.")
+def status(batch_id: str | None, db: str, api_key_env: str) -> None:
+    """The state of submitted batch ID (asked of the provider), or of every batch in the store.
+
+    Without ID the stored states are listed, with no request; pass an ID to refresh it.
+    """
+    from judgekit.judging.batch.remote import refresh_job
+
+    with existing_store(db) as store:
+        if batch_id is not None:
+            job = refresh_job(store, batch_id, api_key=resolve_api_key(None, api_key_env))
+            click.echo(_job_line(job).strip())
+            return
+        batches = store.list_batches()
+        if not batches:
+            click.echo(f"no prepared batches in {store.path}")
+        for batch in batches:
+            click.echo(f"{batch.id}  {batch.kind:<18} {batch.dataset}  {batch.model} at "
+                       f"{batch.base_url}  {batch.n_requests} request(s)")
+            jobs = store.list_jobs(batch_id=batch.id)
+            for job in jobs:
+                click.echo(_job_line(job))
+            if not jobs:
+                click.echo("  not submitted")

@@ -1,0 +1,166 @@
+"""``batch prepare``: the calls a run would make, written as Batch API input files.
+
+A call is written when the live runner would make it now (nothing stored, a
+transient failure, or ``--force`` / ``--retry-failed``), unless it already sits
+in a submitted batch that may still answer it (so it is never paid twice). Its
+``custom_id`` is the call's cache key (:func:`~judgekit.judging.units.unit_key`)
+and its ``body`` is :func:`~judgekit.clients.request.chat_request` of the
+unit's messages: byte for byte the request ``judgekit judge`` would send. The
+batch, its files and its calls are recorded in one transaction; on any error
+the files written are removed and the store is unchanged.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from itertools import islice
+from pathlib import Path
+from typing import Any
+
+from judgekit.clients.request import chat_request, response_format_for
+from judgekit.clients.spec import JudgeSpec, ResponseFormatMode
+from judgekit.judging.cache import needs_call
+from judgekit.judging.outcomes import utc_now
+from judgekit.judging.units import WorkUnit, unit_key, unit_messages
+from judgekit.prompts import verdict_json_schema
+from judgekit.store import Store
+from judgekit.store.batches import BatchFile, BatchRecord, BatchRequest
+from judgekit.types import Rubric
+
+from .lines import MAX_FILE_BYTES, MAX_FILE_REQUESTS, PartWriter, WrittenPart, request_line
+
+__all__ = ["PreparedBatch", "RequestShape", "new_batch_id", "prepare_batch", "request_shape"]
+
+#: Units whose cache keys are looked up per query.
+CHUNK_SIZE = 1000
+
+
+def new_batch_id() -> str:
+    """A local batch id: sortable by time, unique (the same form as run ids)."""
+    from judgekit.judging.runner import new_run_id
+
+    return new_run_id()
+
+
+@dataclass(frozen=True)
+class RequestShape:
+    """How the judge's requests are shaped: structured-output mode and logprobs.
+
+    The live runner decides both from the endpoint's probed capabilities; a
+    batch takes the probed ones when the store has them (:func:`request_shape`).
+    """
+
+    mode: ResponseFormatMode
+    logprobs: bool
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"response_format": self.mode, "logprobs": self.logprobs}
+
+
+def request_shape(store: Store, spec: JudgeSpec, mode: ResponseFormatMode | None) -> RequestShape:
+    """The live runner's choice for this endpoint when its capabilities are stored.
+
+    ``mode`` (``--response-format``) overrides the stored mode; without either,
+    ``json_schema`` (what the Batch API and vLLM accept). Logprobs are asked
+    when ``spec.logprobs`` is on and the endpoint is not known to refuse them.
+    """
+    from judgekit.clients.capabilities import PROBE_VERSION, Capabilities
+
+    stored = store.get_capabilities(spec.public_base_url, spec.model)
+    if stored is not None and int(stored.get("version", 0)) == PROBE_VERSION:
+        caps = Capabilities.from_dict(stored)
+        return RequestShape(mode or caps.response_format_mode, caps.logprobs and spec.logprobs)
+    return RequestShape(mode or "json_schema", spec.logprobs)
+
+
+@dataclass
+class PreparedBatch:
+    """What ``prepare`` wrote: the batch id and files, and why other calls were left out."""
+
+    id: str | None
+    files: list[WrittenPart] = field(default_factory=list)
+    total: int = 0
+    prepared: int = 0
+    cached: int = 0
+    in_flight: int = 0
+
+    def format(self) -> str:
+        head = (f"{self.total} call(s): {self.prepared} prepared, {self.cached} cached, "
+                f"{self.in_flight} already in a submitted batch")
+        if self.id is None:
+            return head + "\n  nothing to prepare: no file written"
+        lines = [f"batch {self.id}: {head}"]
+        lines += [f"  {p.path}  {p.n_requests} request(s), {p.bytes} bytes" for p in self.files]
+        return "\n".join(lines)
+
+
+class _NothingToPrepare(Exception):
+    """Raised inside the batch's transaction to roll it back when no call is needed."""
+
+
+def prepare_batch(
+    store: Store, rubric: Rubric, units: Iterable[WorkUnit], spec: JudgeSpec, *,
+    dataset: str, out: Path, kind: str = "judge", samples: int = 1,
+    shape: RequestShape | None = None, force: bool = False, retry_failed: bool = False,
+    max_requests: int = MAX_FILE_REQUESTS, max_bytes: int = MAX_FILE_BYTES,
+    batch_id: str | None = None,
+) -> PreparedBatch:
+    """Write the calls still needed to ``out`` (split into ``out.2.jsonl``... at the limits).
+
+    ``kind`` is the run kind the collected judgments are recorded under
+    (``judge`` or ``probe:<name>``); ``batch_id`` defaults to a new one. Streams
+    the units in chunks: memory stays flat in their number.
+    """
+    shape = shape or request_shape(store, spec, None)
+    fmt = response_format_for(shape.mode, verdict_json_schema(rubric))
+    store.save_rubric(rubric)
+    record = BatchRecord(
+        id=batch_id or new_batch_id(), kind=kind, dataset=dataset, rubric_hash=rubric.sha256,
+        model=spec.model, base_url=spec.public_base_url, sampling=spec.sampling.as_dict(),
+        request=shape.as_dict(), created_at=utc_now(),
+    )
+    result = PreparedBatch(record.id)
+    writer = PartWriter(out, max_requests=max_requests, max_bytes=max_bytes)
+    stream = iter(units)
+    try:
+        with store.preparing_batch(record) as batch:
+            while chunk := list(islice(stream, CHUNK_SIZE)):
+                keyed = [(u, s, unit_key(rubric, u, spec, dataset=dataset, sample=s))
+                         for u in chunk for s in range(samples)]
+                keys = [key for _, _, key in keyed]
+                cached = store.cached_judgments(keys)
+                active = store.active_batch_calls(keys)
+                requests: list[BatchRequest] = []
+                for unit, sample, key in keyed:
+                    result.total += 1
+                    if not needs_call(cached.get(key), force=force, retry_failed=retry_failed):
+                        result.cached += 1
+                        continue
+                    if key in active:
+                        result.in_flight += 1
+                        continue
+                    body = chat_request(spec, unit_messages(rubric, unit), response_format=fmt,
+                                        logprobs=shape.logprobs)
+                    part = writer.write(request_line(key, body))
+                    requests.append(BatchRequest(
+                        record.id, key, part, unit.item.id, unit.variant, sample,
+                        unit.source_hash or unit.item.content_hash, unit.swap_labels,
+                    ))
+                batch.add_requests(requests)
+            result.prepared = batch.n_requests
+            if result.prepared == 0:
+                raise _NothingToPrepare
+            for written in writer.close():
+                batch.add_file(BatchFile(record.id, written.part, str(written.path.absolute()),
+                                         written.sha256, written.n_requests, written.bytes))
+    except _NothingToPrepare:
+        writer.discard()
+        result.id = None
+        return result
+    except BaseException:
+        writer.discard()
+        raise
+    result.files = writer.parts
+    return result
+
