@@ -12,31 +12,66 @@ from pathlib import Path
 import click
 
 from judgekit.cli._common import import_file_options
-from judgekit.io.judgments import import_judgments
+from judgekit.io.judgments import ORIENTATIONS, Orientation
+from judgekit.io.verdict_store import JudgmentImportResult, import_judgments
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
+from judgekit.types import Rubric
+
+_FIELDS_HELP = """\b
+One verdict per JSONL line or CSV/TSV/parquet row (docs/import.md):
+  item_id      the item's id (required)
+  judge        judge name (required unless --judge is given)
+  label        the verdict, on the rubric's scale (required when status is ok)
+  order        AB (as written, default) or BA (shown with the responses swapped)
+  orientation  of a BA label: presented (names the slots as shown; mapped back)
+               or original (already mapped back); default --orientation
+  sample       repeated-sample index (default 0)
+  status       ok (default), api_error, timeout, rate_limited, parse_error,
+               refusal, truncated (a failure has no label)
+  reasoning    the judge's explanation
+  score        a number (default: the label's score on the scale)
+  raw          the grader's raw output, stored as the raw text
+  dataset      the item's dataset (else --dataset, else the one holding the id)
+"""
 
 
 @click.group("judgments")
 def command() -> None:
-    """Judge verdicts made elsewhere (JSONL: item_id, judge, label[, order, sample, status])."""
+    """Judge verdicts made elsewhere (item_id, judge, label[, order, sample, status, raw])."""
 
 
-@command.command("import")
+@command.command("import", epilog=_FIELDS_HELP)
 @import_file_options
 @click.option("--judge", default=None, help="Import only this judge's verdicts; also the "
               "judge name for lines without a 'judge' field.")
+@click.option("--orientation", type=click.Choice(ORIENTATIONS), default="presented",
+              show_default=True,
+              help="How BA labels are written when a line has no 'orientation' field: "
+                   "'presented' = as the judge saw the swapped pair (mapped back here), "
+                   "'original' = already mapped back to the original order.")
 def import_command(
-    file: Path, rubric: str, db: str, dataset: str | None, judge: str | None
+    file: Path, rubric: str, db: str, dataset: str | None, judge: str | None,
+    orientation: Orientation,
 ) -> None:
     """Import the verdicts in FILE as runs of kind "import" (one per judge and dataset)."""
     loaded = load_rubric(rubric)
     with open_store(db) as store:
-        result = import_judgments(store, file, loaded, dataset=dataset, judge=judge)
+        result = import_judgments(store, file, loaded, dataset=dataset, judge=judge,
+                                  orientation=orientation)
+    echo_import(result, str(file), loaded)
+
+
+def echo_import(result: JudgmentImportResult, source: str, rubric: Rubric) -> None:
+    """The import summary: counts, each judge (with its model where known), runs, warnings."""
     click.echo(
-        f"imported {result.added} verdict(s) from {file} ({result.unchanged} already stored) "
-        f"for rubric {loaded.name} [{loaded.sha256[:12]}]; judges: "
-        f"{', '.join(result.judges) or '-'}"
+        f"imported {result.added} verdict(s) from {source} ({result.unchanged} already stored) "
+        f"for rubric {rubric.name} [{rubric.sha256[:12]}]"
     )
+    for name in result.judges:
+        model = result.models.get(name)
+        click.echo(f"  judge {name}" + (f" (model {model})" if model and model != name else ""))
     for run_id in result.runs:
         click.echo(f"  run {run_id}")
+    for warning in result.warnings:
+        click.echo(f"warning: {warning}", err=True)

@@ -117,24 +117,41 @@ def _header(outcome: ProbeOutcome) -> list[str]:
     ]
 
 
+def _position_lines(r: dict[str, Any]) -> list[str]:
+    test = r["first_slot_test"]
+    lines = [
+        format_statistic("position consistency", r["position_consistency"]),
+        format_statistic("conflict rate", r["conflict_rate"]),
+        format_statistic("first slot", r["first_slot_rate"],
+                         f"({test['k']} of {test['n']} inconsistent, exact binomial test)"),
+        format_statistic("second slot", r["second_slot_rate"]),
+        format_statistic("position fairness (PF)", r["position_fairness"],
+                         "(-1 always first, 0 fair, +1 always last)"),
+    ]
+    if "level_order_shift" in r:
+        lines.append(format_statistic("shift when levels reversed", r["level_order_shift"],
+                                      "(level steps)"))
+    return lines
+
+
+def format_position(r: dict[str, Any]) -> str:
+    """The position summary of a probe from imported verdicts."""
+    rubric = r["rubric"]
+    return "\n".join([
+        f"position probe (imported verdicts): rubric {rubric['name']} v{rubric['version']} "
+        f"[{rubric['sha256'][:12]}] on {r['dataset']!r} ({r['n_items']} pairs), "
+        f"judge {r['model']}",
+        f"  run {r['run_id']}; failed judgments excluded: {r.get('n_excluded', 0)}",
+        *_position_lines(r),
+    ])
+
+
 def format_outcome(outcome: ProbeOutcome) -> str:
     """The summary printed at the end of a probe."""
     r = outcome.result
     lines = _header(outcome)
     if outcome.probe == "position":
-        test = r["first_slot_test"]
-        lines += [
-            format_statistic("position consistency", r["position_consistency"]),
-            format_statistic("conflict rate", r["conflict_rate"]),
-            format_statistic("first slot", r["first_slot_rate"],
-                             f"({test['k']} of {test['n']} inconsistent, exact binomial test)"),
-            format_statistic("second slot", r["second_slot_rate"]),
-            format_statistic("position fairness (PF)", r["position_fairness"],
-                             "(-1 always first, 0 fair, +1 always last)"),
-        ]
-        if "level_order_shift" in r:
-            lines.append(format_statistic("shift when levels reversed", r["level_order_shift"],
-                                          "(level steps)"))
+        lines += _position_lines(r)
     elif outcome.probe == "length":
         lines += [
             format_statistic("length correlation (judge)", r["length_correlation"], "Spearman"),
@@ -185,12 +202,45 @@ def command() -> None:
 
 @command.command("position")
 @probe_options
-def position(**opts: Any) -> None:
-    """Judge every pair in both orders (or levels reversed, for pointwise rubrics)."""
+@click.option("--imported", is_flag=True,
+              help="Measure from imported both-order verdicts (judgments import) instead of "
+                   "calling an endpoint; needs --dataset and a pairwise rubric.")
+@click.option("--judge", default=None, metavar="NAME",
+              help="With --imported: the imported judge (needed when there are several).")
+def position(imported: bool, judge: str | None, **opts: Any) -> None:
+    """Judge every pair in both orders (or levels reversed, for pointwise rubrics).
+
+    With --imported nothing is called: the verdicts imported in both orders are read
+    from the store, and the result is stored and reported like a live probe's.
+    """
+    if imported:
+        _imported_position(opts, judge)
+        return
+    if judge is not None:
+        raise InputError("--judge is only for --imported (name the model with --model)")
     with _prepared(opts, lambda rubric, items: (position_units(items, rubric), 1)) as ctx:
         outcome = run_position_probe(ctx.store, ctx.rubric, ctx.items, ctx.spec,
                                      dataset=ctx.dataset, **_runner_args(opts))
     _finish(outcome, opts["as_json"])
+
+
+def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
+    from judgekit.judging.probe_imported import imported_position_probe
+
+    if opts["base_url"] or opts["data"] is not None:
+        raise InputError("--imported reads stored verdicts: give --dataset NAME, not "
+                         "--data or --base-url")
+    if not opts["dataset"]:
+        raise InputError("--imported needs --dataset NAME (the dataset the verdicts are on)")
+    rubric = load_rubric(opts["rubric"])
+    with open_store(opts["db"]) as store:
+        outcome = imported_position_probe(store, rubric, opts["dataset"], judge)
+    if outcome.warning is not None:
+        click.echo(f"warning: {outcome.warning}", err=True)
+    if opts["as_json"]:
+        click.echo(json.dumps(outcome.result, indent=2, sort_keys=True))
+        return
+    click.echo(format_position(outcome.result))
 
 
 def _parse_levels(text: str) -> tuple[int, ...]:

@@ -1,65 +1,52 @@
-"""Import judge verdicts made elsewhere (other eval tools, a provider's batch job).
+"""Read judge verdicts made elsewhere (other eval tools, a provider's batch job).
 
 Imported verdicts can be calibrated against human labels and used by the
-position probe without paying for them again. A JSONL line holds ``item_id``,
-``judge``, ``label`` and optionally ``order`` (``AB``/``BA``: how a pair was
-presented), ``sample`` (index, default 0), ``status`` (default ``ok``),
-``reasoning``, ``score`` and ``dataset``.
+position probe (``judgekit probe position --imported``) without paying for them
+again. A record (JSONL line, CSV/TSV row, parquet row) holds the fields of
+:data:`JUDGMENT_FIELDS`; ``docs/import.md`` is the reference:
 
-- A ``BA`` verdict was given with the responses swapped, so its label is mapped
-  back to the item's original orientation (``A`` <-> ``B``, ``tie`` unchanged)
-  and stored as variant ``"swapped"``, exactly as a swapped probe call would be.
-- A verdict with a non-``ok`` status carries no label (it is data, not a score).
-- Each (judge, dataset) becomes one run of kind ``"import"`` with the stated
-  provenance: model = judge name, base URL ``imported:<file name>``, no
-  sampling parameters, ``imported=True`` on every row.
-- Cache keys are derived from (judge, rubric, item, order, sample) only, so
-  importing the same verdicts again (even from a renamed file) adds nothing.
+- ``item_id``, ``judge`` (or ``--judge``), ``label`` (required when ``status`` is ``ok``);
+- ``order`` (``AB`` as written, ``BA`` shown with the responses swapped), ``sample``
+  (index, default 0), ``status`` (default ``ok``), ``reasoning``, ``score``,
+  ``raw`` (the grader's raw output, stored as the judgment's raw text), ``dataset``;
+- ``orientation`` of a ``BA`` label: ``presented`` (the default) means the label
+  names the slots as the judge saw them (judgekit's own convention: ``A`` = the
+  response shown first, which is the original B), so it is mapped back;
+  ``original`` means the file already mapped it back to the original order
+  (LLMBar's convention), so it is stored as it is. Importing with the wrong
+  convention turns a consistent judge into an inconsistent one, which
+  :func:`judgekit.io.verdict_store.orientation_warnings` flags.
 
-As for labels, the whole file is checked first and a file with any error
-imports nothing. :func:`llmbar_rows` converts LLMBar's per-instance verdicts
-(``meta.judge_verdicts``) into this format.
+A verdict with a non-``ok`` status carries no label (it is data, not a score).
+The whole file is checked first and a file with any error imports nothing;
+storing is :mod:`judgekit.io.verdict_store`.
 """
 
 from __future__ import annotations
 
-import secrets
+import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from judgekit import __version__
 from judgekit.io.fields import item_dataset_index, resolve_dataset, text_field
 from judgekit.io.records import ErrorList, Record, iter_records
-from judgekit.judging.cache import cache_key
-from judgekit.store import RunRecord, Store
-from judgekit.store.rows import utc_now
-from judgekit.types import STATUSES, SWAPPED_VARIANT, Item, Judgment, Rubric, Scale
+from judgekit.store import Store
+from judgekit.types import STATUSES, SWAPPED_VARIANT, Rubric, Scale
 
 JUDGMENT_FIELDS = (
-    "item_id", "judge", "label", "order", "sample", "status", "reasoning", "score", "dataset",
+    "item_id", "judge", "label", "order", "orientation", "sample", "status", "reasoning",
+    "score", "raw", "dataset",
 )
-#: Stand-in for the endpoint in imported cache keys (the file name is not part of identity).
-IMPORTED_ENDPOINT = "imported:"
-#: Stand-in for the parser version in imported cache keys.
-IMPORT_PARSER = "import"
+Orientation = Literal["presented", "original"]
+ORIENTATIONS: tuple[Orientation, ...] = ("presented", "original")
 _SWAP = {"A": "B", "B": "A"}
 
 
 @dataclass(frozen=True)
-class JudgmentImportResult:
-    """What an import did: rows added, rows already stored, runs created (id per judge)."""
-
-    added: int
-    unchanged: int
-    runs: tuple[str, ...]
-    judges: tuple[str, ...]
-
-
-@dataclass(frozen=True)
 class ParsedVerdict:
-    """One validated line of a verdict file, label already in the original orientation."""
+    """One validated verdict, label already in the original orientation."""
 
     line: int
     judge: str
@@ -71,6 +58,9 @@ class ParsedVerdict:
     label: str | None
     reasoning: str | None
     score: float | None
+    raw: str | None = None
+    #: The label as the file gave it (before any mapping back), for the orientation check.
+    given_label: str | None = None
 
 
 def unswap(label: str) -> str:
@@ -85,16 +75,19 @@ def parse_judgment_file(
     *,
     dataset: str | None = None,
     judge: str | None = None,
+    orientation: Orientation = "presented",
 ) -> list[ParsedVerdict]:
     """Every verdict of the file (of ``judge`` only, when given), validated."""
     errors = ErrorList(str(path))
     records = list(iter_records(path, JUDGMENT_FIELDS, on_error=errors.add))
-    return verdicts_from_records(records, errors, rubric, store, dataset=dataset, judge=judge)
+    return verdicts_from_records(records, errors, rubric, store, dataset=dataset, judge=judge,
+                                 orientation=orientation)
 
 
 def verdicts_from_records(
     records: Iterable[Record], errors: ErrorList, rubric: Rubric, store: Store,
     *, dataset: str | None = None, judge: str | None = None,
+    orientation: Orientation = "presented",
 ) -> list[ParsedVerdict]:
     """Validated verdicts of shaped records; every problem is added to ``errors``, then raised."""
     records = list(records)
@@ -103,7 +96,7 @@ def verdicts_from_records(
     first_line: dict[tuple[str, str, str, str, int], int] = {}
     for number, record in records:
         try:
-            row = _parse(number, record, rubric, index, dataset, judge)
+            row = _parse(number, record, rubric, index, dataset, judge, orientation)
         except ValueError as exc:
             errors.add(number, str(exc))
             continue
@@ -131,6 +124,7 @@ def _parse(
     index: Mapping[str, list[str]],
     dataset: str | None,
     judge: str | None,
+    default_orientation: Orientation,
 ) -> ParsedVerdict | None:
     item_id = text_field(record, "item_id")
     if item_id is None:
@@ -168,7 +162,11 @@ def _parse(
     row_dataset = text_field(record, "dataset")
     if dataset is not None and row_dataset is not None and row_dataset != dataset:
         raise ValueError(f"dataset {row_dataset!r} differs from --dataset {dataset!r}")
-    if order == "BA" and label is not None:
+    orientation = text_field(record, "orientation") or default_orientation
+    if orientation not in ORIENTATIONS:
+        raise ValueError(f"orientation must be 'presented' or 'original', got {orientation!r}")
+    given = label
+    if order == "BA" and label is not None and orientation == "presented":
         label = unswap(label)
     return ParsedVerdict(
         line=number,
@@ -181,7 +179,17 @@ def _parse(
         label=label,
         reasoning=text_field(record, "reasoning"),
         score=_score(record, scale, label),
+        raw=_raw(record),
+        given_label=given,
     )
+
+
+def _raw(record: Mapping[str, Any]) -> str | None:
+    """The grader's raw output as text (a JSON value from a tool is kept as JSON)."""
+    value = record.get("raw")
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
 
 
 def _score(record: Mapping[str, Any], scale: Scale, label: str | None) -> float | None:
@@ -194,95 +202,6 @@ def _score(record: Mapping[str, Any], scale: Scale, label: str | None) -> float 
         raise ValueError(f"'score' must be a number, got {given!r}") from None
 
 
-def imported_cache_key(rubric: Rubric, row: ParsedVerdict, item: Item) -> str:
-    """Deterministic key: same judge, rubric, item content, order and sample -> same key."""
-    return cache_key(
-        model=row.judge, base_url=IMPORTED_ENDPOINT, rubric_hash=rubric.sha256,
-        item_hash=item.content_hash, sampling={}, sample_index=row.sample,
-        parser_version=IMPORT_PARSER, dataset=row.dataset, item_id=row.item_id,
-        variant=row.variant,
-    )
-
-
-def import_judgments(
-    store: Store,
-    path: str | Path,
-    rubric: Rubric,
-    *,
-    dataset: str | None = None,
-    judge: str | None = None,
-) -> JudgmentImportResult:
-    """Validate the whole file, then store its new verdicts (one import run per judge)."""
-    path = Path(path)
-    rows = parse_judgment_file(path, rubric, store, dataset=dataset, judge=judge)
-    items: dict[str, dict[str, Item]] = {}
-    for name in {row.dataset for row in rows}:
-        items[name] = store.items_by_ids(name, [r.item_id for r in rows if r.dataset == name])
-    base_url = f"imported:{path.name}"
-    now = utc_now()
-    keyed = [
-        (row, imported_cache_key(rubric, row, items[row.dataset][row.item_id])) for row in rows
-    ]
-    stored = store.cached_judgments(key for _, key in keyed)
-    batches: dict[tuple[str, str], list[tuple[ParsedVerdict, str]]] = {}
-    unchanged = 0
-    for row, key in keyed:
-        old = stored.get(key)
-        if old is not None and (old.status, old.label, old.reasoning, old.score) == (
-            row.status, row.label, row.reasoning, row.score
-        ):
-            unchanged += 1
-            continue
-        batches.setdefault((row.judge, row.dataset), []).append((row, key))
-    runs: list[tuple[RunRecord, list[Judgment]]] = []
-    for (judge_name, dataset_name), batch in sorted(batches.items()):
-        run_id = f"import-{now[:19].replace(':', '').replace('-', '')}-{secrets.token_hex(4)}"
-        judgments = [
-            _judgment(row, key, run_id, rubric, base_url, now, items[row.dataset][row.item_id])
-            for row, key in batch
-        ]
-        runs.append((_run(run_id, judge_name, dataset_name, rubric, base_url, now, judgments),
-                     judgments))
-    if runs:
-        store.save_rubric(rubric)
-        store.record_imports(runs)
-    return JudgmentImportResult(
-        added=sum(len(js) for _, js in runs),
-        unchanged=unchanged,
-        runs=tuple(run.id for run, _ in runs),
-        judges=tuple(sorted({row.judge for row in rows})),
-    )
-
-
-def _judgment(
-    row: ParsedVerdict, key: str, run_id: str, rubric: Rubric, base_url: str, now: str, item: Item
-) -> Judgment:
-    return Judgment(
-        run_id=run_id, dataset=row.dataset, item_id=row.item_id, sample_index=row.sample,
-        status=row.status,  # type: ignore[arg-type]  # checked against STATUSES
-        label=row.label, score=row.score, reasoning=row.reasoning, raw_text=None,
-        model_requested=row.judge, model_returned=None, base_url=base_url, sampling={},
-        rubric_name=rubric.name, rubric_version=rubric.version, rubric_hash=rubric.sha256,
-        cache_key=key, variant=row.variant, judgekit_version=__version__, created_at=now,
-        item_hash=item.content_hash, imported=True,
-    )
-
-
-def _run(
-    run_id: str, judge: str, dataset: str, rubric: Rubric, base_url: str, now: str,
-    judgments: list[Judgment],
-) -> RunRecord:
-    counts: dict[str, int] = {}
-    for judgment in judgments:
-        counts[judgment.status] = counts.get(judgment.status, 0) + 1
-    return RunRecord(
-        id=run_id, kind="import", dataset=dataset, rubric_hash=rubric.sha256, model=judge,
-        base_url=base_url, sampling={}, capabilities={}, judgekit_version=__version__,
-        started_at=now, finished_at=now,
-        summary={"imported": len(judgments), "counts": counts, "source": base_url},
-    )
-
-
 # -- converters -----------------------------------------------------------------------
 
 
@@ -292,8 +211,8 @@ def llmbar_rows(
     """LLMBar instances -> import rows, two per instance and judge (orders AB and BA).
 
     LLMBar stores ``order_BA`` already mapped back to the original orientation
-    (upstream ``reverse_label``), so it is swapped here to the label the judge
-    actually gave; the import maps it back. ``null`` (an unparseable completion
+    (upstream ``reverse_label``), so its rows say ``orientation: original`` and
+    the import keeps the label as it is. ``null`` (an unparseable completion
     upstream) becomes status ``parse_error``.
     """
     wanted = None if judges is None else set(judges)
@@ -304,8 +223,10 @@ def llmbar_rows(
                 continue
             for order, value in (("AB", pair.get("order_AB")), ("BA", pair.get("order_BA"))):
                 row: dict[str, Any] = {"item_id": record["id"], "judge": name, "order": order}
+                if order == "BA":
+                    row["orientation"] = "original"
                 if value is None:
                     row["status"] = "parse_error"
                 else:
-                    row["label"] = unswap(value) if order == "BA" else value
+                    row["label"] = value
                 yield row

@@ -10,7 +10,8 @@ from click.testing import CliRunner
 
 from judgekit.cli.main import cli
 from judgekit.errors import InputError
-from judgekit.io.judgments import import_judgments, llmbar_rows
+from judgekit.io.judgments import llmbar_rows
+from judgekit.io.verdict_store import import_judgments
 from judgekit.rubrics import load_rubric
 from judgekit.store import Store, open_store
 from judgekit.types import Item, Rubric
@@ -219,11 +220,11 @@ def test_llmbar_rows_converter() -> None:
     }}}
     assert list(llmbar_rows([record], judges=["J/S"])) == [
         {"item_id": "x", "judge": "J/S", "order": "AB", "label": "A"},
-        {"item_id": "x", "judge": "J/S", "order": "BA", "label": "A"},  # as presented
+        {"item_id": "x", "judge": "J/S", "order": "BA", "orientation": "original", "label": "B"},
     ]
     rows = list(llmbar_rows([record], judges=["K/S"]))
     assert rows[0] == {"item_id": "x", "judge": "K/S", "order": "AB", "status": "parse_error"}
-    assert rows[1]["label"] == "B"
+    assert rows[1]["label"] == "A"
 
 
 # -- real data: LLMBar (Zeng et al., ICLR 2024) ---------------------------------------------

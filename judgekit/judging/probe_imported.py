@@ -1,0 +1,111 @@
+"""The position probe from imported both-order verdicts: no endpoint, nothing paid again.
+
+``judgments import`` (and the tool adapters) store a ``BA`` verdict as variant
+``"swapped"``, mapped back to the original orientation, exactly as the live
+probe's swapped call. This module reads those rows for one imported judge and
+stores a position result of the same shape as :func:`run_position_probe` (plus
+``"imported": true``) under a run of kind ``probe:position``, so ``judgekit
+report`` shows it like a live probe.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from typing import Any
+
+from judgekit import __version__
+from judgekit.errors import InputError
+from judgekit.io.verdict_store import consistency_below_chance, orientation_message
+from judgekit.judging.probes import MAX_LISTED_IDS, SCHEMA_VERSION
+from judgekit.stats import bias
+from judgekit.store import RunRecord, Store
+from judgekit.store.judges import IMPORTED_ENDPOINT
+from judgekit.store.rows import utc_now
+from judgekit.types import SWAPPED_VARIANT, Judgment, Rubric
+
+
+@dataclass(frozen=True)
+class ImportedPosition:
+    """The stored result and any orientation warning."""
+
+    result: dict[str, Any]
+    warning: str | None
+
+
+def imported_judges(store: Store, rubric: Rubric, dataset: str) -> list[str]:
+    """Names of the imported judges with swapped verdicts on ``dataset``."""
+    rows = store.judgments(rubric_hash=rubric.sha256, dataset=dataset,
+                           endpoint=IMPORTED_ENDPOINT, variant=SWAPPED_VARIANT)
+    return sorted({j.model_requested for j in rows})
+
+
+def imported_position_probe(
+    store: Store, rubric: Rubric, dataset: str, judge: str | None = None
+) -> ImportedPosition:
+    """Position consistency of an imported judge's AB/BA verdicts, stored like a live probe."""
+    if rubric.scale.kind != "pairwise":
+        raise InputError(f"--imported needs a pairwise rubric ({rubric.name!r} is "
+                         f"{rubric.scale.kind}): imported verdicts have no reversed levels")
+    judges = imported_judges(store, rubric, dataset)
+    if not judges:
+        raise InputError(f"no imported BA verdicts for rubric {rubric.name!r} on dataset "
+                         f"{dataset!r}; import both orders with: judgekit judgments import")
+    if judge is None:
+        if len(judges) > 1:
+            raise InputError(f"several imported judges ({', '.join(judges)}): choose one "
+                             "with --judge NAME")
+        judge = judges[0]
+    elif judge not in judges:
+        raise InputError(f"no imported BA verdicts of judge {judge!r} (imported judges: "
+                         f"{', '.join(judges)})")
+    rows = store.judgments(rubric_hash=rubric.sha256, dataset=dataset,
+                           endpoint=IMPORTED_ENDPOINT, model=judge, run_kinds=("import",))
+    by: dict[str, dict[str, Judgment]] = defaultdict(dict)
+    for row in rows:
+        if row.sample_index == 0 and row.variant in ("", SWAPPED_VARIANT):
+            by[row.item_id][row.variant] = row
+    ids = [i for i in store.item_ids(dataset) if SWAPPED_VARIANT in by.get(i, {})]
+
+    def label(item_id: str, variant: str) -> str | None:
+        found = by[item_id].get(variant)
+        return found.label if found is not None and found.status == "ok" else None
+
+    original = [label(i, "") for i in ids]
+    swapped = [label(i, SWAPPED_VARIANT) for i in ids]
+    outcome = bias.position_bias(original, swapped)
+    counts: dict[str, Counter[str]] = defaultdict(Counter)
+    for item_id in ids:
+        for variant in ("", SWAPPED_VARIANT):
+            found = by[item_id].get(variant)
+            counts[variant][found.status if found else "missing"] += 1
+    now = utc_now()
+    run_id = f"probe-imported-{now[:19].replace(':', '').replace('-', '')}-{secrets.token_hex(4)}"
+    result: dict[str, Any] = {
+        "probe": "position", "schema_version": SCHEMA_VERSION, "mode": "pairwise",
+        "dataset": dataset, "run_id": run_id,
+        "rubric": {"name": rubric.name, "version": rubric.version, "sha256": rubric.sha256,
+                   "kind": rubric.scale.kind},
+        "model": judge, "base_url": IMPORTED_ENDPOINT, "sampling": {}, "imported": True,
+        "n_items": len(ids),
+        "status_counts": {v: dict(sorted(c.items())) for v, c in sorted(counts.items())},
+        "confidence_level": 0.95,
+    }
+    result.update(outcome.to_dict())
+    result["n_excluded"] = outcome.n_failed
+    result["inconsistent_items"] = [ids[i] for i in outcome.inconsistent_indices()[
+        :MAX_LISTED_IDS]]
+    low = consistency_below_chance(original, swapped)
+    warning = orientation_message(judge, *low) if low is not None else None
+    if warning is not None:
+        result["warning"] = warning
+    store.create_run(RunRecord(
+        id=run_id, kind="probe:position", dataset=dataset, rubric_hash=rubric.sha256,
+        model=judge, base_url=IMPORTED_ENDPOINT, sampling={}, capabilities={},
+        judgekit_version=__version__, started_at=now, finished_at=now,
+        summary={"imported": True, "pairs": len(ids)},
+    ))
+    store.save_rubric(rubric)
+    store.save_probe_result(run_id, "position", rubric.sha256, result)
+    return ImportedPosition(result, warning)
