@@ -129,6 +129,8 @@ def rubric_from_text(source_text: str, *, path: str = "<rubric>") -> Rubric:
         found = _TOML_LINE_RE.search(str(exc))
         where = f"{path}:{found.group(1)}" if found else path
         raise RubricError(f"{where}: invalid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses per nested array or inline table
+        raise RubricError(f"{path}: invalid TOML: arrays or tables nested too deeply") from None
     try:
         spec = _RubricSpec.model_validate(data)
     except ValidationError as exc:

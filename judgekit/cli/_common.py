@@ -1,6 +1,10 @@
 """Options shared by several commands, so every command finds the store and rubric the same way.
 
 Database path resolution: ``--db PATH``, else ``$JUDGEKIT_DB``, else ``./judgekit.db``.
+Commands that only read open the store with :func:`read_store`, which never
+creates one; every text printed goes through :func:`echo` (controls escaped,
+see :mod:`judgekit.textsafe`); every file written for ``--out`` goes through
+:func:`write_out`, which refuses the store itself.
 """
 
 from __future__ import annotations
@@ -36,6 +40,33 @@ def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
     from judgekit.store.database import resolve_db_path as store_resolve_db_path
 
     return store_resolve_db_path(None if db is None else Path(db))
+
+
+def read_store(db: str | os.PathLike[str] | None) -> Store:
+    """Open an existing store for a command that reads it; never creates one.
+
+    A mistyped ``--db`` is an error (``no store at PATH``, exit 2) instead of a
+    new empty store that makes ``report`` answer INSUFFICIENT DATA.
+    """
+    from judgekit.store import open_store
+
+    return open_store(resolve_db_path(db), create=False)
+
+
+def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
+    """``click.echo`` with every control code shown escaped (names come from outside)."""
+    from judgekit.textsafe import terminal_safe
+
+    click.echo(terminal_safe(text), err=err, nl=nl)
+
+
+def echo_json(value: Any, **dumps: Any) -> None:
+    """Print ``value`` as JSON whose C1 controls and bidi overrides are ``\\u`` escapes."""
+    import json
+
+    from judgekit.textsafe import json_safe
+
+    click.echo(json_safe(json.dumps(value, **dumps)))
 
 
 def resolve_rubric(store: Store, name_or_path: str) -> Rubric:
@@ -104,3 +135,123 @@ def text_or_json_option(func: F) -> F:
         help="Output format.",
     )
     return decorator(func)
+
+
+#: Longest ``--out`` accepted before the OS would refuse it anyway (PATH_MAX, NAME_MAX).
+MAX_PATH = 4096
+MAX_NAME = 255
+#: Kernel pseudo-filesystems: writing there changes the system, never saves a file.
+PSEUDO_ROOTS = ("/proc", "/sys")
+
+
+def _store_files(store: Path) -> list[str]:
+    """The real paths of the store and its WAL and shared-memory files."""
+    real = os.path.realpath(store)
+    return [real, f"{real}-wal", f"{real}-shm", f"{real}-journal"]
+
+
+def check_out_path(out: str | os.PathLike[str], *, store: Path | None = None) -> Path:
+    """The file ``--out`` names, or an :class:`InputError` saying why it cannot be written.
+
+    Refused: an empty or over-long path, a folder, a path under /proc or /sys, and
+    any name for the store or its ``-wal``/``-shm`` files (a symlink or hard link
+    to the store included): writing a report there would destroy the store.
+    """
+    from judgekit.errors import InputError
+
+    text = os.fspath(out)
+    if not text.strip():
+        raise InputError("--out: the path is empty")
+    if len(text) > MAX_PATH or any(len(part) > MAX_NAME for part in Path(text).parts):
+        raise InputError(f"--out: the path is too long ({len(text)} characters)")
+    path = Path(text).expanduser()
+    real = os.path.realpath(path)
+    for root in PSEUDO_ROOTS:
+        if real == root or real.startswith(root + "/"):
+            raise InputError(f"--out {text}: refusing to write under {root} (not a file)")
+    if path.is_dir():
+        raise InputError(f"--out {text} is a folder; give a file name")
+    if store is not None:
+        same = real in _store_files(store)
+        if not same and path.exists() and store.exists():
+            same = os.path.samefile(path, store)
+        if same:
+            raise InputError(f"--out {text} is the store {store} (or its -wal/-shm file); "
+                             "choose another file")
+    return path
+
+
+def write_out(out: str | os.PathLike[str], text: str, *, store: Path | None = None) -> Path:
+    """Write ``text`` to the ``--out`` file; an error is one line and leaves the old file.
+
+    A regular file (or a new one) is written to a temporary file beside it and
+    renamed over it, so a failure never leaves half a report. A symlink is
+    written through (its target is replaced, the link stays). A device or pipe
+    (``/dev/null``, ``/dev/stdout``, a FIFO) is written directly, never renamed
+    over. Returns the path written.
+    """
+    from judgekit.errors import InputError
+
+    path = check_out_path(out, store=store)
+    target = Path(os.path.realpath(path))
+    try:
+        if target.exists() and not target.is_file():
+            with open(target, "w", encoding="utf-8", newline="") as handle:
+                handle.write(text)
+            return path
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _replace_atomically(target, text)
+    except OSError as exc:
+        raise InputError(f"cannot write --out {os.fspath(out)}: {exc.strerror or exc}") from exc
+    return path
+
+
+def _replace_atomically(target: Path, text: str) -> None:
+    """Write via a temporary file in the same folder and rename it onto ``target``."""
+    import tempfile
+
+    mode = target.stat().st_mode & 0o7777 if target.exists() else None
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        if mode is None:
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o666 & ~umask
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+#: ``--resamples``: at least one; a million already takes minutes and gigabytes.
+RESAMPLES = click.IntRange(min=1, max=1_000_000)
+#: ``--seed`` of a bootstrap or a queue draw: what numpy's generators accept.
+SEED = click.IntRange(min=0, max=2**63 - 1)
+
+
+class FiniteFloat(click.FloatRange):
+    """A ``click.FloatRange`` that also refuses ``nan`` and ``inf``.
+
+    ``float("nan")`` passes every range comparison, so ``--temperature nan``
+    used to reach the request JSON as ``NaN`` (which no JSON parser accepts).
+    """
+
+    name = "finite number"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
+#: A count of items (``--limit``): positive, and small enough to slice a list with.
+COUNT = click.IntRange(min=1, max=2**62)

@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 
 import click
 
-from judgekit.cli._common import db_option, rubric_option
+from judgekit.cli._common import COUNT, SEED, FiniteFloat, db_option, rubric_option
 from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
 from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, load_items
@@ -48,11 +48,12 @@ def sampling_options(temperature_help: str | None = None) -> list[Decorator]:
     ``batch prepare``), so equal flags give equal cache keys.
     """
     return [
-        click.option("--temperature", type=float, default=0.0, show_default=True,
+        click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True,
                      help=temperature_help),
         click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True),
-        click.option("--top-p", type=float, default=1.0, show_default=True),
-        click.option("--seed", type=int, default=0, show_default=True),
+        click.option("--top-p", type=FiniteFloat(min=0, max=1, min_open=True), default=1.0,
+                     show_default=True),
+        click.option("--seed", type=SEED, default=0, show_default=True),
     ]
 
 
@@ -98,9 +99,9 @@ def endpoint_options(
                      help=f"Requests in flight [default: {REMOTE_CONCURRENCY}; "
                           f"{LOCAL_CONCURRENCY} for the local judge]."),
         *after_concurrency,
-        click.option("--rpm", type=click.FloatRange(min=0, min_open=True), default=None,
+        click.option("--rpm", type=FiniteFloat(min=0, min_open=True), default=None,
                      help="At most this many requests per minute."),
-        click.option("--limit", type=click.IntRange(min=1), default=None,
+        click.option("--limit", type=COUNT, default=None,
                      help=f"{verb} only the first N items."),
         click.option("--force", is_flag=True, help="Re-judge everything, cached or not."),
         click.option("--retry-failed", is_flag=True,
@@ -108,7 +109,7 @@ def endpoint_options(
         *sampling_options(temperature_help),
         click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True,
                      help="Retries per call for rate limits, timeouts and server errors."),
-        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), default=60.0,
+        click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=60.0,
                      show_default=True, help="Seconds per request."),
         LOGPROBS_OPTION,
         click.option("--progress/--no-progress", default=None,

@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from judgekit.cli._common import text_or_json_option
+from judgekit.cli._common import RESAMPLES, SEED, echo, echo_json, text_or_json_option
 from judgekit.compare.agree import LEVELS, AgreeResult, Level, agreement_from_ratings, read_ratings
 from judgekit.report._format import stat_text
 
@@ -48,8 +46,9 @@ def render_agree_text(result: AgreeResult) -> str:
     show_default=True,
     help="Only rater pairs sharing at least this many items get a Cohen's kappa.",
 )
-@click.option("--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples.")
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--resamples", type=RESAMPLES, default=1000, show_default=True,
+              help="Bootstrap resamples.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 def command(file: str, level: Level, fmt: str, min_overlap: int, resamples: int, seed: int) -> None:
     """Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label).
 
@@ -62,6 +61,6 @@ def command(file: str, level: Level, fmt: str, min_overlap: int, resamples: int,
         ratings, level, min_overlap=min_overlap, n_resamples=resamples, random_state=seed
     )
     if fmt == "json":
-        click.echo(json.dumps(result.to_dict(), indent=2, allow_nan=False))
+        echo_json(result.to_dict(), indent=2, allow_nan=False)
     else:
-        click.echo(render_agree_text(result), nl=False)
+        echo(render_agree_text(result), nl=False)

@@ -13,14 +13,20 @@ from dataclasses import dataclass
 
 import click
 
-from judgekit.cli._common import db_option, rubric_option
-from judgekit.errors import InputError
+from judgekit.cli._common import SEED, db_option, echo, resolve_db_path, rubric_option
+from judgekit.errors import InputError, JudgekitError
 from judgekit.rubrics import load_rubric
 from judgekit.sampling import STRATEGIES, Candidate, default_queue_name, plan_queue
 from judgekit.store import QueueEntry, Store, open_store
 from judgekit.types import Judgment, Rubric
 
 DEFAULT_SAMPLE = 200
+
+
+class AppCrashed(JudgekitError):
+    """The labeling app ended on an unhandled error; the command must not exit 0."""
+
+    exit_code = 1
 
 
 @dataclass(frozen=True)
@@ -100,7 +106,7 @@ def prepare_queue(
               help="Queue size (all items if the dataset is smaller).")
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="random", show_default=True,
               help="How items are picked; every queue keeps a uniform random stratum.")
-@click.option("--seed", type=int, default=0, show_default=True,
+@click.option("--seed", type=SEED, default=0, show_default=True,
               help="Random seed; the same seed draws the same queue.")
 @click.option("--show-judge", is_flag=True,
               help="Show the judge's verdict and reasoning (labels record they were not blind).")
@@ -128,22 +134,25 @@ def command(
     if not annotator.strip():
         raise InputError("--annotator must not be empty")
     loaded = load_rubric(rubric)
-    store = open_store(db)
+    store = open_store(resolve_db_path(db), create=False)
     try:
         prepared = prepare_queue(
             store, loaded, dataset=dataset, strategy=strategy, sample=sample, seed=seed,
             name=queue_name,
         )
         for notice in prepared.notices:
-            click.echo(f"note: {notice}", err=True)
+            echo(f"note: {notice}", err=True)
         verb = "drew" if prepared.created else "resuming"
-        click.echo(f"{verb} queue {prepared.name} ({prepared.size} items)", err=True)
+        echo(f"{verb} queue {prepared.name} ({prepared.size} items)", err=True)
         # the entries prepare_queue read or drew (already checked against the rubric)
         app = make_app(store, loaded, prepared.entries, annotator=annotator.strip(),
                        show_judge=show_judge)
         app.run()
+        if app.return_code:  # Textual printed the traceback; labels given so far are saved
+            raise AppCrashed(f"the annotate app stopped with an error (exit {app.return_code}); "
+                             f"labels given before it are saved in {store.path}")
         progress = app.session.progress()
-        click.echo(
+        echo(
             f"{annotator}: {progress.labeled}/{progress.total} labeled in queue {prepared.name} "
             f"({progress.session_labels} this session); saved in {store.path}"
         )

@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path, rubric_option
+from judgekit.cli._common import check_out_path, db_option, resolve_db_path, rubric_option
 from judgekit.cli._endpoint import (
     BASE_URL_ENV,
     LOGPROBS_OPTION,
@@ -120,6 +120,7 @@ def prepare(**params: Any) -> None:
     batch_id = new_batch_id()
     out = params["out"] or Path(f"batch-{batch_id}.jsonl")
     with open_store(params["db"]) as store:
+        check_out_path(out, store=store.path)  # a batch file must never replace the store
         name, items = load_dataset(store, params["data"], params["dataset"], params["limit"])
         units, samples, kind = _units(params["probe"], rubric, items, params["levels"],
                                       params["samples"])
@@ -138,10 +139,7 @@ def prepare(**params: Any) -> None:
 
 def existing_store(db: str) -> Store:
     """The store at ``--db``; a missing file is an error (never created silently)."""
-    path = resolve_db_path(db)
-    if not path.is_file():
-        raise InputError(f"no store at {path} (set --db or $JUDGEKIT_DB)")
-    return open_store(path)
+    return open_store(resolve_db_path(db), create=False)
 
 
 @command.command("collect")

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any
 
 import click
 
 from judgekit.cli._common import (
+    RESAMPLES,
+    SEED,
     F,
     db_option,
-    resolve_db_path,
+    echo,
+    echo_json,
+    read_store,
     resolve_rubric,
     rubric_option,
     text_or_json_option,
@@ -25,7 +28,6 @@ from judgekit.compare import (
 )
 from judgekit.report._format import label_of, pvalue_text, stat_text
 from judgekit.report.agreement import IntervalSpec
-from judgekit.store import open_store
 
 
 def render_judges(c: JudgeComparison) -> str:
@@ -83,18 +85,21 @@ def _output_options(func: F) -> F:
         "for none); default: 'cluster' when items have one.",
     )(func)
     func = click.option(
-        "--seed", type=int, default=0, show_default=True, help="Seed of the bootstrap."
+        "--seed", type=SEED, default=0, show_default=True, help="Seed of the bootstrap."
     )(func)
     func = click.option(
-        "--resamples", type=int, default=1000, show_default=True, help="Bootstrap resamples."
+        "--resamples", type=RESAMPLES, default=1000, show_default=True,
+        help="Bootstrap resamples."
     )(func)
     return text_or_json_option(func)
 
 
 def _emit(result: Any, fmt: str, render: Callable[[Any], str]) -> None:
-    """JSON (``result.to_dict()``) or the text rendering, on stdout."""
-    out = json.dumps(result.to_dict(), indent=2) if fmt == "json" else render(result)
-    click.echo(out, nl=fmt == "json")
+    """JSON (``result.to_dict()``) or the text rendering (controls escaped), on stdout."""
+    if fmt == "json":
+        echo_json(result.to_dict(), indent=2)
+    else:
+        echo(render(result), nl=False)
 
 
 @click.group("compare")
@@ -129,7 +134,7 @@ def judges(
     cluster_by: str | None,
 ) -> None:
     """Two judges (two runs or two rubric versions) against the same human labels."""
-    store = open_store(resolve_db_path(db))
+    store = read_store(db)
     try:
         rub_a = resolve_rubric(store, rubric)
         rub_b = resolve_rubric(store, rubric_b) if rubric_b else rub_a
@@ -173,7 +178,7 @@ def candidates(
     cluster_by: str | None,
 ) -> None:
     """Two candidate models scored by one judge on the same item ids."""
-    store = open_store(resolve_db_path(db))
+    store = read_store(db)
     try:
         rub = resolve_rubric(store, rubric)
         result = compare_candidates(

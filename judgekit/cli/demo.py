@@ -8,6 +8,7 @@ right. The demo is a list of steps over one :class:`DemoContext`; later steps
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -15,6 +16,7 @@ from pathlib import Path
 
 import click
 
+from judgekit.cli._common import write_out
 from judgekit.cli._endpoint import EndpointOptions, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
@@ -38,6 +40,9 @@ DEMO_DATASETS: dict[str, tuple[str, str]] = {
 REFERENCE_ANNOTATOR = "reference"
 #: The pairwise dataset the position probe re-judges with A and B swapped.
 PROBE_DATASET = "pairs"
+#: The ``store_meta`` row that marks a store as the demo's own (safe to replace).
+CREATED_BY_KEY = "created_by"
+CREATED_BY_DEMO = "demo"
 
 
 @dataclass
@@ -79,17 +84,44 @@ class DemoContext:
         return self._spec
 
 
+def made_by_demo(path: Path) -> bool:
+    """Whether the store at ``path`` carries the demo's mark (read without changing the file).
+
+    Anything else (another store, an older demo's unmarked store, a file that is
+    not a store at all) is not the demo's to delete.
+    """
+    try:
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return False
+    try:
+        row = conn.execute(
+            "SELECT value FROM store_meta WHERE key = ?", [CREATED_BY_KEY]
+        ).fetchone()
+    except sqlite3.Error:
+        return False
+    finally:
+        conn.close()
+    return row is not None and row[0] == CREATED_BY_DEMO
+
+
 def step_fresh_database(ctx: DemoContext) -> None:
-    """Start from an empty store; only the demo's own database file is ever replaced."""
-    own = ctx.db_path.resolve() == (ctx.out_dir / DB_NAME).resolve()
-    if ctx.db_path.exists():
-        if not own:
-            raise InputError(f"{ctx.db_path} exists; the demo writes a fresh database: "
-                             "remove it or choose another --db")
+    """Start from an empty store; only a store the demo made itself is ever replaced.
+
+    The demo marks its store (``store_meta.created_by = demo``); a store without
+    the mark may hold someone's judgments and labels, so the demo stops instead.
+    """
+    if ctx.db_path.exists() or ctx.db_path.is_symlink():
+        if not made_by_demo(ctx.db_path):
+            raise InputError(
+                f"{ctx.db_path} exists and was not made by the demo (it may hold judgments "
+                "and labels), so the demo leaves it alone: choose another --out or --db"
+            )
         for suffix in ("", "-wal", "-shm"):
             Path(f"{ctx.db_path}{suffix}").unlink(missing_ok=True)
     ctx.out_dir.mkdir(parents=True, exist_ok=True)
     ctx.store = open_store(ctx.db_path)
+    ctx.store.set_meta(CREATED_BY_KEY, CREATED_BY_DEMO)
     ctx.echo(f"1. fresh database: {ctx.db_path}")
 
 
@@ -167,8 +199,8 @@ def step_report(ctx: DemoContext) -> None:
     for name, rubric in ctx.rubrics.items():
         options = ReportOptions(dataset=name, annotator=REFERENCE_ANNOTATOR)
         report = build_report(ctx.db, rubric, options)
-        html_path = ctx.db_path.parent / f"report-{name}.html"
-        html_path.write_text(render(report, "html"), encoding="utf-8")
+        html_path = write_out(ctx.db_path.parent / f"report-{name}.html",
+                              render(report, "html"), store=ctx.db_path)
         ctx.echo("")
         ctx.echo(f"calibration report: {name} (rubric {rubric.name}), judge vs reference labels")
         ctx.echo(render(report, "text").rstrip("\n"))
@@ -211,12 +243,17 @@ def run_demo(
 
 @click.command("demo")
 @click.option("--db", "db", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help=f"Database to create [default: OUT/{DB_NAME}]; must not exist yet.")
+              help=f"Database to create [default: OUT/{DB_NAME}]; must not exist yet, "
+                   "unless an earlier demo made it.")
 @click.option("--out", "out", type=click.Path(file_okay=False, path_type=Path),
               default=DEFAULT_OUT, show_default=True, help="Folder for the demo's files.")
 @click.option("--base-url", default=None,
               help="Judge with this OpenAI-compatible endpoint instead of the local judge.")
 @click.option("--model", default=None, help="Judge model (with --base-url).")
 def command(db: Path | None, out: Path, base_url: str | None, model: str | None) -> None:
-    """Run the whole flow on shipped demo data with the local judge and a fresh database."""
+    """Run the whole flow on shipped demo data with the local judge and a fresh database.
+
+    Running it again replaces the database the demo made before; a database it
+    did not make is never deleted (the demo stops with an error instead).
+    """
     run_demo(out, db, base_url=base_url, model=model)

@@ -6,18 +6,24 @@ import csv
 import dataclasses
 import io
 import json
-import os
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import Any
 
 import click
 
-from judgekit.cli._common import SHA256, db_option, resolve_db_path, rubric_option
+from judgekit.cli._common import (
+    SHA256,
+    check_out_path,
+    db_option,
+    echo,
+    read_store,
+    rubric_option,
+    write_out,
+)
 from judgekit.rubrics import load_rubric
-from judgekit.store import JudgmentSelection, open_store
+from judgekit.store import JudgmentSelection
+from judgekit.textsafe import json_safe, terminal_safe
 from judgekit.types import Judgment
 
 #: Export columns, in order: every field of a judgment.
@@ -42,10 +48,15 @@ def _csv_cell(value: Any) -> str:
 
 
 def render(judgments: Sequence[Judgment], fmt: str) -> str:
-    """The export text: one JSON object per line, or CSV with a header row."""
+    """The export text: one JSON object per line, or CSV with a header row.
+
+    JSONL escapes C1 controls and bidi overrides (:func:`~judgekit.textsafe.json_safe`):
+    the same values, but safe to ``cat`` on a terminal.
+    """
     if fmt == "jsonl":
         return "".join(
-            json.dumps(judgment_record(j), ensure_ascii=False) + "\n" for j in judgments
+            json_safe(json.dumps(judgment_record(j), ensure_ascii=False)) + "\n"
+            for j in judgments
         )
     buffer = io.StringIO()
     writer = csv.writer(buffer, lineterminator="\n")
@@ -54,19 +65,6 @@ def render(judgments: Sequence[Judgment], fmt: str) -> str:
         record = judgment_record(judgment)
         writer.writerow([_csv_cell(record[column]) for column in COLUMNS])
     return buffer.getvalue()
-
-
-def write_atomically(path: Path, text: str) -> None:
-    """Write via a temporary file and rename, so a failed export leaves no half file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @click.command("export")
@@ -89,7 +87,8 @@ def write_atomically(path: Path, text: str) -> None:
     default=None,
     help="Output format (default: from the --out suffix, else jsonl).",
 )
-@click.option("--out", default=None, metavar="FILE", help="Output file (default: stdout).")
+@click.option("--out", default=None, metavar="FILE",
+              help="Output file (default: stdout); never the store itself.")
 @click.option("--history", is_flag=True, help="Every stored row, not only the latest per call.")
 def command(
     rubric: str,
@@ -109,7 +108,9 @@ def command(
     rubric_hash = rubric if SHA256.match(rubric) else load_rubric(rubric).sha256
     if fmt is None:
         fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"
-    with open_store(resolve_db_path(db)) as store:
+    with read_store(db) as store:
+        if out is not None and out != "-":
+            check_out_path(out, store=store.path)
         if run_id is None:
             selection = JudgmentSelection(rubric_hash=rubric_hash, dataset=dataset, variant=variant)
         else:  # the run's judge: its cached judgments count too (see docs/reports.md)
@@ -119,13 +120,13 @@ def command(
         judgments = store.judgments(latest_only=not history, **selection.filters())
     text = render(judgments, fmt)
     if out is None or out == "-":
-        sys.stdout.write(text)
+        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
         sys.stdout.flush()
         destination = "stdout"
     else:
-        write_atomically(Path(out), text)
+        write_out(out, text, store=store.path)
         destination = out
-    click.echo(
+    echo(
         f"exported {len(judgments)} judgments (rubric {rubric_hash[:12]}) "
         f"as {fmt} to {destination}",
         err=True,

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path
+from judgekit.cli._common import db_option, echo, resolve_db_path
 from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, load_items
 from judgekit.store import open_store
@@ -36,7 +36,7 @@ def command(file: Path, name: str | None, db: str, replace: bool) -> None:
     with open_store(db_path) as store:
         changed = store.import_items(dataset, items, replace=replace)
         total = store.count_items(dataset)
-    click.echo(
+    echo(
         f"imported {len(items)} item(s) from {file} into dataset {dataset!r} "
         f"({changed} new or changed; {total} in the dataset) in {db_path}"
     )

@@ -9,18 +9,31 @@ never stored, logged or printed.
 
 from __future__ import annotations
 
+import sqlite3
 from typing import Any
 
 import click
 
+from judgekit.cli._common import echo
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
+from judgekit.errors import StoreError
 from judgekit.judging.runner import has_pending_calls, run_judgments
 from judgekit.rubrics import load_rubric
-from judgekit.store import open_store
+from judgekit.store import Store, open_store
 
 _SAMPLES = click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
                         help="Independent samples per item (for self-consistency).")
+
+
+def _saved(store: Store, rubric_hash: str, dataset: str) -> str:
+    """What survived a failed write: every judgment committed before it (reruns reuse them)."""
+    try:
+        done = len(store.judgments(rubric_hash=rubric_hash, dataset=dataset))
+    except (StoreError, sqlite3.Error):  # unreadable too: the message must still be printed
+        return "judgments committed before the failure are kept; rerun to continue"
+    return (f"{done} judgment(s) of this rubric and dataset are saved in {store.path}; "
+            "rerun the same command to continue (saved ones are not judged again)")
 
 
 @click.command("judge")
@@ -38,9 +51,12 @@ def command(**params: Any) -> None:
             return has_pending_calls(store, loaded, items, spec, dataset=name, **run_args)
 
         with open_endpoint(endpoint, has_work=has_work) as spec:
-            click.echo(f"judging {len(items)} item(s) of {name!r} with rubric {loaded.name} "
+            echo(f"judging {len(items)} item(s) of {name!r} with rubric {loaded.name} "
                        f"[{loaded.sha256[:12]}], judge {spec.model}", err=True)
-            summary = run_judgments(store, loaded, items, spec, dataset=name,
-                                    progress=params["progress"], **run_args)
-        click.echo(summary.format())
-        click.echo(f"  database: {store.path}")
+            try:
+                summary = run_judgments(store, loaded, items, spec, dataset=name,
+                                        progress=params["progress"], **run_args)
+            except StoreError as exc:
+                raise StoreError(f"{exc}; {_saved(store, loaded.sha256, name)}") from exc
+        echo(summary.format())
+        echo(f"  database: {store.path}")

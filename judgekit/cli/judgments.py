@@ -11,7 +11,7 @@ from pathlib import Path
 
 import click
 
-from judgekit.cli._common import import_file_options
+from judgekit.cli._common import echo, import_file_options, resolve_db_path
 from judgekit.io.judgments import ORIENTATIONS, Orientation
 from judgekit.io.verdict_store import JudgmentImportResult, import_judgments
 from judgekit.rubrics import load_rubric
@@ -56,7 +56,7 @@ def import_command(
 ) -> None:
     """Import the verdicts in FILE as runs of kind "import" (one per judge and dataset)."""
     loaded = load_rubric(rubric)
-    with open_store(db) as store:
+    with open_store(resolve_db_path(db), create=False) as store:
         result = import_judgments(store, file, loaded, dataset=dataset, judge=judge,
                                   orientation=orientation)
     echo_import(result, str(file), loaded)
@@ -64,14 +64,14 @@ def import_command(
 
 def echo_import(result: JudgmentImportResult, source: str, rubric: Rubric) -> None:
     """The import summary: counts, each judge (with its model where known), runs, warnings."""
-    click.echo(
+    echo(
         f"imported {result.added} verdict(s) from {source} ({result.unchanged} already stored) "
         f"for rubric {rubric.name} [{rubric.sha256[:12]}]"
     )
     for name in result.judges:
         model = result.models.get(name)
-        click.echo(f"  judge {name}" + (f" (model {model})" if model and model != name else ""))
+        echo(f"  judge {name}" + (f" (model {model})" if model and model != name else ""))
     for run_id in result.runs:
-        click.echo(f"  run {run_id}")
+        echo(f"  run {run_id}")
     for warning in result.warnings:
-        click.echo(f"warning: {warning}", err=True)
+        echo(f"warning: {warning}", err=True)

@@ -7,17 +7,27 @@ items first; a file with any error imports nothing and the error lists each
 
 from __future__ import annotations
 
+import io
 import sys
-from contextlib import ExitStack
 from pathlib import Path
-from typing import TextIO, cast
+from typing import cast
 
 import click
 
-from judgekit.cli._common import db_option, import_file_options, rubric_option
+from judgekit.cli._common import (
+    check_out_path,
+    db_option,
+    echo,
+    import_file_options,
+    read_store,
+    resolve_db_path,
+    rubric_option,
+    write_out,
+)
 from judgekit.io.labels import ExportFormat, export_labels, import_labels
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
+from judgekit.textsafe import terminal_safe
 
 
 @click.group("labels")
@@ -30,9 +40,9 @@ def command() -> None:
 def import_command(file: Path, rubric: str, db: str, dataset: str | None) -> None:
     """Import the labels in FILE (JSONL, CSV, TSV, parquet); a bad line imports nothing."""
     loaded = load_rubric(rubric)
-    with open_store(db) as store:
+    with open_store(resolve_db_path(db), create=False) as store:
         result = import_labels(store, file, loaded, dataset=dataset)
-    click.echo(
+    echo(
         f"imported {result.added} label(s) from {file} "
         f"({result.unchanged} already current) for rubric {loaded.name} "
         f"[{loaded.sha256[:12]}]; annotators: {', '.join(result.annotators) or '-'}"
@@ -44,23 +54,28 @@ def import_command(file: Path, rubric: str, db: str, dataset: str | None) -> Non
 @db_option
 @click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
               show_default=True, help="Output format.")
-@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
-              help="Write to this file instead of stdout.")
+@click.option("--out", type=click.Path(dir_okay=False), default=None,
+              help="Write to this file instead of stdout (never the store itself).")
 @click.option("--dataset", default=None, help="Only labels of this dataset.")
 @click.option("--annotator", "annotators", multiple=True,
               help="Only these annotators (repeatable).")
 def export_command(
-    rubric: str, db: str, fmt: str, out: Path | None, dataset: str | None,
+    rubric: str, db: str, fmt: str, out: str | None, dataset: str | None,
     annotators: tuple[str, ...],
 ) -> None:
     """Write each annotator's current label per item (skips left out)."""
     loaded = load_rubric(rubric)
     export_format = cast(ExportFormat, fmt)
-    with open_store(db) as store, ExitStack() as stack:
-        handle: TextIO = sys.stdout
+    buffer = io.StringIO()
+    with read_store(db) as store:
         if out is not None:
-            out.parent.mkdir(parents=True, exist_ok=True)
-            handle = stack.enter_context(out.open("w", encoding="utf-8", newline=""))
-        count = export_labels(store, loaded.sha256, handle, fmt=export_format,
+            check_out_path(out, store=store.path)
+        count = export_labels(store, loaded.sha256, buffer, fmt=export_format,
                               dataset=dataset, annotators=annotators or None)
-    click.echo(f"exported {count} label(s)" + (f" to {out}" if out else ""), err=True)
+        if out is not None:
+            write_out(out, buffer.getvalue(), store=store.path)
+    if out is None:
+        text = buffer.getvalue()
+        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
+        sys.stdout.flush()
+    echo(f"exported {count} label(s)" + (f" to {out}" if out else ""), err=True)

@@ -8,12 +8,14 @@ click command named ``command``. This module only wires them together and turns
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 
 import click
 
 from judgekit import __version__
 from judgekit.errors import JudgekitError
+from judgekit.textsafe import terminal_safe
 
 #: command name -> module under judgekit.cli that defines ``command``.
 COMMAND_MODULES: dict[str, str] = {
@@ -57,14 +59,42 @@ def cli() -> None:
     """Calibrate an LLM judge against humans before you trust it."""
 
 
+def _detach_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's last flush cannot fail again."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> None:
-    """Run the CLI; a JudgekitError becomes ``error: message`` and its exit code."""
+    """Run the CLI; a JudgekitError becomes ``error: message`` and its exit code.
+
+    A failing stdout (a full disk, a closed pipe) is one line on stderr too,
+    never a traceback.
+    """
     try:
         result = cli.main(args=argv, prog_name="judgekit", standalone_mode=False)
+        sys.stdout.flush()
+    except BrokenPipeError:  # `judgekit ... | head`: the reader has all it wanted
+        _detach_stdout()
+        sys.exit(1)
+    except OSError as exc:
+        if exc.filename is None:  # stdout itself: files name themselves in their own errors
+            _detach_stdout()
+        where = f" {exc.filename}" if exc.filename else " to stdout"
+        click.echo(f"error: cannot write{where}: {exc.strerror or exc}", err=True)
+        sys.exit(2)
     except JudgekitError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(f"error: {terminal_safe(str(exc))}", err=True)
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.UsageError as exc:  # one line, like every other error
+        hint = f" (see: {exc.ctx.command_path} --help)" if exc.ctx is not None else ""
+        message = " ".join(exc.format_message().split())
+        click.echo(f"error: {terminal_safe(message)}{hint}", err=True)
         sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()

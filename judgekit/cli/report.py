@@ -10,10 +10,20 @@ from pathlib import Path
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path, resolve_rubric, rubric_option
+from judgekit.cli._common import (
+    RESAMPLES,
+    SEED,
+    FiniteFloat,
+    check_out_path,
+    db_option,
+    echo,
+    read_store,
+    resolve_rubric,
+    rubric_option,
+    write_out,
+)
 from judgekit.errors import InputError
 from judgekit.report import FORMATS, ReportOptions, build_report, render
-from judgekit.store import open_store
 
 #: Report format by ``--out`` suffix when ``--format`` is not given.
 _SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
@@ -26,15 +36,13 @@ def format_for(out: str | None) -> str:
     return _SUFFIX_FORMATS.get(Path(out).suffix.lower(), "text")
 
 
-def write_output(text: str, out: str | None) -> None:
-    """Print to stdout, or write the file (creating its folder) and say where."""
+def write_output(text: str, out: str | None, store: Path | None = None) -> None:
+    """Print to stdout, or write the file (never the store itself) and say where."""
     if out is None:
         click.echo(text, nl=False)
         return
-    path = Path(out)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
-    click.echo(f"wrote {path}", err=True)
+    path = write_out(out, text, store=store)
+    echo(f"wrote {path}", err=True)
 
 
 @click.command("report")
@@ -79,24 +87,25 @@ def write_output(text: str, out: str | None) -> None:
     "--out",
     default=None,
     type=click.Path(dir_okay=False),
-    help="Write the report to this file instead of stdout.",
+    help="Write the report to this file instead of stdout (never the store itself; "
+    "a symlink is written through).",
 )
 @click.option(
     "--min-agreement",
-    type=float,
+    type=FiniteFloat(min=-1, max=1),
     default=0.6,
     show_default=True,
     help="PASS needs the lower CI bound of the primary statistic at or above this.",
 )
 @click.option(
     "--min-slice-agreement",
-    type=float,
+    type=FiniteFloat(min=-1, max=1),
     default=None,
     help="Also FAIL when any slice's whole interval lies below this.",
 )
 @click.option(
     "--half-width",
-    type=float,
+    type=FiniteFloat(),
     default=0.1,
     show_default=True,
     help="Interval half-width that counts as enough data (sizes the label advice).",
@@ -121,19 +130,19 @@ def write_output(text: str, out: str | None) -> None:
 )
 @click.option(
     "--confidence",
-    type=float,
+    type=FiniteFloat(),
     default=0.95,
     show_default=True,
     help="Confidence level of every interval.",
 )
 @click.option(
     "--resamples",
-    type=int,
+    type=RESAMPLES,
     default=1000,
     show_default=True,
     help="Bootstrap resamples per interval.",
 )
-@click.option("--seed", type=int, default=0, show_default=True, help="Bootstrap seed.")
+@click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -164,7 +173,9 @@ def command(
         raise InputError(f"--half-width must be between 0 and 1, got {half_width}")
     if not 0.0 < confidence < 1.0:
         raise InputError(f"--confidence must be between 0 and 1, got {confidence}")
-    store = open_store(resolve_db_path(db))
+    store = read_store(db)
+    if out is not None:
+        check_out_path(out, store=store.path)
     try:
         rub = resolve_rubric(store, rubric)
         if judge_run is not None and store.get_run(judge_run) is None:
@@ -188,7 +199,7 @@ def command(
         report = build_report(store, rub, options)
     finally:
         store.close()
-    write_output(render(report, fmt or format_for(out)), out)
+    write_output(render(report, fmt or format_for(out)), out, store.path)
     if out is not None:
-        click.echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)
+        echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)
     ctx.exit(report.verdict.exit_code)

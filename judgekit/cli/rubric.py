@@ -6,11 +6,11 @@ exact messages a judge will receive for one item, and the verdict schema.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import click
 
+from judgekit.cli._common import echo, echo_json
 from judgekit.errors import InputError, JudgekitError
 from judgekit.io.items import load_items
 from judgekit.rubrics import (
@@ -56,9 +56,9 @@ def list_command() -> None:
                 continue
             seen.add(path.stem)
             try:
-                click.echo(f"{path.stem:<16} {_describe(load_rubric(path))}  [{path}]")
+                echo(f"{path.stem:<16} {_describe(load_rubric(path))}  [{path}]")
             except JudgekitError as exc:
-                click.echo(f"{path.stem:<16} INVALID: {exc}")
+                echo(f"{path.stem:<16} INVALID: {exc}")
     if not seen:
         click.echo("no rubrics found")
 
@@ -70,10 +70,10 @@ def check_command(rubrics: tuple[str, ...]) -> None:
     bad = 0
     for name in rubrics:
         try:
-            click.echo(f"ok       {_describe(load_rubric(name))}")
+            echo(f"ok       {_describe(load_rubric(name))}")
         except JudgekitError as exc:
             bad += 1
-            click.echo(f"invalid  {exc}")
+            echo(f"invalid  {exc}")
     if bad:
         raise click.exceptions.Exit(1)
 
@@ -105,13 +105,15 @@ def show_command(rubric: str, data: Path | None, item_id: str | None, reverse_le
     messages = render_messages(loaded, item, reverse_levels=reverse_levels)
     schema = verdict_json_schema(loaded)
     if fmt == "json":
-        click.echo(json.dumps({"rubric": loaded.name, "version": loaded.version,
-                               "sha256": loaded.sha256, "item": item.id,
-                               "messages": messages, "verdict_schema": schema},
-                              indent=2, ensure_ascii=False))
+        echo_json({"rubric": loaded.name, "version": loaded.version,
+                   "sha256": loaded.sha256, "item": item.id,
+                   "messages": messages, "verdict_schema": schema},
+                  indent=2, ensure_ascii=False)
         return
-    click.echo(_describe(loaded))
-    click.echo(f"item: {item.id}")
+    # the item's text is printed as the judge gets it, but with controls shown escaped
+    echo(_describe(loaded))
+    echo(f"item: {item.id}")
     for message in messages:
-        click.echo(f"\n--- {message['role']} ---\n{message['content']}")
-    click.echo("\n--- verdict schema ---\n" + json.dumps(schema, indent=2))
+        echo(f"\n--- {message['role']} ---\n{message['content']}")
+    echo("\n--- verdict schema ---")
+    echo_json(schema, indent=2)

@@ -3,14 +3,13 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path, text_or_json_option
+from judgekit.cli._common import db_option, echo, echo_json, read_store, text_or_json_option
 from judgekit.errors import InputError
-from judgekit.store import RunRecord, open_store
+from judgekit.store import RunRecord
 
 
 def _rubric_names(rubrics: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
@@ -69,10 +68,8 @@ def command(db: str, rubric: str | None, kind: str | None, fmt: str) -> None:
     A run is one `judge`, `probe` or `judgments import` invocation; pass its id
     to `report --judge-run`, `export --run` or `compare`.
     """
-    path = resolve_db_path(db)
-    if not path.is_file():
-        raise InputError(f"no store at {path} (set --db or $JUDGEKIT_DB)")
-    with open_store(path) as store:
+    with read_store(db) as store:
+        path = store.path
         names = _rubric_names(store.list_rubrics())
         wanted: set[str] | None = None
         if rubric is not None:
@@ -87,11 +84,11 @@ def command(db: str, rubric: str | None, kind: str | None, fmt: str) -> None:
         for run in runs
     ]
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        echo_json(rows, indent=2, ensure_ascii=False)
         return
     if not rows:
-        click.echo(f"no runs in {path}")
+        echo(f"no runs in {path}")
         return
     for row in rows:
-        click.echo(_line(row))
-    click.echo(f"{len(rows)} run(s) in {path}")
+        echo(_line(row))
+    echo(f"{len(rows)} run(s) in {path}")

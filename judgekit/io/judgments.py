@@ -25,6 +25,7 @@ storing is :mod:`judgekit.io.verdict_store`.
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -41,6 +42,9 @@ JUDGMENT_FIELDS = (
 )
 Orientation = Literal["presented", "original"]
 ORIENTATIONS: tuple[Orientation, ...] = ("presented", "original")
+#: Largest ``sample`` index accepted (a store column is a 64-bit integer; no judge
+#: samples a million times).
+MAX_SAMPLE_INDEX = 999_999
 _SWAP = {"A": "B", "B": "A"}
 
 
@@ -157,8 +161,11 @@ def _parse(
     sample = record.get("sample", 0)
     if isinstance(sample, str) and sample.strip().isdigit():
         sample = int(sample)
-    if not isinstance(sample, int) or isinstance(sample, bool) or sample < 0:
-        raise ValueError(f"'sample' must be a whole number >= 0, got {sample!r}")
+    if (not isinstance(sample, int) or isinstance(sample, bool)
+            or not 0 <= sample <= MAX_SAMPLE_INDEX):
+        raise ValueError(
+            f"'sample' must be a whole number >= 0 and <= {MAX_SAMPLE_INDEX}, got {_short(sample)}"
+        )
     row_dataset = text_field(record, "dataset")
     if dataset is not None and row_dataset is not None and row_dataset != dataset:
         raise ValueError(f"dataset {row_dataset!r} differs from --dataset {dataset!r}")
@@ -197,9 +204,20 @@ def _score(record: Mapping[str, Any], scale: Scale, label: str | None) -> float 
     if given is None:
         return scale.score_of(label)
     try:
-        return float(given)
-    except (TypeError, ValueError):
-        raise ValueError(f"'score' must be a number, got {given!r}") from None
+        score = float(given)
+    except (TypeError, ValueError, OverflowError):
+        raise ValueError(f"'score' must be a number, got {_short(given)}") from None
+    if not math.isfinite(score):
+        raise ValueError(f"'score' must be a finite number, got {_short(given)}")
+    return score
+
+
+def _short(value: Any) -> str:
+    """``repr(value)``, cut to a readable length (a 5,000-digit number stays one line)."""
+    if isinstance(value, int) and not isinstance(value, bool) and abs(value) > 10**15:
+        return f"a number of about {int(value.bit_length() * math.log10(2)) + 1} digits"
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 # -- converters -----------------------------------------------------------------------

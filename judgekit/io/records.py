@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judgekit.errors import InputError
+from judgekit.io.jsonline import loads_line
 
 #: How many ``file:line`` problems an import error lists before summarising the rest.
 MAX_REPORTED_ERRORS = 20
@@ -233,7 +234,7 @@ def _jsonl_rows(text: str, report: OnError) -> Iterator[Record]:
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
+            row = loads_line(line)  # also refuses lone surrogates and 5,000-digit numbers
         except json.JSONDecodeError as exc:
             report(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
             continue
@@ -308,7 +309,7 @@ def _cell_row(
             if not value.strip():
                 continue
             try:
-                meta = json.loads(value)
+                meta = loads_line(value)
             except (json.JSONDecodeError, RecursionError) as exc:
                 reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
                 shape.report(number, f"field 'meta' is not valid JSON: {reason}")

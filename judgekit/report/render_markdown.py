@@ -1,4 +1,10 @@
-"""Markdown rendering: the same sections as the text report, as tables for a PR or wiki."""
+"""Markdown rendering: the same sections as the text report, as tables for a PR or wiki.
+
+Every string that can come from outside (names, labels, reasons, notes, ids)
+goes through :func:`_cell` or :func:`~judgekit.textsafe.markdown_code`, so an
+item or slice named ``<script>`` or ``[x](javascript:...)`` is shown as
+written: no tag, image or link can be formed and no control code survives.
+"""
 
 from __future__ import annotations
 
@@ -21,10 +27,12 @@ from judgekit.report._format import (
     stale_text,
 )
 from judgekit.report.model import Report, Stat
+from judgekit.textsafe import markdown_code, markdown_text
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Literal text, safe in a paragraph or a table cell."""
+    return markdown_text(text)
 
 
 def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> list[str]:
@@ -35,7 +43,7 @@ def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> list[s
         else ["| statistic | value | 95% CI | n |", "|---|---:|---|---:|"]
     )
     for key, stat in stats.items():
-        name = label_of(key) + (" **(primary)**" if key == primary else "")
+        name = _cell(label_of(key)) + (" **(primary)**" if key == primary else "")
         value = num(stat.statistic) if stat.defined else f"n/a ({_cell(stat.reason or '')})"
         note = f" ({_cell(stat.note)})" if stat.note else ""
         line = f"| {name} | {value} | {interval(stat)}{note} | {stat.n} |"
@@ -52,23 +60,24 @@ def render_markdown(report: Report) -> str:
     out = [
         "# judgekit calibration report",
         "",
-        f"**Verdict: {verdict.decision}**: {verdict.reason}",
+        f"**Verdict: {verdict.decision}**: {_cell(verdict.reason)}",
         "",
         "## Provenance",
         "",
         "| | |",
         "|---|---|",
-        f"| Rubric | {_cell(p.rubric_name)} v{_cell(p.rubric_version)} (`{p.rubric_sha256}`) |",
+        f"| Rubric | {_cell(p.rubric_name)} v{_cell(p.rubric_version)} "
+        f"({markdown_code(p.rubric_sha256)}) |",
         f"| Dataset | {_cell(', '.join(p.datasets) or '-')} |",
         f"| Judge model (requested) | {_cell(', '.join(p.judge_models_requested) or '-')} |",
         f"| Judge model (returned) | {_cell(', '.join(p.judge_models_returned) or '-')} |",
         f"| Endpoint | {_cell(', '.join(p.endpoints) or '-')} |",
         "| Sampling | " + _cell("; ".join(sampling_text(s) for s in p.sampling)) + " |",
         f"| Runs | {_cell(', '.join(p.run_ids) or '-')}{' (imported)' if p.imported else ''} |",
-        f"| judgekit | {p.report_judgekit_version} (report); judged with "
+        f"| judgekit | {_cell(p.report_judgekit_version)} (report); judged with "
         f"{_cell(', '.join(p.judgekit_versions) or '-')} |",
-        f"| Judged | {p.first_judgment_at or '-'} .. {p.last_judgment_at or '-'} |",
-        f"| Generated | {p.generated_at} |",
+        f"| Judged | {_cell(p.first_judgment_at or '-')} .. {_cell(p.last_judgment_at or '-')} |",
+        f"| Generated | {_cell(p.generated_at)} |",
         f"| Counts | {_cell(counts_text(p))} |",
     ]
     out.extend(f"| Note | {_cell(note)} |" for note in p.notes)
@@ -83,25 +92,25 @@ def render_markdown(report: Report) -> str:
     ]
     for row in health.rows:
         out.append(
-            f"| {row.status} | {row.count} | {pct(row.count, health.total)} "
+            f"| {_cell(row.status)} | {row.count} | {pct(row.count, health.total)} "
             f"| {interval(row.rate)} |"
         )
     out += [
         "",
-        failed_text(health),
+        _cell(failed_text(health)),
     ]
     stale = stale_text(health)
     if stale:
-        out += ["", stale]
+        out += ["", _cell(stale)]
 
     agreement = report.agreement
     out += ["", "## Judge vs human", ""]
     if agreement is None:
-        out.append(NO_PAIRS_TEXT)
+        out.append(_cell(NO_PAIRS_TEXT))
     else:
         out += [
-            f"Scale: {agreement.scale_kind}; n={agreement.n_items} items; "
-            f"{agreement.interval_method}. Human reference: {agreement.reference}.",
+            f"Scale: {_cell(agreement.scale_kind)}; n={agreement.n_items} items; "
+            f"{_cell(agreement.interval_method)}. Human reference: {_cell(agreement.reference)}.",
             "",
         ]
         out += _stat_table(agreement.stats, agreement.primary)
@@ -120,7 +129,7 @@ def render_markdown(report: Report) -> str:
         c = report.ceiling
         out += ["", f"## Human-human ceiling ({c.n_items} items, {c.n_annotators} annotators)", ""]
         if c.reason:
-            out += [c.reason, ""]
+            out += [_cell(c.reason), ""]
         out += _stat_table(c.stats)
 
     sens = report.failure_sensitivity
@@ -129,22 +138,24 @@ def render_markdown(report: Report) -> str:
             "",
             f"## If the {sens.n_failed} failed judgment(s) counted as disagreements",
             "",
-            sens.rule,
+            _cell(sens.rule),
             "",
         ]
         out += _stat_table(sens.stats)
 
     if report.weighted is not None:
         w = report.weighted
-        out += ["", f"## Population estimates (queue `{w.queue}`, {w.strategy})", "", w.note, ""]
+        out += ["", f"## Population estimates (queue {markdown_code(w.queue)}, "
+                f"{_cell(w.strategy)})", "", _cell(w.note), ""]
         out += _stat_table(w.stats)
 
     if report.slices is not None:
         s = report.slices
-        primary_name = label_of(agreement.primary) if agreement else "primary"
+        primary_name = _cell(label_of(agreement.primary) if agreement else "primary")
         out += [
             "",
-            f"## Per slice ({s.n_comparisons} comparisons, {s.test}, Benjamini-Hochberg q={s.q})",
+            f"## Per slice ({s.n_comparisons} comparisons, {_cell(s.test)}, "
+            f"Benjamini-Hochberg q={s.q})",
             "",
             f"| slice | n | {primary_name} | 95% CI | agreement | 95% CI | adj. p | flagged |",
             "|---|---:|---:|---|---:|---|---:|---|",
@@ -162,18 +173,18 @@ def render_markdown(report: Report) -> str:
     else:
         out += _stat_table(report.bias.headline)
         for entry, others in probe_extras(report.bias):
-            out += ["", f"### {entry.probe} probe (run `{entry.run_id}`)", ""]
+            out += ["", f"### {_cell(entry.probe)} probe (run {markdown_code(entry.run_id)})", ""]
             out += _stat_table(others)
 
     out += [
         "",
         "## Verdict",
         "",
-        f"**{verdict.decision}**: {verdict.reason}",
+        f"**{verdict.decision}**: {_cell(verdict.reason)}",
         "",
-        f"{rule_text(report)}.",
+        f"{_cell(rule_text(report))}.",
     ]
     needed = labels_needed_text(verdict)
     if needed is not None:
-        out.append(needed)
+        out.append(_cell(needed))
     return "\n".join(out) + "\n"

@@ -22,6 +22,7 @@ from judgekit.report._format import (
     stat_text,
 )
 from judgekit.report.model import Agreement, Report, Stat
+from judgekit.textsafe import terminal_safe
 
 
 def _kv(key: str, value: str) -> str:
@@ -62,7 +63,12 @@ def _confusion_lines(agreement: Agreement) -> list[str]:
 
 
 def render_text(report: Report) -> str:
-    """The whole report as terminal text."""
+    """The whole report as terminal text.
+
+    Names and reasons come from items, labels and the endpoint, so the finished
+    text goes through :func:`~judgekit.textsafe.terminal_safe`: a control
+    sequence in a slice name is printed as ``\\x1b[...``, never executed.
+    """
     out: list[str] = ["judgekit calibration report", "=" * 27, ""]
     out.extend(provenance_lines(report))
 
@@ -160,4 +166,4 @@ def render_text(report: Report) -> str:
     needed = labels_needed_text(verdict)
     if needed is not None:
         out.append(f"  {needed}")
-    return "\n".join(out) + "\n"
+    return terminal_safe("\n".join(out) + "\n")

@@ -40,6 +40,18 @@ def where_clause(filters: Mapping[str, Any]) -> tuple[str, list[Any]]:
     return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
+def write_failure(path: Path, exc: sqlite3.Error) -> str:
+    """One line saying why a write to the store failed; earlier commits are kept."""
+    text = str(exc)
+    if "locked" in text or "busy" in text:
+        return f"store {path} is busy: {text}"
+    if "full" in text:
+        return f"store {path}: the disk is full ({text}); everything committed before is kept"
+    if "readonly" in text:
+        return f"store {path} is read-only ({text})"
+    return f"cannot write to store {path}: {text}"
+
+
 class StoreBase:
     """The connection and the two ways to use it: ``_write()`` and ``_rows()``."""
 
@@ -69,7 +81,7 @@ class StoreBase:
             try:
                 conn.execute("BEGIN IMMEDIATE")
             except sqlite3.OperationalError as exc:
-                raise StoreError(f"store {self.path} is busy: {exc}") from exc
+                raise StoreError(write_failure(self.path, exc)) from exc
             try:
                 yield conn
                 conn.execute("COMMIT")
@@ -77,6 +89,10 @@ class StoreBase:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
                 raise StoreError(f"store integrity error: {exc}") from exc
+            except sqlite3.OperationalError as exc:  # disk full, read-only file, I/O error
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                raise StoreError(write_failure(self.path, exc)) from exc
             except BaseException:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
@@ -96,3 +112,17 @@ class StoreBase:
     def _one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
         found = self._rows(sql, params)
         return found[0] if found else None
+
+    def get_meta(self, key: str) -> str | None:
+        """A fact about the store file (table ``store_meta``), or None."""
+        row = self._one("SELECT value FROM store_meta WHERE key = ?", [key])
+        return None if row is None else str(row["value"])
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Record a fact about the store file (``created_by = demo`` marks the demo's store)."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO store_meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [key, value],
+            )

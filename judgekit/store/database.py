@@ -33,7 +33,7 @@ from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
 from judgekit.store.runs import RunRecord, RunsJudgmentsMixin
-from judgekit.store.schema import apply_migrations
+from judgekit.store.schema import apply_migrations, check_schema_known, pending_migrations
 from judgekit.store.summary import JudgmentSummaryMixin
 
 __all__ = ["DEFAULT_DB_ENV", "QueueEntry", "RunRecord", "Store", "open_store", "resolve_db_path"]
@@ -75,28 +75,93 @@ def _enable_wal(conn: sqlite3.Connection, deadline_s: float = BUSY_TIMEOUT_S) ->
             delay = min(delay * 2, 0.2)
 
 
-def open_store(path: str | Path | None = None) -> Store:
-    """Open (creating and migrating) the store at ``path``, ``$JUDGEKIT_DB`` or ./judgekit.db."""
+def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
+    """Open (and migrate) the store at ``path``, ``$JUDGEKIT_DB`` or ./judgekit.db.
+
+    ``create=False`` is for commands that only read: a missing file is a
+    :class:`StoreError` (``no store at PATH``) instead of a new empty store, and
+    a file the process may not write is opened read-only. A store migrated by a
+    newer judgekit is refused either way, naming both schema versions.
+    """
     resolved = resolve_db_path(path)
+    if not create and not resolved.is_file():
+        raise StoreError(f"no store at {resolved} (check --db or ${DEFAULT_DB_ENV})")
+    read_only = not create and not _writable(resolved)
+    if create and not _writable(resolved):
+        raise StoreError(
+            f"store {resolved} is read-only (the file or its folder cannot be written), "
+            "and this command writes to it" if resolved.exists()
+            else f"cannot create store {resolved}: its folder cannot be written"
+        )
     try:
-        resolved.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(resolved), timeout=BUSY_TIMEOUT_S, check_same_thread=False)
+        if create:
+            resolved.parent.mkdir(parents=True, exist_ok=True)
+        conn = _connect(resolved, "ro" if read_only else ("rwc" if create else "rw"))
     except (OSError, sqlite3.Error) as exc:
         raise StoreError(f"cannot open store {resolved}: {exc}") from exc
     try:
         conn.execute(f"PRAGMA busy_timeout = {int(BUSY_TIMEOUT_S * 1000)}")
         db = Database(conn, execute_plugins=False)
-        _enable_wal(conn)
-        conn.execute("PRAGMA synchronous = NORMAL")
+        check_schema_known(db, resolved)
+        if not read_only:
+            _enable_wal(conn)
+            conn.execute("PRAGMA synchronous = NORMAL")
         conn.execute("PRAGMA foreign_keys = ON")
-        apply_migrations(db)
+        if read_only and pending_migrations(db):
+            raise StoreError(f"store {resolved} is read-only and needs upgrading to this "
+                             "judgekit's schema; open it once where it can be written")
+        if not read_only:
+            apply_migrations(db)
     except sqlite3.DatabaseError as exc:
         conn.close()
-        raise StoreError(f"cannot open store {resolved}: {exc}") from exc
+        raise StoreError(f"cannot open store {resolved}: {_reason(exc)}") from exc
     except BaseException:
         conn.close()
         raise
     return Store(db, resolved)
+
+
+def _writable(path: Path) -> bool:
+    """Whether this process may write the store (or create it) and its -wal/-shm beside it.
+
+    A folder that does not exist yet counts as writable: ``open_store`` creates it.
+    """
+    folder = next((p for p in path.parents if p.exists()), Path("/"))
+    if not os.access(folder, os.W_OK):
+        return False
+    return not path.exists() or os.access(path, os.W_OK)
+
+
+def _connect(path: Path, mode: str) -> sqlite3.Connection:
+    """A connection in SQLite's URI ``mode`` (``rwc`` creates, ``rw`` does not, ``ro`` reads).
+
+    A WAL store on a read-only disk cannot be opened ``ro`` when its ``-shm``
+    file is absent (SQLite cannot create it), so it is opened ``immutable``:
+    nothing can write it there anyway.
+    """
+    def connect(query: str) -> sqlite3.Connection:
+        return sqlite3.connect(f"{path.as_uri()}?{query}", uri=True, timeout=BUSY_TIMEOUT_S,
+                               check_same_thread=False)
+
+    conn = connect(f"mode={mode}")
+    if mode != "ro":
+        return conn
+    try:
+        conn.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError:
+        conn.close()
+        conn = connect("mode=ro&immutable=1")
+    return conn
+
+
+def _reason(exc: sqlite3.Error) -> str:
+    """SQLite's message, with the usual causes said plainly."""
+    text = str(exc)
+    if "readonly" in text:
+        return f"{text} (the file or its folder is read-only)"
+    if "disk is full" in text or "disk I/O" in text:
+        return f"{text} (free some disk space)"
+    return text
 
 
 class Store(

@@ -232,6 +232,40 @@ def batches(db: Database) -> None:
     )
 
 
+@migrations(name="0004_store_meta")
+def store_meta(db: Database) -> None:
+    """``store_meta``: facts about the store file itself, one ``key``/``value`` row each.
+
+    ``created_by = demo`` marks a store made by ``judgekit demo``, the only kind
+    the demo may delete and make again.
+    """
+    _run(db, "CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+
+
+def known_migrations() -> list[str]:
+    """Every migration this version of judgekit knows, oldest first."""
+    return [migration.name for migration in migrations._migrations]
+
+
+def check_schema_known(db: Database, path: object) -> None:
+    """Refuse a store that a newer judgekit migrated: this code would misread or damage it.
+
+    The store's newest applied migration and the newest one this code knows are
+    both named, so the message says which judgekit to use.
+    """
+    known = set(known_migrations())
+    applied = [m.name for m in migrations.applied(db)]
+    unknown = [name for name in applied if name not in known]
+    if unknown:
+        from judgekit import __version__
+
+        raise StoreError(
+            f"store {path} has schema {applied[-1]}, newer than this judgekit {__version__} "
+            f"knows (up to {known_migrations()[-1]}); upgrade judgekit to use it "
+            f"(unknown migrations: {', '.join(unknown)})"
+        )
+
+
 def pending_migrations(db: Database) -> list[str]:
     """Names of migrations not yet applied to ``db`` (read-only)."""
     return [migration.name for migration in migrations.pending(db)]

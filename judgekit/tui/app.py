@@ -14,6 +14,7 @@ from textual.app import App
 
 from judgekit.errors import InputError, StoreError
 from judgekit.store import QueueEntry, Store
+from judgekit.textsafe import one_line
 from judgekit.tui.screens import LabelScreen, scale_bindings
 from judgekit.tui.session import JudgeView, Key, LabelingSession
 from judgekit.types import DEFAULT_VARIANT, Judgment, Rubric, majority_label, primary_model
@@ -28,7 +29,7 @@ class AnnotateApp(App[None]):
     def __init__(self, session: LabelingSession) -> None:
         super().__init__()
         self.session = session
-        self.sub_title = f"{session.rubric.name} · {session.annotator}"
+        self.sub_title = one_line(f"{session.rubric.name} · {session.annotator}")
         bindings = scale_bindings(session.rubric.scale)
         self._screen_class = type("LabelScreen", (LabelScreen,), {"BINDINGS": bindings})
 

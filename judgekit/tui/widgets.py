@@ -2,8 +2,11 @@
 
 Every piece of item or rubric text goes through :class:`textual.content.Content`
 built from plain strings, never markup: an item that contains ``[bold]`` or
-``[link=...]`` is shown exactly as written (and control codes are stripped, so a
-stray escape sequence cannot repaint the terminal).
+``[link=...]`` is shown exactly as written, and every string passes through
+:mod:`judgekit.textsafe` first (:func:`plain` for text, :func:`one_line` for
+names and ids), so an escape sequence, backspace or bidi override in an item,
+slice, annotator or model name is shown as ``\\x1b...`` and cannot repaint the
+terminal or rename its window.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
+from judgekit.textsafe import one_line, terminal_safe
 from judgekit.tui.figures import Agreement, Progress
 from judgekit.tui.session import JudgeView
 from judgekit.types import Item, Label, Rubric, ScaleLevel
@@ -22,8 +26,8 @@ STACK_BELOW_COLUMNS = 100
 
 
 def plain(text: str | None) -> Content:
-    """Literal text for display (tabs expanded; markup never interpreted)."""
-    return Content((text or "").expandtabs(4))
+    """Literal text for display (tabs expanded; markup never interpreted; controls escaped)."""
+    return Content(terminal_safe(text).expandtabs(4))
 
 
 def _duration(seconds: float) -> str:
@@ -45,8 +49,8 @@ def header_content(
     """One line: who and what on the left, progress (and agreement) on the right."""
     mode = ("blind", "bold $success") if blind else ("judge shown", "bold $warning")
     parts: list[str | tuple[str, str]] = [
-        (f" {rubric.name} v{rubric.version}", "bold"),
-        f" · {annotator} · ",
+        (f" {one_line(rubric.name)} v{one_line(rubric.version)}", "bold"),
+        f" · {one_line(annotator)} · ",
         mode,
         "  │  ",
         (f"{progress.labeled}/{progress.total}", "bold"),
@@ -186,7 +190,7 @@ def status_content(
     """What this annotator said about the item first (it matters most), then where it is from."""
     parts: list[str | tuple[str, str]] = [(f" item {position}/{total}", "bold"), "  │  "]
     if row is not None and row.label is not None:
-        parts += ["your label: ", (row.label, "bold $success")]
+        parts += ["your label: ", (one_line(row.label), "bold $success")]
     elif row is not None:
         parts.append(("skipped", "$warning"))
     else:
@@ -194,12 +198,12 @@ def status_content(
     if flagged:
         parts += [" · ", ("⚑ flagged", "bold $error")]
     if note:
-        parts += [" · ", ("✎ ", "bold"), note.replace("\n", " ")]
-    parts += ["  │  ", item_id]
+        parts += [" · ", ("✎ ", "bold"), one_line(note.replace("\n", " "))]
+    parts += ["  │  ", one_line(item_id)]
     if slice_:
-        parts += [" · slice ", slice_]
+        parts += [" · slice ", one_line(slice_)]
     if stratum:
-        parts += [" · ", (stratum, "dim")]
+        parts += [" · ", (one_line(stratum), "dim")]
     return Content.assemble(*parts)
 
 
@@ -226,8 +230,8 @@ def scale_levels(rubric: Rubric) -> list[tuple[ScaleLevel, str | None, str]]:
     show_label = any(level.label != level.key for level in levels)
     width = max(len(level.label) for level in levels)
     return [
-        (level, level.label.ljust(width) if show_label else None,
-         level.description.replace("\n", " "))
+        (level, one_line(level.label.ljust(width)) if show_label else None,
+         one_line(level.description.replace("\n", " ")))
         for level in levels
     ]
 

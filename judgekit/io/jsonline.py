@@ -1,0 +1,95 @@
+"""``json.loads`` for one line of an input file, with every failure as a ``JSONDecodeError``.
+
+``json.loads`` alone lets three kinds of hostile but well-formed input escape as
+other exceptions and end a command in a traceback: an array nested 100,000 deep
+(``RecursionError``), an integer of 5,000 digits (``ValueError`` from Python's
+int-string limit) and an escaped lone surrogate such as ``"\\ud800"`` (valid JSON,
+but not text: SQLite and every output encoder refuse it later). Readers call
+:func:`loads_line` and keep their one ``except json.JSONDecodeError`` that
+already names the file, line and column.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Any
+
+__all__ = ["MAX_DEPTH", "loads_line"]
+
+#: Deepest nesting of arrays and objects accepted (items need a few levels at most).
+MAX_DEPTH = 100
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+
+
+def loads_line(line: str) -> Any:
+    """The JSON value of ``line``; too deep, too long a number or a lone surrogate is an error."""
+    depth_at = _too_deep(line)
+    if depth_at is not None:
+        raise json.JSONDecodeError(f"nested more than {MAX_DEPTH} levels deep", line, depth_at)
+    try:
+        value = json.loads(line)
+    except RecursionError:  # pragma: no cover - _too_deep stops this first
+        raise json.JSONDecodeError("nested too deeply", line, 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # Python's int-string conversion limit (4300 digits by default)
+        limit = sys.get_int_max_str_digits()
+        raise json.JSONDecodeError(f"a number has more than {limit} digits", line, 0) from None
+    position = _lone_surrogate(value, line)
+    if position is not None:
+        raise json.JSONDecodeError(
+            "a string holds a lone surrogate (e.g. \\ud800), which is not valid Unicode text",
+            line, position,
+        )
+    return value
+
+
+def _too_deep(line: str) -> int | None:
+    """Index where nesting first exceeds :data:`MAX_DEPTH` (brackets in strings ignored)."""
+    if line.count("[") + line.count("{") <= MAX_DEPTH:
+        return None
+    depth = 0
+    in_string = escaped = False
+    for index, char in enumerate(line):
+        if in_string:
+            if escaped:
+                escaped = False
+            elif char == "\\":
+                escaped = True
+            elif char == '"':
+                in_string = False
+        elif char == '"':
+            in_string = True
+        elif char in "[{":
+            depth += 1
+            if depth > MAX_DEPTH:
+                return index
+        elif char in "]}":
+            depth -= 1
+    return None
+
+
+def _lone_surrogate(value: Any, line: str) -> int | None:
+    """Where the first lone surrogate is (an index into ``line``), or None when there is none."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            texts = [current]
+        elif isinstance(current, dict):
+            texts = [key for key in current if isinstance(key, str)]
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
+            continue
+        else:
+            continue
+        for text in texts:
+            if _SURROGATE.search(text):
+                escape = _SURROGATE_ESCAPE.search(line) or _SURROGATE.search(line)
+                return escape.start() if escape else 0
+    return None
