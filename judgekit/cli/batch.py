@@ -10,6 +10,8 @@ same arguments find every call in the cache.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from itertools import islice
 from pathlib import Path
 from typing import Any
 
@@ -59,6 +61,25 @@ def _units(probe: str | None, rubric: Rubric, items: list[Item], levels: str,
     if count < 2:
         raise InputError(f"--samples must be at least 2 to measure consistency, got {count}")
     return [WorkUnit(item) for item in items], count, "probe:consistency"
+
+
+def _planned(store: Store, rubric: Rubric,
+             params: dict[str, Any]) -> tuple[Iterable[WorkUnit], int, str, str]:
+    """Units, samples, run kind and dataset name of the prepare asked for.
+
+    A stored dataset judged plainly is streamed from the store (flat memory at
+    any size); a file, or a probe's variants, are built in memory as `judge`
+    and `probe` build them.
+    """
+    dataset, limit = params["dataset"], params["limit"]
+    if params["data"] is None and params["probe"] is None and dataset and \
+            store.count_items(dataset) > 0:
+        stream = islice(store.iter_items(dataset), limit)
+        return (unit_for(item) for item in stream), params["samples"] or 1, "judge", dataset
+    name, items = load_dataset(store, params["data"], dataset, limit)
+    units, samples, kind = _units(params["probe"], rubric, items, params["levels"],
+                                  params["samples"])
+    return units, samples, kind, name
 
 
 def _prepare_options(func: Any) -> Any:
@@ -121,9 +142,7 @@ def prepare(**params: Any) -> None:
     out = params["out"] or Path(f"batch-{batch_id}.jsonl")
     with open_store(params["db"]) as store:
         check_out_path(out, store=store.path)  # a batch file must never replace the store
-        name, items = load_dataset(store, params["data"], params["dataset"], params["limit"])
-        units, samples, kind = _units(params["probe"], rubric, items, params["levels"],
-                                      params["samples"])
+        units, samples, kind, name = _planned(store, rubric, params)
         shape = request_shape(store, spec, params["response_format"])
         prepared = prepare_batch(
             store, rubric, units, spec, dataset=name, out=out, kind=kind, samples=samples,

@@ -201,7 +201,7 @@ class BatchesMixin(StoreBase):
             ))
         return found
 
-    def latest_outcomes(self, cache_keys: Iterable[str]) -> dict[str, tuple[int, str, str]]:
+    def latest_statuses(self, cache_keys: Iterable[str]) -> dict[str, tuple[int, str, str]]:
         """Row id, run id and status of the latest judgment per cache key (light lookup)."""
         keys = list(dict.fromkeys(cache_keys))
         found: dict[str, tuple[int, str, str]] = {}

@@ -121,8 +121,15 @@ def test_files_split_at_the_request_and_byte_limits(tmp_path: Path) -> None:
     assert [len(lines(p)) for p in parts] == [4, 4, 2]
     assert not (tmp_path / "req.4.jsonl").exists()
     size = len(first.read_bytes().splitlines()[0]) + 1
-    setup.prepare("--max-bytes", str(size * 3), "--force", out="b.jsonl")
+    # the stored dataset, streamed from the store: the same calls, under the same keys
+    by_name = [a for a in setup.judge_args if a != str(setup.data)]
+    by_name[by_name.index("--data")] = "--dataset"
+    by_name.insert(by_name.index("--dataset") + 1, "facts")
+    run("batch", "prepare", *by_name, "--max-bytes", str(size * 3), "--force",
+        "--out", str(tmp_path / "b.jsonl"))
     assert len(lines(tmp_path / "b.jsonl")) == 3 and len(lines(tmp_path / "b.4.jsonl")) == 1
+    split = [line["custom_id"] for p in sorted(tmp_path.glob("b*.jsonl")) for line in lines(p)]
+    assert sorted(split) == sorted(line["custom_id"] for p in parts for line in lines(p))
     assert all(p.stat().st_size <= size * 3 for p in tmp_path.glob("b*.jsonl"))
     with open_store(setup.db) as store:
         batches = store.list_batches()
@@ -343,3 +350,18 @@ def test_a_failed_prepare_leaves_no_file(tmp_path: Path) -> None:
     assert list(tmp_path.iterdir()) == []
     with pytest.raises(InputError, match="more than the 10 a batch file may hold"):
         PartWriter(tmp_path / "r.jsonl", max_bytes=10).write(b"x" * 11)
+
+
+def test_probe_batches_prepare_the_probes_calls(tmp_path: Path) -> None:
+    setup = Setup(tmp_path, "http://judge.test/v1", n=3)
+    consistency = lines(setup.prepare("--probe", "consistency", out="c.jsonl"))
+    assert len(consistency) == 5 * 3 and len({line["custom_id"] for line in consistency}) == 15
+    length = lines(setup.prepare("--probe", "length", "--levels", "50", out="l.jsonl"))
+    assert len(length) == 2 * 3
+    # the plain judgment is shared with `judge`: already prepared, but not yet answered
+    assert {line["custom_id"] for line in length} & {line["custom_id"] for line in consistency}
+    out = run("batch", "prepare", *setup.judge_args, "--probe", "consistency", "--samples", "1",
+              code=2).output
+    assert "--samples must be at least 2" in out
+    with open_store(setup.db) as store:
+        assert [b.kind for b in store.list_batches()] == ["probe:consistency", "probe:length"]

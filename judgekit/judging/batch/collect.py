@@ -151,7 +151,7 @@ class _Collector:
         ids = [line.custom_id for line in lines]
         known = self.store.batch_requests(
             ids, batch_id=self.job.batch_id if self.job is not None else None)
-        previous = self.store.latest_outcomes(known)
+        previous = self.store.latest_statuses(known)
         seen: set[str] = set()
         made: list[tuple[_Target, Judgment]] = []
         for line in lines:

@@ -65,10 +65,13 @@ def request_shape(store: Store, spec: JudgeSpec, mode: ResponseFormatMode | None
     ``json_schema`` (what the Batch API and vLLM accept). Logprobs are asked
     when ``spec.logprobs`` is on and the endpoint is not known to refuse them.
     """
+    stored = store.get_capabilities(spec.public_base_url, spec.model)
+    if stored is None:
+        return RequestShape(mode or "json_schema", spec.logprobs)
+    # imported only here: it loads the openai client, which a prepare does not otherwise need
     from judgekit.clients.capabilities import PROBE_VERSION, Capabilities
 
-    stored = store.get_capabilities(spec.public_base_url, spec.model)
-    if stored is not None and int(stored.get("version", 0)) == PROBE_VERSION:
+    if int(stored.get("version", 0)) == PROBE_VERSION:
         caps = Capabilities.from_dict(stored)
         return RequestShape(mode or caps.response_format_mode, caps.logprobs and spec.logprobs)
     return RequestShape(mode or "json_schema", spec.logprobs)
