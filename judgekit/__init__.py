@@ -38,7 +38,9 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "Store": ("judgekit.store", "Store"),
     "StoreError": ("judgekit.errors", "StoreError"),
     "Verdict": ("judgekit.types", "Verdict"),
+    "arun_judgments": ("judgekit.judging.runner", "arun_judgments"),
     "build_report": ("judgekit.report", "build_report"),
+    "from_frame": ("judgekit.io.frames", "from_frame"),
     "load_items": ("judgekit.io.items", "load_items"),
     "load_rubric": ("judgekit.rubrics", "load_rubric"),
     "open_store": ("judgekit.store", "open_store"),
@@ -46,6 +48,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "render_messages": ("judgekit.rubrics", "render_messages"),
     "render_report": ("judgekit.report", "render"),
     "run_judgments": ("judgekit.judging.runner", "run_judgments"),
+    "to_frame": ("judgekit.io.frames", "to_frame"),
 }
 
 __all__ = sorted([*_EXPORTS, "__version__"])

@@ -24,6 +24,7 @@ import click
 
 from judgekit.cli._common import COUNT, SEED, FiniteFloat, db_option, rubric_option
 from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
+from judgekit.clients.spec import named_endpoint
 from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, load_items
 from judgekit.judging.local import LOCAL_MODEL, LocalJudge
@@ -90,6 +91,10 @@ def endpoint_options(
                      help=f"Judge model (default with the local judge: {LOCAL_MODEL})."),
         click.option("--base-url", envvar=BASE_URL_ENV, show_envvar=True,
                      help=url_help + "Without it the local judge is started."),
+        click.option("--endpoint-name", default=None, metavar="NAME",
+                     help="Name the endpoint: runs with the same NAME are one judge and share "
+                          "one cache, whatever the URL (replicas, a server restarted on another "
+                          "port). Without it the judge is the URL without credentials."),
         click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True,
                      metavar="NAME", help="Environment variable holding the API key."),
         click.option("--api-key", default=None, metavar="KEY",
@@ -149,6 +154,8 @@ class EndpointOptions:
     timeout: float = 60.0
     #: ``--logprobs/--no-logprobs``; the demo turns them off to stay near a minute locally.
     logprobs: bool = True
+    #: ``--endpoint-name``: the judge's endpoint identity instead of its URL.
+    endpoint_name: str | None = None
 
     @classmethod
     def take(cls, params: dict[str, Any]) -> EndpointOptions:
@@ -193,8 +200,13 @@ def open_endpoint(
     if options.base_url:
         if not options.model:
             raise InputError(f"--model is required with --base-url (or set ${MODEL_ENV})")
-        yield options.spec(options.base_url, options.model, local=False)
+        identity = None if options.endpoint_name is None else named_endpoint(
+            options.endpoint_name)
+        yield options.spec(options.base_url, options.model, local=False, identity=identity)
         return
+    if options.endpoint_name is not None:
+        raise InputError("--endpoint-name names a --base-url endpoint; the local judge is "
+                         "already keyed by its model file")
     local = LocalJudge()
     spec = options.spec(local.base_url, options.model or LOCAL_MODEL, local=True,
                         identity=local.identity)

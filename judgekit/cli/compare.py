@@ -34,7 +34,7 @@ def render_judges(c: JudgeComparison) -> str:
     lines = [f"Judges compared on {c.n_items} items with an ok verdict from both and a human label"]
     for side in (c.a, c.b):
         run = f", run {side.run_id}" if side.run_id else ""
-        lines.append(f"  {side.name}: {side.rubric}{run}")
+        lines.append(f"  {side.title}: {side.rubric}{run}")
         lines.append(f"     {label_of(c.primary):<26}{stat_text(side.primary)}")
         lines.append(f"     {'Agreement with humans':<26}{stat_text(side.percent_agreement)}")
         statuses = ", ".join(f"{k}={v}" for k, v in sorted(side.status_counts.items()))

@@ -47,6 +47,24 @@ def public_base_url(url: str) -> str:
     return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), urlencode(query), ""))
 
 
+#: How a judge endpoint named with ``--endpoint-name`` is stored and keyed.
+NAMED_ENDPOINT_PREFIX = "name:"
+
+
+def named_endpoint(name: str) -> str:
+    """The identity of an endpoint the user named: ``name:NAME`` (one judge, one cache).
+
+    Used in place of the URL, so replicas of one model, or a server restarted on
+    another port, stay the same judge.
+    """
+    name = name.strip()
+    if not name:
+        raise InputError("--endpoint-name must not be empty")
+    if any(ch.isspace() or not ch.isprintable() for ch in name):
+        raise InputError(f"--endpoint-name must be one printable word, got {name!r}")
+    return f"{NAMED_ENDPOINT_PREFIX}{name}"
+
+
 def _has_url_credentials(url: str) -> bool:
     parts = urlsplit(url.strip())
     if parts.username or parts.password:

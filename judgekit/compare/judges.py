@@ -39,6 +39,16 @@ class JudgeSide:
     primary: Stat
     percent_agreement: Stat
     status_counts: Mapping[str, int]
+    #: The judge's model (as requested) and endpoint, so output names judges, not sides.
+    model: str | None = None
+    endpoint: str | None = None
+
+    @property
+    def title(self) -> str:
+        """``A = gpt-4o-mini (https://api.openai.com/v1)``; just ``A`` when unknown."""
+        if self.model is None:
+            return self.name
+        return f"{self.name} = {self.model}" + (f" ({self.endpoint})" if self.endpoint else "")
 
 
 @dataclass(frozen=True)
@@ -63,6 +73,8 @@ class JudgeComparison:
         def side(s: JudgeSide) -> dict[str, Any]:
             return {
                 "name": s.name,
+                "model": s.model,
+                "endpoint": s.endpoint,
                 "rubric": s.rubric,
                 "run_id": s.run_id,
                 "primary": s.primary.to_dict(),
@@ -230,6 +242,8 @@ def compare_judges(
             primary_only(ja, hh, scale, spec, primary),
             proportion_stat(ca, spec),
             counts_a,
+            select_a.model,
+            select_a.endpoint,
         ),
         JudgeSide(
             "B",
@@ -238,6 +252,8 @@ def compare_judges(
             primary_only(jb, hh, scale, spec, primary),
             proportion_stat(cb, spec),
             counts_b,
+            select_b.model,
+            select_b.endpoint,
         ),
         diff,
         name,

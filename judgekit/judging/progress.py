@@ -19,13 +19,15 @@ from judgekit.types import STATUSES
 class Progress:
     """A one-line progress bar with rate and ETA on a terminal; silent otherwise.
 
-    ``enabled=None`` means "only if stderr is a TTY", so logs and CI stay clean.
+    ``enabled=None`` means "only if stderr is a TTY or a notebook's output", so logs and
+    CI stay clean; ``True`` draws it on any stream.
     """
 
     def __init__(self, total: int | None, *, enabled: bool | None = None,
                  stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.enabled = self.stream.isatty() if enabled is None else enabled
+        self.enabled = (self.stream.isatty() or _in_notebook(self.stream)
+                        if enabled is None else enabled)
         self.total, self.done, self.cached, self.failed = total, 0, 0, 0
         self._start = time.perf_counter()
         self._last = 0.0
@@ -126,3 +128,8 @@ class RunSummary:
         if self.error:
             lines.append(f"  stopped: {self.error}")
         return "\n".join(lines)
+
+
+def _in_notebook(stream: TextIO) -> bool:
+    """Whether ``stream`` is a Jupyter kernel's output (not a TTY, yet shown live)."""
+    return type(stream).__module__.startswith("ipykernel")

@@ -17,6 +17,7 @@ verdict is mapped back to the original orientation (A<->B) before it is stored.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import datetime as dt
 import functools
 import time
@@ -261,7 +262,7 @@ async def arun_judgments(
     - ``force``: re-judge everything; ``retry_failed``: re-judge answered
       failures (parse_error, refusal, truncated). Transient failures are always
       retried.
-    - ``progress``: None shows a bar only on a terminal; ``total`` sizes it for
+    - ``progress``: None shows a bar only on a terminal or in a notebook; ``total`` sizes it for
       iterators; ``kind`` is the run kind recorded (``"probe:position"``...).
     - ``http_client``: an ``httpx2.AsyncClient`` for the ``openai`` client (tests
       pass one with a mock transport).
@@ -331,7 +332,15 @@ def _blocking(
 
     @functools.wraps(func)
     def blocking(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        return asyncio.run(func(*args, **kwargs))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(func(*args, **kwargs))
+        # Called from a running event loop (a Jupyter cell): asyncio.run() would refuse,
+        # so run on a fresh loop in a worker thread and wait (``await`` the async form
+        # instead to keep the notebook's loop free).
+        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgekit") as pool:
+            return pool.submit(asyncio.run, func(*args, **kwargs)).result()
 
     blocking.__name__ = blocking.__qualname__ = func.__name__.removeprefix("a")
     blocking.__doc__ = doc

@@ -280,3 +280,15 @@ class Report:
     scatter_total: int = 0
     confidence_level: float = 0.95
     n_resamples: int = 1000
+
+    def to_frame(self, backend: str = "pandas") -> Any:
+        """Every figure as a DataFrame row (section, name, statistic, ci_low, ci_high, n...)."""
+        from judgekit.report.notebook import report_frame
+
+        return report_frame(self, backend)
+
+    def _repr_html_(self) -> str:
+        """The HTML report in a notebook, its CSS scoped so the notebook keeps its style."""
+        from judgekit.report.notebook import report_html_fragment
+
+        return report_html_fragment(self)

@@ -125,7 +125,7 @@ class _TwoRaterTable(ResultMixin):
         confidence_level: float = 0.95,
         method: Literal["bootstrap", "bca", "analytic"] = "bootstrap",
         n_resamples: int = 2000,
-        random_state: RandomState = None,
+        random_state: RandomState = 0,
         clusters: Any = None,
     ) -> Interval:
         """Interval for the statistic.
@@ -261,7 +261,7 @@ class _SumsResult(ResultMixin):
         confidence_level: float = 0.95,
         method: Literal["bootstrap", "bca"] = "bootstrap",
         n_resamples: int = 2000,
-        random_state: RandomState = None,
+        random_state: RandomState = 0,
         clusters: Any = None,
     ) -> Interval:
         """Percentile (or BCa) bootstrap over units, or over clusters of units when given."""

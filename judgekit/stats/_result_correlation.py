@@ -59,7 +59,7 @@ class CorrelationResult(ResultMixin):
         confidence_level: float = 0.95,
         method: Literal["bootstrap", "bca", "fisher"] = "bootstrap",
         n_resamples: int = 2000,
-        random_state: RandomState = None,
+        random_state: RandomState = 0,
         clusters: Any = None,
     ) -> Interval:
         """Percentile (or BCa) bootstrap over pairs (clusters when given), or Fisher z.

@@ -76,7 +76,7 @@ class ProportionResult(_MeanOverUnitsResult):
         confidence_level: float = 0.95,
         method: Literal["wilson", "bootstrap", "bca"] = "wilson",
         n_resamples: int = 2000,
-        random_state: RandomState = None,
+        random_state: RandomState = 0,
         clusters: Any = None,
     ) -> Interval:
         """Wilson score interval, or a (cluster) bootstrap when items are not independent."""
@@ -118,7 +118,7 @@ class McNemarResult(_MeanOverUnitsResult):
         confidence_level: float = 0.95,
         method: Literal["newcombe", "bootstrap", "bca"] = "newcombe",
         n_resamples: int = 2000,
-        random_state: RandomState = None,
+        random_state: RandomState = 0,
         clusters: Any = None,
     ) -> Interval:
         """Newcombe (1998, method 10) score interval for the paired difference, or a bootstrap."""
@@ -263,7 +263,7 @@ class GroupedAccuracyResult(ResultMixin):
         which: Literal["micro", "macro"] = "micro",
         method: Literal["wilson", "bootstrap"] | None = None,
         n_resamples: int = 2000,
-        random_state: RandomState = None,
+        random_state: RandomState = 0,
     ) -> Interval:
         """Micro: Wilson (default) or bootstrap; macro: bootstrap stratified by group.
 

@@ -265,11 +265,11 @@ def test_compare_candidates_applies_one_runs_judge_to_both_datasets(tmp_path: Pa
 
 UNCLUSTERED_JUDGES_TEXT = (
     "Judges compared on 60 items with an ok verdict from both and a human label\n"
-    "  A: correctness v1, run good\n"
+    "  A = m1 (http://127.0.0.1:9/v1): correctness v1, run good\n"
     "     Cohen's kappa             0.799 [0.601, 0.925] n=60\n"
     "     Agreement with humans     0.900 [0.799, 0.953] n=60\n"
     "     Statuses                  ok=60\n"
-    "  B: correctness v1, run weak\n"
+    "  B = m2 (http://127.0.0.1:9/v1): correctness v1, run weak\n"
     "     Cohen's kappa             0.503 [0.248, 0.700] n=60\n"
     "     Agreement with humans     0.750 [0.628, 0.842] n=60\n"
     "     Statuses                  ok=60\n"
