@@ -35,6 +35,10 @@ COMMAND_MODULES: dict[str, str] = {
     "runs": "runs",
     "rubric": "rubric",
     "batch": "batch",
+    "tokens": "tokens",
+    "queue": "queue",
+    "queues": "queues",
+    "serve": "serve",
 }
 
 

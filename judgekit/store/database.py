@@ -29,6 +29,7 @@ from sqlite_utils import Database
 
 from judgekit.errors import StoreError
 from judgekit.store.batches import BatchesMixin
+from judgekit.store.access import AccessMixin, QueueProgressMixin
 from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
@@ -166,7 +167,7 @@ def _reason(exc: sqlite3.Error) -> str:
 
 class Store(
     ItemsRubricsMixin, RunsJudgmentsMixin, LabelQueueMixin, JudgmentSummaryMixin, JudgesMixin,
-    BatchesMixin,
+    BatchesMixin, AccessMixin, QueueProgressMixin,
 ):
     """All persistence. Safe to use from several processes at once (WAL, busy timeout).
 
@@ -177,5 +178,6 @@ class Store(
     probe results in :class:`LabelQueueMixin`; aggregate judgment queries (status
     counts, provenance, score samples) in :class:`JudgmentSummaryMixin`; judge
     identities and the judgments a run stands for in :class:`JudgesMixin`; prepared
-    Batch API work and provider jobs in :class:`BatchesMixin`.
+    Batch API work and provider jobs in :class:`BatchesMixin`; API
+    tokens in :class:`AccessMixin`; progress through queues in :class:`QueueProgressMixin`.
     """

@@ -242,6 +242,51 @@ def store_meta(db: Database) -> None:
     _run(db, "CREATE TABLE store_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
 
 
+@migrations(name="0005_tokens_and_views")
+def tokens_and_views(db: Database) -> None:
+    """API tokens for ``judgekit serve`` (hashed), and read-only views for browsing.
+
+    The views (``latest_judgments``, ``latest_labels``, ``judge_vs_human``) apply the
+    store's "latest wins" rules in SQL, so Datasette or ``sqlite3`` show what the
+    reports use without knowing those rules.
+    """
+    _run(
+        db,
+        """
+        CREATE TABLE tokens (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            name TEXT NOT NULL,
+            role TEXT NOT NULL,
+            token_hash TEXT NOT NULL UNIQUE,
+            prefix TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            revoked_at TEXT
+        );
+        CREATE INDEX tokens_by_name ON tokens (name);
+        CREATE VIEW latest_judgments AS
+            SELECT * FROM judgments
+            WHERE id IN (SELECT MAX(id) FROM judgments GROUP BY cache_key);
+        CREATE VIEW latest_labels AS
+            SELECT * FROM labels
+            WHERE id IN (
+                SELECT MAX(id) FROM labels
+                GROUP BY rubric_hash, dataset, item_id, annotator, source = 'adjudicated'
+            );
+        CREATE VIEW judge_vs_human AS
+            SELECT j.rubric_name, j.rubric_version, j.rubric_hash, j.dataset, j.item_id,
+                   j.model_requested AS judge_model, j.base_url AS judge_endpoint,
+                   j.run_id, j.label AS judge_label, j.score AS judge_score,
+                   l.annotator, l.source AS label_source, l.blind, l.label AS human_label,
+                   CASE WHEN l.label IS NULL THEN NULL ELSE j.label = l.label END AS agree
+            FROM latest_judgments j
+            JOIN latest_labels l
+              ON l.rubric_hash = j.rubric_hash AND l.dataset = j.dataset
+             AND l.item_id = j.item_id
+            WHERE j.status = 'ok' AND j.variant = '' AND j.sample_index = 0
+        """,
+    )
+
+
 def known_migrations() -> list[str]:
     """Every migration this version of judgekit knows, oldest first."""
     return [migration.name for migration in migrations._migrations]

@@ -1,0 +1,66 @@
+"""``judgekit queue assign``: split a rubric's items among a team, with an overlap.
+
+Every item goes to one annotator and an ``--overlap`` share to a second one, so
+the report can measure human-human agreement on the shared items. The plan is
+saved as one queue per annotator (``assign:<rubric>:<sha8>:<name>``); each annotator
+opens theirs with ``judgekit annotate --queue NAME`` or through ``judgekit serve``.
+"""
+
+from __future__ import annotations
+
+import click
+
+from judgekit.assignment import (
+    ASSIGNED_STRATEGY,
+    assignment_queue_name,
+    parse_annotators,
+    plan_assignment,
+)
+from judgekit.cli._common import db_option, resolve_rubric, rubric_option
+from judgekit.cli._store import existing_store
+from judgekit.errors import InputError
+from judgekit.store import QueueEntry
+
+
+@click.group("queue")
+def command() -> None:
+    """Labeling queues for a team (see also `judgekit queues` for progress)."""
+
+
+@command.command("assign")
+@rubric_option
+@db_option
+@click.option("--annotators", required=True, metavar="NAME,NAME,...",
+              help="Comma-separated annotator names (their tokens carry the same names).")
+@click.option("--overlap", type=click.FloatRange(0.0, 1.0), default=0.2, show_default=True,
+              help="Share of items also given to a second annotator, for human-human agreement.")
+@click.option("--dataset", default=None, help="Assign this dataset's items only (default: all).")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Random seed; the same seed gives the same assignment.")
+def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str | None,
+           seed: int) -> None:
+    """Give every item to one annotator and a share to two; saved as one queue each."""
+    names = parse_annotators(annotators)
+    with existing_store(db) as store:
+        rub = resolve_rubric(store, rubric)
+        known = store.datasets()
+        if dataset is not None and dataset not in known:
+            raise InputError(f"dataset {dataset!r} is not in {store.path}")
+        keys = [(name, item_id) for name in ([dataset] if dataset else known)
+                for item_id in store.item_ids(name)]
+        plan = plan_assignment(keys, names, overlap=overlap, seed=seed)
+        store.save_rubric(rub)
+        for annotator in names:
+            entries = [
+                QueueEntry(position=i, dataset=ds, item_id=item_id, inclusion_prob=1.0)
+                for i, (ds, item_id) in enumerate(plan.items[annotator])
+            ]
+            queue = assignment_queue_name(rub.name, rub.sha256, annotator)
+            store.save_queue(
+                queue, rub.sha256, ASSIGNED_STRATEGY, seed, entries, replace=True,
+                params={"annotator": annotator, "annotators": list(names), "overlap": overlap,
+                        "dataset": dataset, "shared_items": len(plan.overlap_items)},
+            )
+            click.echo(f"{queue}: {len(entries)} items for {annotator}")
+    click.echo(f"{len(keys)} items, {len(plan.overlap_items)} of them to two annotators "
+               f"(overlap {overlap:g}, seed {seed})")

@@ -1,0 +1,106 @@
+"""Tokens on every request: ``Authorization: Bearer <token>``, or the login cookie.
+
+A missing or unknown token is 401 (with ``WWW-Authenticate: Bearer``); a known
+token whose role lacks the permission is 403. Browsers cannot send a header when
+they open a page, so ``/login?token=…`` trades the token for an HttpOnly cookie
+and redirects to a URL without it (the token then never sits in the address bar
+or the history).
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from fastapi import Depends, HTTPException, Request
+
+from judgekit.store import Store, open_store
+from judgekit.store.access import TokenRecord
+
+#: The cookie ``/login`` sets for browser sessions.
+COOKIE_NAME = "judgekit_token"
+
+
+class StorePool:
+    """One store connection per worker thread (SQLite connections are cheap, locks are not).
+
+    FastAPI runs plain ``def`` endpoints in a thread pool; a connection per thread
+    lets reads run side by side while writes queue on SQLite's busy timeout, as
+    they do between processes.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._local = threading.local()
+        self._all: list[Store] = []
+        self._lock = threading.Lock()
+
+    def get(self) -> Store:
+        store: Store | None = getattr(self._local, "store", None)
+        if store is None:
+            store = open_store(self.path)
+            self._local.store = store
+            with self._lock:
+                self._all.append(store)
+        return store
+
+    def close(self) -> None:
+        with self._lock:
+            for store in self._all:
+                store.close()
+            self._all.clear()
+
+
+def store_dependency(request: Request) -> Iterator[Store]:
+    pool: StorePool = request.app.state.pool
+    yield pool.get()
+
+
+def presented_token(request: Request) -> str | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, value = header.partition(" ")
+    if scheme.lower() == "bearer" and value.strip():
+        return value.strip()
+    return request.cookies.get(COOKIE_NAME)
+
+
+def require(permission: str) -> Callable[..., TokenRecord]:
+    """A dependency: the caller's token, which must grant ``permission``."""
+
+    def check(request: Request, store: Store = Depends(store_dependency)) -> TokenRecord:
+        token = presented_token(request)
+        record = store.token_for(token) if token else None
+        if record is None:
+            raise HTTPException(
+                status_code=401,
+                detail="a valid token is required (Authorization: Bearer <token>)",
+                headers={"WWW-Authenticate": "Bearer"},
+            )
+        if not record.may(permission):
+            raise HTTPException(
+                status_code=403,
+                detail=f"a {record.role!r} token may not {permission} here",
+            )
+        return record
+
+    return check
+
+
+def require_any(*permissions: str) -> Callable[..., TokenRecord]:
+    """Like :func:`require`, satisfied by any one of ``permissions``."""
+    checks = [require(p) for p in permissions]
+
+    def check(request: Request, store: Store = Depends(store_dependency)) -> TokenRecord:
+        last: HTTPException | None = None
+        for one in checks:
+            try:
+                return one(request, store)
+            except HTTPException as exc:
+                if exc.status_code == 401:
+                    raise
+                last = exc
+        assert last is not None
+        raise last
+
+    return check

@@ -1,0 +1,40 @@
+"""Per-annotator progress through labeling queues, as plain rows (CLI and API share it)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from judgekit.store import Store
+from judgekit.store.access import QueueProgress
+
+
+def queue_rows(
+    store: Store, rubric_hash: str | None = None, *, annotator: str | None = None
+) -> list[dict[str, Any]]:
+    """One row per (queue, annotator): the assignee of an assigned queue, else who labeled.
+
+    With ``annotator`` only that person's rows: what an annotator's token may see.
+    """
+    rows: list[dict[str, Any]] = []
+    for name in store.list_queues(rubric_hash):
+        found = store.get_queue(name)
+        if found is None:
+            continue
+        meta, entries = found
+        progress = store.queue_progress(name, meta["rubric_hash"])
+        assignee = meta["params"].get("annotator")
+        if assignee is not None:
+            people = [assignee]
+        else:
+            people = sorted(progress) or [None]
+        for person in people:
+            if annotator is not None and person != annotator:
+                continue
+            stats = progress.get(person) if person is not None else None
+            if stats is None:
+                stats = QueueProgress(name, person or "", len(entries), 0, 0, 0)
+            row = stats.to_dict()
+            row.update(annotator=person, rubric_hash=meta["rubric_hash"],
+                       strategy=meta["strategy"], assigned=assignee is not None)
+            rows.append(row)
+    return rows

@@ -1,0 +1,158 @@
+"""Who may use the service (API tokens, stored hashed, one role each) and how far they got.
+
+A token is shown once, when it is created; the store keeps only its sha256 (a
+token carries 256 random bits, so a fast hash is as safe as a slow one and keeps
+every request cheap) and a short prefix so a lead can tell tokens apart in
+``tokens list``. Revoking keeps the row, so the audit trail survives.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import sqlite3
+from dataclasses import dataclass
+
+from judgekit.errors import InputError
+from judgekit.store import rows as R
+from judgekit.store._base import StoreBase
+
+#: Roles, from least to most trusted. ``annotate`` is apart from the others: it
+#: labels its own queue and sees nothing else.
+ROLES: tuple[str, ...] = ("annotate", "read", "write", "admin")
+#: What each role may do beyond its own name (``admin`` may do everything).
+ROLE_GRANTS: dict[str, frozenset[str]] = {
+    "annotate": frozenset({"annotate"}),
+    "read": frozenset({"read"}),
+    "write": frozenset({"read", "write"}),
+    "admin": frozenset({"read", "write", "admin", "annotate"}),
+}
+#: Every token starts with this, so a leaked one is easy to recognise and scan for.
+TOKEN_PREFIX = "jk_"
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class TokenRecord:
+    """A token as the store knows it: never the token itself."""
+
+    id: int
+    name: str
+    role: str
+    prefix: str
+    created_at: str
+    revoked_at: str | None
+
+    @property
+    def active(self) -> bool:
+        return self.revoked_at is None
+
+    def may(self, permission: str) -> bool:
+        """Whether this token's role grants ``permission`` (read, write, admin, annotate)."""
+        return self.active and permission in ROLE_GRANTS.get(self.role, frozenset())
+
+
+def _record(row: sqlite3.Row) -> TokenRecord:
+    return TokenRecord(
+        id=row["id"], name=row["name"], role=row["role"], prefix=row["prefix"],
+        created_at=row["created_at"], revoked_at=row["revoked_at"],
+    )
+
+
+class AccessMixin(StoreBase):
+    """API tokens (mixed into :class:`~judgekit.store.Store`)."""
+
+    def create_token(self, name: str, role: str) -> tuple[str, TokenRecord]:
+        """A new token for ``name`` with ``role``: (the token, shown once; its record)."""
+        name = name.strip()
+        if not name:
+            raise InputError("--name must not be empty")
+        if role not in ROLES:
+            raise InputError(f"--role must be one of {', '.join(ROLES)}, got {role!r}")
+        token = TOKEN_PREFIX + secrets.token_urlsafe(32)
+        with self._write() as conn:
+            cursor = conn.execute(
+                "INSERT INTO tokens (name, role, token_hash, prefix, created_at) "
+                "VALUES (?, ?, ?, ?, ?)",
+                [name, role, hash_token(token), token[: len(TOKEN_PREFIX) + 6], R.utc_now()],
+            )
+            token_id = cursor.lastrowid
+        found = self._one("SELECT * FROM tokens WHERE id = ?", [token_id])
+        assert found is not None
+        return token, _record(found)
+
+    def list_tokens(self, *, include_revoked: bool = True) -> list[TokenRecord]:
+        sql = "SELECT * FROM tokens"
+        if not include_revoked:
+            sql += " WHERE revoked_at IS NULL"
+        return [_record(row) for row in self._rows(sql + " ORDER BY id")]
+
+    def revoke_tokens(self, name: str) -> int:
+        """Revoke every active token of ``name``; returns how many were revoked."""
+        with self._write() as conn:
+            cursor = conn.execute(
+                "UPDATE tokens SET revoked_at = ? WHERE name = ? AND revoked_at IS NULL",
+                [R.utc_now(), name],
+            )
+            return cursor.rowcount
+
+    def token_for(self, token: str) -> TokenRecord | None:
+        """The active token record a presented token stands for, or None."""
+        if not token.startswith(TOKEN_PREFIX):
+            return None
+        row = self._one(
+            "SELECT * FROM tokens WHERE token_hash = ? AND revoked_at IS NULL", [hash_token(token)]
+        )
+        return None if row is None else _record(row)
+
+
+@dataclass(frozen=True)
+class QueueProgress:
+    """One annotator's progress through one queue.
+
+    ``labeled + skipped + remaining == total``; ``flagged`` overlaps them (a flagged
+    item may also be labeled or skipped).
+    """
+
+    queue: str
+    annotator: str
+    total: int
+    labeled: int
+    skipped: int
+    flagged: int
+
+    @property
+    def remaining(self) -> int:
+        return self.total - self.labeled - self.skipped
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "queue": self.queue, "annotator": self.annotator, "total": self.total,
+            "labeled": self.labeled, "skipped": self.skipped, "flagged": self.flagged,
+            "remaining": self.remaining,
+        }
+
+
+class QueueProgressMixin(StoreBase):
+    """Per-annotator progress through labeling queues (mixed into the Store)."""
+
+    def queue_progress(self, queue: str, rubric_hash: str) -> dict[str, QueueProgress]:
+        """Progress of every annotator with a label on an item of ``queue``."""
+        total_row = self._one("SELECT COUNT(*) FROM queue_items WHERE queue = ?", [queue])
+        total = int(total_row[0]) if total_row is not None else 0
+        rows = self._tuples(
+            "SELECT l.annotator, SUM(l.label IS NOT NULL), SUM(l.label IS NULL), "
+            "SUM(l.flagged) FROM queue_items q JOIN labels l "
+            "ON l.dataset = q.dataset AND l.item_id = q.item_id AND l.rubric_hash = ? "
+            "WHERE q.queue = ? AND l.id IN (SELECT MAX(id) FROM labels WHERE rubric_hash = ? "
+            "AND source != 'adjudicated' GROUP BY dataset, item_id, annotator) "
+            "GROUP BY l.annotator ORDER BY l.annotator",
+            [rubric_hash, queue, rubric_hash],
+        )
+        return {
+            name: QueueProgress(queue, name, total, int(done), int(skipped), int(flagged))
+            for name, done, skipped, flagged in rows
+        }
