@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Annotated
 
 from fastapi import Depends, HTTPException, Request
 
@@ -68,7 +69,7 @@ def presented_token(request: Request) -> str | None:
 def require(permission: str) -> Callable[..., TokenRecord]:
     """A dependency: the caller's token, which must grant ``permission``."""
 
-    def check(request: Request, store: Store = Depends(store_dependency)) -> TokenRecord:
+    def check(request: Request, store: Annotated[Store, Depends(store_dependency)]) -> TokenRecord:
         token = presented_token(request)
         record = store.token_for(token) if token else None
         if record is None:
@@ -91,7 +92,7 @@ def require_any(*permissions: str) -> Callable[..., TokenRecord]:
     """Like :func:`require`, satisfied by any one of ``permissions``."""
     checks = [require(p) for p in permissions]
 
-    def check(request: Request, store: Store = Depends(store_dependency)) -> TokenRecord:
+    def check(request: Request, store: Annotated[Store, Depends(store_dependency)]) -> TokenRecord:
         last: HTTPException | None = None
         for one in checks:
             try:

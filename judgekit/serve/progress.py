@@ -23,10 +23,8 @@ def queue_rows(
         meta, entries = found
         progress = store.queue_progress(name, meta["rubric_hash"])
         assignee = meta["params"].get("annotator")
-        if assignee is not None:
-            people = [assignee]
-        else:
-            people = sorted(progress) or [None]
+        people: list[str | None] = [assignee] if assignee is not None else [*sorted(progress)]
+        people = people or [None]
         for person in people:
             if annotator is not None and person != annotator:
                 continue

@@ -1,0 +1,71 @@
+"""``judgekit serve``: the store as a service (JSON API, HTML report, annotate app in a browser).
+
+Needs the ``serve`` extra (FastAPI, uvicorn, textual-serve). Binds to 127.0.0.1
+unless ``--host`` says otherwise; beyond loopback it warns, because tokens travel in
+clear unless TLS is terminated in front of it.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import logging
+import socket
+
+import click
+
+from judgekit.cli._common import db_option, resolve_db_path
+from judgekit.errors import InputError
+
+DEFAULT_PORT = 8765
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+@click.command("serve")
+@db_option
+@click.option("--host", default="127.0.0.1", show_default=True,
+              help="Address to listen on; anything but loopback needs TLS in front of it.")
+@click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
+              help="Port to listen on (0: any free port, printed at start).")
+def command(db: str, host: str, port: int) -> None:
+    """Serve the store to a team: API under /api/v1/, /report/RUBRIC, /annotate.
+
+    Every request needs a token (judgekit tokens create --name NAME --role ROLE).
+    Annotators open /login?token=TOKEN once in a browser and label their assigned
+    queue (judgekit queue assign); CI reads /api/v1/gate?rubric=NAME.
+    """
+    path = resolve_db_path(db)
+    if not path.is_file():
+        raise InputError(f"no store at {path} (set --db or $JUDGEKIT_DB)")
+    try:
+        import uvicorn
+
+        from judgekit.serve.app import make_server_app
+    except ImportError as exc:
+        raise InputError(f"judgekit serve needs the serve extra: pip install 'judgekit[serve]' "
+                         f"({exc.name} is missing)") from None
+    if not is_loopback(host):
+        click.echo(f"warning: listening on {host} without TLS: tokens and labels travel in "
+                   "clear; put a TLS-terminating proxy in front of it", err=True)
+    logging.basicConfig(level=logging.INFO, format="%(message)s")
+    config = uvicorn.Config(make_server_app(path), host=host, port=port, access_log=False,
+                            log_level="warning")
+
+    class AnnouncingServer(uvicorn.Server):
+        """Says where it listens once the socket is bound (``--port 0`` picks one)."""
+
+        async def startup(self, sockets: list[socket.socket] | None = None) -> None:
+            await super().startup(sockets)
+            if self.servers:
+                bound = self.servers[0].sockets[0].getsockname()[1]
+                click.echo(f"serving {path} on http://{host}:{bound} "
+                           "(API /api/v1/, report /report/RUBRIC, annotate /annotate)", err=True)
+
+    AnnouncingServer(config).run()

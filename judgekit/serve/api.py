@@ -1,0 +1,235 @@
+"""The JSON API under ``/api/v1/``: the same store, validation and verdicts as the CLI.
+
+POSTed labels and judgments go through the readers the file imports use
+(:func:`judgekit.io.records.iter_mappings` then the label or verdict validation),
+so a request is all or nothing and an error names the record and the field, as
+``file:line`` does for a file: ``labels:3: label 'x' is not on the scale``. Those
+errors are 422 with every problem listed; nothing is stored.
+
+An ``annotate`` token sees only its own queues and labels only the items of a queue
+assigned to it, under its own name; it can never read a judge's verdict.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi.responses import JSONResponse, Response
+from pydantic import BaseModel, Field
+
+from judgekit.errors import InputError
+from judgekit.serve.auth import require, require_any, store_dependency
+from judgekit.serve.progress import queue_rows
+from judgekit.store import Store
+from judgekit.store.access import TokenRecord
+from judgekit.types import Rubric
+
+router = APIRouter(prefix="/api/v1")
+
+StoreDep = Annotated[Store, Depends(store_dependency)]
+Reader = Annotated[TokenRecord, Depends(require("read"))]
+Writer = Annotated[TokenRecord, Depends(require("write"))]
+ReaderOrAnnotator = Annotated[TokenRecord, Depends(require_any("read", "annotate"))]
+WriterOrAnnotator = Annotated[TokenRecord, Depends(require_any("write", "annotate"))]
+Dataset = Annotated[str | None, Query(description="Only this dataset's items.")]
+JudgeRun = Annotated[str | None, Query(description="Report the judge of this run.")]
+Model = Annotated[str | None, Query(description="Report this judge model.")]
+MinAgreement = Annotated[float, Query(gt=0.0, lt=1.0, description="As `report --min-agreement`.")]
+Resamples = Annotated[int, Query(ge=100, le=100_000, description="Bootstrap resamples.")]
+
+
+class LabelsIn(BaseModel):
+    """A batch of human labels for one rubric (the fields of a `labels import` file)."""
+
+    rubric: str = Field(description="Rubric name or sha256, as stored.")
+    dataset: str | None = Field(default=None, description="Dataset the item ids belong to.")
+    labels: list[dict[str, Any]] = Field(
+        description="Records with item_id, label, and optionally annotator, note, flagged, "
+        "blind, seconds, dataset (annotate tokens: the annotator is the token's name).",
+    )
+
+
+class JudgmentsIn(BaseModel):
+    """A batch of judge verdicts for one rubric (the fields of a `judgments import` file)."""
+
+    rubric: str = Field(description="Rubric name or sha256, as stored.")
+    dataset: str | None = None
+    judge: str | None = Field(default=None, description="Only this judge's records.")
+    judgments: list[dict[str, Any]]
+
+
+class ImportOut(BaseModel):
+    added: int
+    unchanged: int
+
+
+def stored_rubric(store: Store, name_or_sha: str) -> Rubric:
+    """The rubric of that sha256, or the one stored version of that name (else 404/422)."""
+    from judgekit.rubrics import rubric_from_text
+
+    rows = store.list_rubrics()
+    found = [r for r in rows if name_or_sha in (r["sha256"], r["name"])]
+    if not found:
+        raise HTTPException(404, detail=f"no rubric {name_or_sha!r} in the store")
+    if len({r["sha256"] for r in found}) > 1:
+        versions = ", ".join(f"{r['version']} ({r['sha256'][:12]})" for r in found)
+        raise HTTPException(422, detail=f"rubric {name_or_sha!r} has several versions in the "
+                                        f"store ({versions}); give its sha256")
+    sha = found[0]["sha256"]
+    text = store.get_rubric_text(sha)
+    assert text is not None
+    return rubric_from_text(text, path=f"<store:{sha[:12]}>")
+
+
+def _unprocessable(exc: InputError) -> HTTPException:
+    lines = str(exc).split("\n")
+    return HTTPException(422, detail=lines)
+
+
+@router.get("/rubrics", summary="Rubrics in the store")
+def rubrics(store: StoreDep,
+            _: Reader) -> list[dict[str, Any]]:
+    return store.list_rubrics()
+
+
+@router.get("/datasets", summary="Datasets and their item counts")
+def datasets(store: StoreDep,
+             _: Reader) -> list[dict[str, Any]]:
+    return [{"name": name, "items": store.count_items(name)} for name in store.datasets()]
+
+
+@router.get("/runs", summary="Judge, probe, import and batch runs")
+def runs(store: StoreDep, _: Reader, rubric: str | None = None) -> list[dict[str, Any]]:
+    rubric_hash = stored_rubric(store, rubric).sha256 if rubric else None
+    return [
+        {"id": r.id, "kind": r.kind, "dataset": r.dataset, "rubric_hash": r.rubric_hash,
+         "model": r.model, "endpoint": r.base_url, "sampling": dict(r.sampling),
+         "judgekit_version": r.judgekit_version, "started_at": r.started_at,
+         "finished_at": r.finished_at, "summary": dict(r.summary)}
+        for r in store.list_runs(rubric_hash=rubric_hash)
+    ]
+
+
+@router.get("/queues", summary="Per-annotator progress through each labeling queue")
+def queues(store: StoreDep, token: ReaderOrAnnotator,
+           rubric: str | None = None) -> list[dict[str, Any]]:
+    rubric_hash = stored_rubric(store, rubric).sha256 if rubric else None
+    mine = None if token.may("read") else token.name
+    return queue_rows(store, rubric_hash, annotator=mine)
+
+
+def assigned_items(store: Store, rubric_hash: str, annotator: str) -> set[tuple[str, str]]:
+    """(dataset, item id) of every queue assigned to ``annotator`` for the rubric."""
+    keys: set[tuple[str, str]] = set()
+    for name in store.list_queues(rubric_hash):
+        found = store.get_queue(name)
+        if found is not None and found[0]["params"].get("annotator") == annotator:
+            keys.update((e.dataset, e.item_id) for e in found[1])
+    return keys
+
+
+@router.post("/labels", summary="Add human labels (all or nothing)", response_model=ImportOut,
+             responses={422: {"description": "A record is invalid; nothing was stored."}})
+def post_labels(body: LabelsIn, store: StoreDep,
+                token: WriterOrAnnotator) -> ImportOut:
+    from judgekit.io.labels import LABEL_FIELDS, labels_from_records
+    from judgekit.io.records import ErrorList, iter_mappings
+
+    rubric = stored_rubric(store, body.rubric)
+    records = [dict(r) for r in body.labels]
+    as_annotator = not token.may("write")
+    if as_annotator:
+        for number, record in enumerate(records, start=1):
+            given = record.get("annotator")
+            if given is not None and given != token.name:
+                raise HTTPException(422, detail=[f"labels:{number}: field 'annotator' must be "
+                                                 f"your own name {token.name!r}, got {given!r}"])
+            record["annotator"] = token.name
+            record["blind"] = True  # the API never shows an annotate token the judge
+    errors = ErrorList("labels")
+    try:
+        shaped = list(iter_mappings(records, LABEL_FIELDS, on_error=errors.add, name="labels"))
+        labels = labels_from_records(shaped, errors, rubric, store, dataset=body.dataset)
+    except InputError as exc:
+        raise _unprocessable(exc) from None
+    if as_annotator:
+        allowed = assigned_items(store, rubric.sha256, token.name)
+        outside = [i for i, lb in enumerate(labels, 1) if (lb.dataset, lb.item_id) not in allowed]
+        if outside:
+            raise HTTPException(422, detail=[
+                f"labels:{i}: field 'item_id' {labels[i - 1].item_id!r} is not in a queue "
+                f"assigned to {token.name}" for i in outside[:20]])
+    store.add_labels(labels)
+    return ImportOut(added=len(labels), unchanged=0)
+
+
+@router.post("/judgments", summary="Add judge verdicts made elsewhere (all or nothing)",
+             response_model=ImportOut,
+             responses={422: {"description": "A record is invalid; nothing was stored."}})
+def post_judgments(body: JudgmentsIn, store: StoreDep,
+                   _: Writer) -> ImportOut:
+    from judgekit.io.judgments import JUDGMENT_FIELDS, verdicts_from_records
+    from judgekit.io.verdict_store import import_verdicts
+    from judgekit.io.records import ErrorList, iter_mappings
+
+    rubric = stored_rubric(store, body.rubric)
+    errors = ErrorList("judgments")
+    try:
+        shaped = list(iter_mappings(body.judgments, JUDGMENT_FIELDS, on_error=errors.add,
+                                    name="judgments"))
+        rows = verdicts_from_records(shaped, errors, rubric, store, dataset=body.dataset,
+                                     judge=body.judge)
+    except InputError as exc:
+        raise _unprocessable(exc) from None
+    result = import_verdicts(store, rows, rubric, source="api")
+    return ImportOut(added=result.added, unchanged=result.unchanged)
+
+
+def _report(store: Store, rubric: str, dataset: str | None, judge_run: str | None,
+            model: str | None, min_agreement: float, resamples: int) -> Any:
+    from judgekit.report import ReportOptions, build_report
+
+    rub = stored_rubric(store, rubric)
+    if judge_run is not None and store.get_run(judge_run) is None:
+        raise HTTPException(404, detail=f"no run {judge_run!r} in the store")
+    options = ReportOptions(dataset=dataset, judge_run=judge_run, model=model,
+                            min_agreement=min_agreement, n_resamples=resamples)
+    try:
+        return build_report(store, rub, options)
+    except InputError as exc:
+        raise _unprocessable(exc) from None
+
+
+@router.get("/report", summary="The calibration report (the JSON of `report --format json`)")
+def report(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
+           judge_run: JudgeRun = None,
+           model: Model = None,
+           min_agreement: MinAgreement = 0.6,
+           resamples: Resamples = 1000) -> Response:
+    from judgekit.report import render
+
+    built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples)
+    return Response(render(built, "json"), media_type="application/json")
+
+
+@router.get("/gate", summary="PASS, FAIL or INSUFFICIENT DATA, as `report`'s exit code")
+def gate(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
+         judge_run: JudgeRun = None,
+         model: Model = None,
+         min_agreement: MinAgreement = 0.6,
+         resamples: Resamples = 1000) -> JSONResponse:
+    built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples)
+    verdict = built.verdict
+    stat = verdict.statistic
+    return JSONResponse({
+        "decision": verdict.decision, "exit_code": verdict.exit_code, "reason": verdict.reason,
+        "primary": verdict.primary, "threshold": verdict.threshold,
+        "statistic": {"value": _finite(stat.statistic), "ci_low": _finite(stat.ci_low),
+                      "ci_high": _finite(stat.ci_high), "n": stat.n, "reason": stat.reason},
+    })
+
+
+def _finite(value: float | None) -> float | None:
+    """JSON has no NaN: an undefined figure is null (the report JSON gives its reason)."""
+    return None if value is None or value != value else float(value)

@@ -1,0 +1,79 @@
+"""The ASGI application of ``judgekit serve``: API, HTML report, annotate app, OpenAPI.
+
+Every route needs a token (see :mod:`judgekit.serve.auth`), the OpenAPI description
+included: it names the store's endpoints, and a service reachable by a team should
+not describe itself to strangers. Request logs carry the path only, never a query
+string (``/login?token=…``) or a header.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any
+
+from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.responses import HTMLResponse, JSONResponse
+from fastapi.staticfiles import StaticFiles
+
+from judgekit import __version__
+from judgekit.errors import JudgekitError
+from judgekit.serve import api, webapp
+from judgekit.serve.auth import StorePool, require, store_dependency
+from judgekit.store import Store
+from judgekit.store.access import TokenRecord
+
+log = logging.getLogger("judgekit.serve")
+
+
+def make_server_app(db_path: Path) -> FastAPI:
+    """The service over the store at ``db_path`` (which must exist)."""
+    pool = StorePool(db_path)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        pool.close()
+
+    app = FastAPI(
+        lifespan=lifespan, title="judgekit", version=__version__, openapi_url=None, docs_url=None,
+        redoc_url=None,
+        description="Calibration service: labels, judgments, reports and the CI gate over "
+        "one judgekit store. Every request needs `Authorization: Bearer <token>`.",
+    )
+    app.state.pool = pool
+    app.include_router(api.router)
+    app.include_router(webapp.router)
+    app.mount("/static/textual", StaticFiles(directory=webapp.textual_serve_static()),
+              name="textual-static")
+
+    @app.get("/api/v1/openapi.json", include_in_schema=False)
+    def openapi(_: Annotated[TokenRecord, Depends(require("read"))]) -> JSONResponse:
+        return JSONResponse(app.openapi())
+
+    @app.get("/report/{rubric}", response_class=HTMLResponse, summary="The HTML report")
+    def html_report(store: Annotated[Store, Depends(store_dependency)],
+                    _: Annotated[TokenRecord, Depends(require("read"))], rubric: str,
+                    dataset: str | None = None) -> HTMLResponse:
+        from judgekit.report import ReportOptions, build_report, render
+
+        rub = api.stored_rubric(store, rubric)
+        try:
+            built = build_report(store, rub, ReportOptions(dataset=dataset))
+        except JudgekitError as exc:
+            raise HTTPException(422, detail=str(exc).split("\n")) from None
+        return HTMLResponse(render(built, "html"))
+
+    @app.exception_handler(JudgekitError)
+    async def judgekit_error(request: Request, exc: JudgekitError) -> JSONResponse:
+        return JSONResponse({"detail": str(exc).split("\n")}, status_code=422)
+
+    @app.middleware("http")
+    async def log_path_only(request: Request, call_next: Any) -> Any:
+        response = await call_next(request)
+        log.info("%s %s %s", request.method, request.url.path, response.status_code)
+        return response
+
+    return app

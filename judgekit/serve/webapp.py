@@ -1,0 +1,172 @@
+"""The annotate app in a browser: the same Textual app, one process per session.
+
+textual-serve's terminal bridge (its ``AppService`` and the xterm.js page) runs
+``python -m judgekit.serve.session`` for each browser session and relays the
+screen over a websocket. The server, not the browser, decides who labels: the
+annotator is the name of the session's token (from the ``/login`` cookie) and
+the queue must be assigned to them, so nobody types a name and nobody opens
+another person's queue. The session is always blind.
+"""
+
+from __future__ import annotations
+
+import html
+import json
+import shlex
+import sys
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from fastapi import APIRouter, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi.responses import HTMLResponse, RedirectResponse, Response
+
+from judgekit.serve.auth import COOKIE_NAME, StorePool, presented_token
+from judgekit.store import Store
+from judgekit.store.access import TokenRecord
+
+router = APIRouter()
+
+
+def textual_serve_static() -> Path:
+    """textual-serve's bundled xterm.js page assets."""
+    import textual_serve
+
+    return Path(textual_serve.__file__).parent / "static"
+
+
+def _token(store: Store, token: str | None, permission: str) -> TokenRecord:
+    record = store.token_for(token) if token else None
+    if record is None:
+        raise HTTPException(401, detail="log in first: /login?token=<your token>",
+                            headers={"WWW-Authenticate": "Bearer"})
+    if not record.may(permission):
+        raise HTTPException(403, detail=f"a {record.role!r} token may not {permission} here")
+    return record
+
+
+def my_queues(store: Store, annotator: str) -> list[dict[str, Any]]:
+    """The queues assigned to ``annotator``, newest rubric version first."""
+    mine = []
+    for name in reversed(store.list_queues()):
+        found = store.get_queue(name)
+        if found is not None and found[0]["params"].get("annotator") == annotator:
+            mine.append(found[0])
+    return mine
+
+
+@router.get("/login", include_in_schema=False)
+def login(request: Request, token: str = Query(...), next: str = "/annotate") -> Response:
+    """Trade a token for an HttpOnly cookie, then go to ``next`` without the token."""
+    pool: StorePool = request.app.state.pool
+    _token(pool.get(), token, "annotate" if next.startswith("/annotate") else "read")
+    target = next if next.startswith("/") and not next.startswith("//") else "/annotate"
+    response = RedirectResponse(target, status_code=303)
+    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="strict",
+                        secure=request.url.scheme == "https")
+    return response
+
+
+_PAGE = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>{title}</title>
+<link rel="stylesheet" href="/static/textual/css/xterm.css">
+<script src="/static/textual/js/textual.js"></script>
+<style>body {{ background: #0c181f; margin: 0; }} #terminal {{ height: 100vh; }}</style>
+</head><body>
+<div id="terminal" class="textual-terminal" data-session-websocket-url="{ws_url}"
+     data-font-size="16"></div>
+</body></html>
+"""
+
+_LIST = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>judgekit: your queues</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 2em auto">
+<h1>{name}'s labeling queues</h1>{body}</body></html>
+"""
+
+
+@router.get("/annotate", include_in_schema=False)
+def annotate_page(request: Request, queue: str | None = None) -> HTMLResponse:
+    """The terminal page for one of the caller's queues (a list when there are several)."""
+    pool: StorePool = request.app.state.pool
+    store = pool.get()
+    token = _token(store, presented_token(request), "annotate")
+    queues = my_queues(store, token.name)
+    if queue is None and len(queues) == 1:
+        queue = queues[0]["name"]
+    if queue is None:
+        items = "".join(
+            f'<li><a href="/annotate?queue={quote(q["name"])}">{html.escape(q["name"])}</a> '
+            f'({q["size"]} items)</li>' for q in queues
+        ) or "<p>No queue is assigned to you yet (ask your lead: judgekit queue assign).</p>"
+        body = f"<ul>{items}</ul>" if queues else items
+        return HTMLResponse(_LIST.format(name=html.escape(token.name), body=body))
+    if queue not in {q["name"] for q in queues}:
+        raise HTTPException(403, detail=f"queue {queue!r} is not assigned to {token.name}")
+    scheme = "wss" if request.url.scheme == "https" else "ws"
+    ws_url = f"{scheme}://{request.url.netloc}/annotate/ws/{quote(queue, safe='')}"
+    return HTMLResponse(_PAGE.format(title=html.escape(f"judgekit: {queue}"),
+                                     ws_url=html.escape(ws_url)))
+
+
+def session_command(db: Path, queue: str, annotator: str) -> str:
+    """The shell command of one browser session's app (names quoted: they are user text)."""
+    return shlex.join([sys.executable, "-m", "judgekit.serve.session", "--db", str(db),
+                       "--queue", queue, "--annotator", annotator])
+
+
+@router.websocket("/annotate/ws/{queue}")
+async def annotate_socket(websocket: WebSocket, queue: str) -> None:
+    """Relay one app session: keys in, screen out, until either side closes."""
+    from textual_serve.app_service import AppService
+    from textual_serve.download_manager import DownloadManager
+
+    pool: StorePool = websocket.app.state.pool
+    store = pool.get()
+    try:
+        token = _token(store, websocket.cookies.get(COOKIE_NAME), "annotate")
+    except HTTPException:
+        await websocket.close(code=4401)
+        return
+    if queue not in {q["name"] for q in my_queues(store, token.name)}:
+        await websocket.close(code=4403)
+        return
+    await websocket.accept()
+    width = _int(websocket.query_params.get("width"), 80)
+    height = _int(websocket.query_params.get("height"), 24)
+
+    async def close() -> None:
+        await websocket.close()
+
+    service = AppService(
+        session_command(pool.path, queue, token.name),
+        write_bytes=websocket.send_bytes, write_str=websocket.send_text, close=close,
+        download_manager=DownloadManager(),
+    )
+    await service.start(width, height)
+    try:
+        while True:
+            envelope = json.loads(await websocket.receive_text())
+            kind = envelope[0]
+            data: Any = envelope[1] if len(envelope) > 1 else None
+            if kind == "stdin":
+                await service.send_bytes(str(data).encode("utf-8"))
+            elif kind == "resize":
+                await service.set_terminal_size(int(data["width"]), int(data["height"]))
+            elif kind == "ping":
+                await websocket.send_text(json.dumps(["pong", data]))
+            elif kind == "blur":
+                await service.blur()
+            elif kind == "focus":
+                await service.focus()
+    except (WebSocketDisconnect, RuntimeError, ValueError, KeyError, IndexError, TypeError):
+        pass
+    finally:
+        await service.stop()
+
+
+def _int(value: str | None, default: int) -> int:
+    try:
+        return max(10, min(int(value or default), 1000))
+    except ValueError:
+        return default
