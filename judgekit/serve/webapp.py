@@ -59,8 +59,8 @@ def my_queues(store: Store, annotator: str) -> list[dict[str, Any]]:
 def login(request: Request, token: str = Query(...), next: str = "/annotate") -> Response:
     """Trade a token for an HttpOnly cookie, then go to ``next`` without the token."""
     pool: StorePool = request.app.state.pool
-    _token(pool.get(), token, "annotate" if next.startswith("/annotate") else "read")
     target = next if next.startswith("/") and not next.startswith("//") else "/annotate"
+    _token(pool.get(), token, "annotate" if target.startswith("/annotate") else "read")
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
