@@ -28,8 +28,8 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from judgekit.errors import StoreError
-from judgekit.store.batches import BatchesMixin
 from judgekit.store.access import AccessMixin, QueueProgressMixin
+from judgekit.store.batches import BatchesMixin
 from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry

@@ -69,7 +69,7 @@ def test_every_endpoint_needs_a_token(served: tuple[Service, dict[str, str], Pat
 
 
 def test_roles_are_enforced(served: tuple[Service, dict[str, str], Path]) -> None:
-    service, tokens, db = served
+    service, tokens, _ = served
     assert service.get("/api/v1/rubrics", tokens["ana"]).status_code == 403
     assert service.get("/api/v1/report?rubric=correct", tokens["ana"]).status_code == 403
     body = {"rubric": "correct", "labels": [{"item_id": "item-000", "label": "pass",

@@ -1,4 +1,4 @@
-"""The annotate app in a real browser: headless Debian chromium labels an item over the websocket."""
+"""The annotate app in a real browser: headless chromium labels an item over the websocket."""
 
 from __future__ import annotations
 
