@@ -1,0 +1,128 @@
+"""``queue assign``, ``queues``, ``tokens`` and the browsing views, on a real store file."""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from judgekit.assignment import plan_assignment
+from judgekit.cli.main import main
+from judgekit.errors import InputError
+from judgekit.store import open_store
+from judgekit.types import Label
+from tests.support.annotate import judgment, record_judgments, seed_store
+
+
+def run(*args: str) -> tuple[int, str]:
+    """Through ``main``, as a shell runs it: a JudgekitError is one line and its exit code."""
+    out, err = io.StringIO(), io.StringIO()
+    code = 0
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            main(list(args))
+        except SystemExit as exc:
+            code = int(exc.code or 0)
+    return code, out.getvalue() + err.getvalue()
+
+
+@pytest.mark.parametrize(("n", "k", "overlap"), [(30, 3, 0.2), (7, 2, 1.0), (100, 4, 0.0),
+                                                 (1, 3, 0.0)])
+def test_plan_gives_every_item_once_and_a_share_twice(n: int, k: int, overlap: float) -> None:
+    keys = [("d", f"i{i}") for i in range(n)]
+    names = [f"a{j}" for j in range(k)]
+    plan = plan_assignment(keys, names, overlap=overlap, seed=1)
+    seen = Counter(key for name in names for key in plan.items[name])
+    assert set(seen) == set(keys)
+    assert sum(1 for c in seen.values() if c == 2) == round(overlap * n)
+    assert max(seen.values()) <= 2
+    for name in names:  # nobody labels one item twice
+        assert len(set(plan.items[name])) == len(plan.items[name])
+    loads = [plan.workload(name) for name in names]
+    assert max(loads) - min(loads) <= 2
+    assert plan_assignment(keys, names, overlap=overlap, seed=1).items == plan.items
+    if n > 5:
+        assert plan_assignment(keys, names, overlap=overlap, seed=2).items != plan.items
+
+
+@pytest.mark.parametrize(("names", "overlap", "message"), [
+    ([], 0.2, "at least one"), (["a"], 0.2, "two annotators"), (["a", "b"], 1.5, "between"),
+])
+def test_plan_refuses_bad_input(names: list[str], overlap: float, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        plan_assignment([("d", "i")], names, overlap=overlap, seed=0)
+
+
+def test_assign_and_progress_through_the_cli(tmp_path: Path) -> None:
+    db = tmp_path / "judgekit.db"
+    with open_store(db) as store:
+        rub, _ = seed_store(store, "binary", 20)
+    code, out = run("queue", "assign", "--db", str(db), "--rubric", rub.sha256,
+                    "--annotators", "ana,bo", "--overlap", "0.5", "--seed", "3")
+    assert code == 0, out
+    assert "20 items, 10 of them to two annotators" in out
+    with open_store(db) as store:
+        name = next(n for n in store.list_queues() if n.endswith(":ana"))
+        found = store.get_queue(name)
+        assert found is not None
+        first = found[1][0]
+        store.add_label(Label(dataset="d", item_id=first.item_id, rubric_hash=rub.sha256,
+                              annotator="ana", label="pass", flagged=True))
+        store.add_label(Label(dataset="d", item_id=found[1][1].item_id, rubric_hash=rub.sha256,
+                              annotator="ana", label=None))
+    code, out = run("queues", "--db", str(db), "--format", "json")
+    assert code == 0, out
+    rows = {row["annotator"]: row for row in json.loads(out)}
+    assert (rows["ana"]["labeled"], rows["ana"]["skipped"], rows["ana"]["flagged"]) == (1, 1, 1)
+    assert rows["ana"]["remaining"] == rows["ana"]["total"] - 2
+    assert rows["bo"]["labeled"] == 0
+    code, text = run("queues", "--db", str(db))
+    assert code == 0 and "ana" in text and "remaining" in text
+
+
+def test_read_commands_never_create_a_store(tmp_path: Path) -> None:
+    missing = tmp_path / "typo.db"
+    for args in (["queues"], ["tokens", "list"], ["tokens", "revoke", "--name", "x"],
+                 ["queue", "assign", "--rubric", "correctness", "--annotators", "a"],
+                 ["serve", "--port", "0"]):
+        code, out = run(*args, "--db", str(missing))
+        assert code == 2, (args, out)
+        assert "no store at" in out
+    assert not missing.exists()
+
+
+def test_tokens_cli(tmp_path: Path) -> None:
+    db = tmp_path / "judgekit.db"
+    code, out = run("tokens", "create", "--db", str(db), "--name", "ana", "--role", "annotate")
+    assert code == 0
+    token = out.splitlines()[0]
+    assert token.startswith("jk_") and len(token) > 40
+    code, out = run("tokens", "list", "--db", str(db), "--format", "json")
+    listed = json.loads(out)
+    assert [(t["name"], t["role"], t["revoked_at"]) for t in listed] == [("ana", "annotate", None)]
+    assert token not in out and token[3:] not in db.read_bytes().decode("latin-1")
+    assert run("tokens", "create", "--db", str(db), "--name", "x", "--role", "root")[0] == 2
+    assert run("tokens", "revoke", "--db", str(db), "--name", "ana")[0] == 0
+    assert run("tokens", "revoke", "--db", str(db), "--name", "ana")[0] == 2
+    with open_store(db) as store:
+        assert store.token_for(token) is None
+
+
+def test_views_apply_latest_wins(tmp_path: Path) -> None:
+    with open_store(tmp_path / "judgekit.db") as store:
+        rub, items = seed_store(store, "binary", 3)
+        record_judgments(store, rub, [judgment(rub, "d", it.id, "pass") for it in items])
+        # the same call again with another verdict: the later row wins
+        record_judgments(store, rub, [judgment(rub, "d", items[0].id, "fail")])
+        for label in ("fail", "pass"):
+            store.add_label(Label(dataset="d", item_id=items[0].id, rubric_hash=rub.sha256,
+                                  annotator="ana", label=label))
+        latest = store._rows("SELECT item_id, label FROM latest_judgments ORDER BY item_id")
+        assert [tuple(r) for r in latest] == [(items[0].id, "fail"), (items[1].id, "pass"),
+                                              (items[2].id, "pass")]
+        rows = store._rows("SELECT item_id, judge_label, human_label, agree FROM judge_vs_human")
+        assert [tuple(r) for r in rows] == [(items[0].id, "fail", "pass", 0)]
