@@ -66,24 +66,27 @@ def presented_token(request: Request) -> str | None:
     return request.cookies.get(COOKIE_NAME)
 
 
+def check_token(store: Store, token: str | None, permission: str) -> TokenRecord:
+    """The token's record if it is active and grants ``permission``; else 401 or 403."""
+    record = store.token_for(token) if token else None
+    if record is None:
+        raise HTTPException(
+            status_code=401,
+            detail="a valid token is required (Authorization: Bearer <token>, or log in at "
+            "/login?token=<token>)",
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    if not record.may(permission):
+        raise HTTPException(status_code=403,
+                            detail=f"a {record.role!r} token may not {permission} here")
+    return record
+
+
 def require(permission: str) -> Callable[..., TokenRecord]:
     """A dependency: the caller's token, which must grant ``permission``."""
 
     def check(request: Request, store: Annotated[Store, Depends(store_dependency)]) -> TokenRecord:
-        token = presented_token(request)
-        record = store.token_for(token) if token else None
-        if record is None:
-            raise HTTPException(
-                status_code=401,
-                detail="a valid token is required (Authorization: Bearer <token>)",
-                headers={"WWW-Authenticate": "Bearer"},
-            )
-        if not record.may(permission):
-            raise HTTPException(
-                status_code=403,
-                detail=f"a {record.role!r} token may not {permission} here",
-            )
-        return record
+        return check_token(store, presented_token(request), permission)
 
     return check
 

@@ -21,9 +21,8 @@ from urllib.parse import quote
 from fastapi import APIRouter, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
-from judgekit.serve.auth import COOKIE_NAME, StorePool, presented_token
+from judgekit.serve.auth import COOKIE_NAME, StorePool, check_token, presented_token
 from judgekit.store import Store
-from judgekit.store.access import TokenRecord
 
 router = APIRouter()
 
@@ -33,16 +32,6 @@ def textual_serve_static() -> Path:
     import textual_serve
 
     return Path(textual_serve.__file__).parent / "static"
-
-
-def _token(store: Store, token: str | None, permission: str) -> TokenRecord:
-    record = store.token_for(token) if token else None
-    if record is None:
-        raise HTTPException(401, detail="log in first: /login?token=<your token>",
-                            headers={"WWW-Authenticate": "Bearer"})
-    if not record.may(permission):
-        raise HTTPException(403, detail=f"a {record.role!r} token may not {permission} here")
-    return record
 
 
 def my_queues(store: Store, annotator: str) -> list[dict[str, Any]]:
@@ -60,7 +49,7 @@ def login(request: Request, token: str = Query(...), next: str = "/annotate") ->
     """Trade a token for an HttpOnly cookie, then go to ``next`` without the token."""
     pool: StorePool = request.app.state.pool
     target = next if next.startswith("/") and not next.startswith("//") else "/annotate"
-    _token(pool.get(), token, "annotate" if target.startswith("/annotate") else "read")
+    check_token(pool.get(), token, "annotate" if target.startswith("/annotate") else "read")
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
@@ -90,7 +79,7 @@ def annotate_page(request: Request, queue: str | None = None) -> HTMLResponse:
     """The terminal page for one of the caller's queues (a list when there are several)."""
     pool: StorePool = request.app.state.pool
     store = pool.get()
-    token = _token(store, presented_token(request), "annotate")
+    token = check_token(store, presented_token(request), "annotate")
     queues = my_queues(store, token.name)
     if queue is None and len(queues) == 1:
         queue = queues[0]["name"]
@@ -124,7 +113,7 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     pool: StorePool = websocket.app.state.pool
     store = pool.get()
     try:
-        token = _token(store, websocket.cookies.get(COOKIE_NAME), "annotate")
+        token = check_token(store, websocket.cookies.get(COOKIE_NAME), "annotate")
     except HTTPException:
         await websocket.close(code=4401)
         return

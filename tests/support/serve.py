@@ -6,6 +6,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -15,7 +16,7 @@ from typing import Any
 
 import httpx2 as httpx
 
-from judgekit.store import Store
+from judgekit.store import Store, open_store
 
 ROOT = Path(__file__).resolve().parents[2]
 _LISTENING = re.compile(r"serving .* on (http://127\.0\.0\.1:\d+)")
@@ -77,3 +78,81 @@ def running_service(db: Path, tmp: Path, timeout_s: float = 60.0) -> Iterator[Se
 def token(store: Store, name: str, role: str) -> str:
     created, _ = store.create_token(name, role)
     return created
+
+
+#: A judge run writing to the store in another process until ``stop`` exists
+#: (argv: db, rubric kind, item count, stop file); prints how many rows it wrote.
+JUDGE_WRITER = """
+import sys, time
+from pathlib import Path
+from judgekit.store import open_store
+from tests.support.annotate import judgment, rubric
+db, kind, n, stop = sys.argv[1], sys.argv[2], int(sys.argv[3]), Path(sys.argv[4])
+store = open_store(db)
+rub = rubric(kind)
+i = 0
+while not stop.exists():
+    store.record_judgment(judgment(rub, "d", f"item-{i % n:03d}", "pass", sample=i + 1,
+                                   run_id="writer"))
+    i += 1
+    time.sleep(0.002)
+store.close()
+print(i)
+"""
+
+
+@contextmanager
+def judge_writing(db: Path, tmp: Path, kind: str, n_items: int) -> Iterator[list[int]]:
+    """Run :data:`JUDGE_WRITER` for the block; the list gets its row count afterwards."""
+    stop = tmp / "stop-writer"
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    writer = subprocess.Popen([sys.executable, "-c", JUDGE_WRITER, str(db), kind, str(n_items),
+                               str(stop)], cwd=ROOT, env=env, stdout=subprocess.PIPE,
+                              stderr=subprocess.PIPE, text=True)
+    written: list[int] = []
+    try:
+        with open_store(db) as store:  # start the load once the run is really writing
+            start = store.count_judgments()
+            deadline = time.monotonic() + 60
+            while store.count_judgments() < start + 10:
+                if writer.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"the judge writer did not start: {writer.stderr}")
+                time.sleep(0.05)
+        yield written
+    finally:
+        stop.touch()
+        out, err = writer.communicate(timeout=60)
+        if writer.returncode != 0:
+            raise RuntimeError(f"the judge writer failed: {err}")
+        written.append(int(out))
+
+
+def post_labels_concurrently(
+    service: Service, work: dict[str, tuple[str, list[str]]], rubric: str, label: str = "pass"
+) -> tuple[list[float], list[int]]:
+    """Each annotator (token, item ids) POSTs one label at a time, all annotators at once.
+
+    Returns every request's latency in seconds and every status code.
+    """
+    latencies: list[float] = []
+    statuses: list[int] = []
+    lock = threading.Lock()
+
+    def annotator(token: str, item_ids: list[str]) -> None:
+        with httpx.Client(base_url=service.url, timeout=60,
+                          headers={"Authorization": f"Bearer {token}"}) as client:
+            for item_id in item_ids:
+                start = time.perf_counter()
+                response = client.post("/api/v1/labels", json={
+                    "rubric": rubric, "labels": [{"item_id": item_id, "label": label}]})
+                elapsed = time.perf_counter() - start
+                with lock:
+                    latencies.append(elapsed)
+                    statuses.append(response.status_code)
+
+    threads = [threading.Thread(target=annotator, args=job) for job in work.values()]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    return latencies, statuses

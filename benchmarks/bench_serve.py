@@ -1,0 +1,85 @@
+"""Label POST latency through ``judgekit serve``: three annotators, with and without a judge run.
+
+Run: ``python benchmarks/bench_serve.py [--labels 100]``. Starts a real server on
+127.0.0.1 over a fresh store; three annotators (threads, one keep-alive
+connection each) POST one label per request. The baseline in the same run is the
+same load with nothing else writing; then again while a judge run (another
+process) appends judgments to the same file. Prints p50/p95/max latency and the
+ratio of the loaded p95 to the baseline p95.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from judgekit.store import open_store  # noqa: E402
+from tests.support.annotate import judgment, record_judgments, seed_store  # noqa: E402
+from tests.support.serve import (  # noqa: E402
+    judge_writing,
+    post_labels_concurrently,
+    running_service,
+    token,
+)
+
+ANNOTATORS = ("ana", "bo", "cy")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def run(tmp: Path, labels_each: int, with_writer: bool) -> tuple[list[float], int]:
+    n_items = labels_each * len(ANNOTATORS)
+    db = tmp / "judgekit.db"
+    with open_store(db) as store:
+        rub, items = seed_store(store, "binary", n_items)
+        record_judgments(store, rub, [judgment(rub, "d", items[0].id, "pass", run_id="writer")])
+        tokens = {name: token(store, name, "annotate") for name in ANNOTATORS}
+    subprocess.run([sys.executable, "-m", "judgekit", "queue", "assign", "--db", str(db),
+                    "--rubric", rub.sha256, "--annotators", ",".join(ANNOTATORS),
+                    "--overlap", "0"], check=True, capture_output=True, cwd=ROOT)
+    with open_store(db) as store:
+        work = {}
+        for name, tok in tokens.items():
+            queue = next(q for q in store.list_queues() if q.endswith(f":{name}"))
+            found = store.get_queue(queue)
+            assert found is not None
+            work[name] = (tok, [entry.item_id for entry in found[1]])
+    with running_service(db, tmp) as service:
+        if not with_writer:
+            latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
+            return latencies, sum(s != 200 for s in statuses)
+        with judge_writing(db, tmp, "binary", n_items):
+            latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
+    return latencies, sum(s != 200 for s in statuses)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--labels", type=int, default=100, help="labels per annotator")
+    args = parser.parse_args()
+    rows = []
+    for name, writer in (("baseline: 3 annotators, nothing else writing", False),
+                         ("3 annotators while a judge run writes", True)):
+        with tempfile.TemporaryDirectory() as tmp:
+            latencies, failed = run(Path(tmp), args.labels, writer)
+        ms = [1000 * x for x in latencies]
+        rows.append((name, len(ms), failed, statistics.median(ms), percentile(ms, 0.95),
+                     max(ms)))
+    print(f"{'load':<46} {'POSTs':>6} {'failed':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
+    for name, n, failed, p50, p95, top in rows:
+        print(f"{name:<46} {n:>6} {failed:>6} {p50:>8.1f} {p95:>8.1f} {top:>8.1f}")
+    print(f"p95 ratio, judge run writing / baseline: {rows[1][4] / rows[0][4]:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
