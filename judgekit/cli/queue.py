@@ -16,8 +16,7 @@ from judgekit.assignment import (
     parse_annotators,
     plan_assignment,
 )
-from judgekit.cli._common import db_option, resolve_rubric, rubric_option
-from judgekit.cli._store import existing_store
+from judgekit.cli._common import db_option, echo, read_store, resolve_rubric, rubric_option
 from judgekit.errors import InputError
 from judgekit.store import QueueEntry
 
@@ -41,7 +40,7 @@ def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str |
            seed: int) -> None:
     """Give every item to one annotator and a share to two; saved as one queue each."""
     names = parse_annotators(annotators)
-    with existing_store(db) as store:
+    with read_store(db) as store:
         rub = resolve_rubric(store, rubric)
         known = store.datasets()
         if dataset is not None and dataset not in known:
@@ -61,6 +60,6 @@ def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str |
                 params={"annotator": annotator, "annotators": list(names), "overlap": overlap,
                         "dataset": dataset, "shared_items": len(plan.overlap_items)},
             )
-            click.echo(f"{queue}: {len(entries)} items for {annotator}")
-    click.echo(f"{len(keys)} items, {len(plan.overlap_items)} of them to two annotators "
+            echo(f"{queue}: {len(entries)} items for {annotator}")
+    echo(f"{len(keys)} items, {len(plan.overlap_items)} of them to two annotators "
                f"(overlap {overlap:g}, seed {seed})")

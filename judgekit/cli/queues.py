@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from judgekit.cli._common import db_option, resolve_rubric, text_or_json_option
-from judgekit.cli._store import existing_store
+from judgekit.cli._common import (
+    db_option,
+    echo,
+    echo_json,
+    read_store,
+    resolve_rubric,
+    text_or_json_option,
+)
 from judgekit.serve.progress import queue_rows
 
 
@@ -18,19 +22,19 @@ from judgekit.serve.progress import queue_rows
 @text_or_json_option
 def command(db: str, rubric: str | None, fmt: str) -> None:
     """Per-annotator progress (labeled, skipped, flagged, remaining) through each queue."""
-    with existing_store(db) as store:
+    with read_store(db) as store:
         rubric_hash = resolve_rubric(store, rubric).sha256 if rubric else None
         rows = queue_rows(store, rubric_hash)
     if fmt == "json":
-        click.echo(json.dumps(rows, indent=2))
+        echo_json(rows, indent=2)
         return
     if not rows:
-        click.echo("no labeling queues (draw one with `judgekit annotate` or "
+        echo("no labeling queues (draw one with `judgekit annotate` or "
                    "`judgekit queue assign`)")
         return
-    click.echo(f"{'queue':<44} {'annotator':<12} {'labeled':>8} {'skipped':>8} "
+    echo(f"{'queue':<44} {'annotator':<12} {'labeled':>8} {'skipped':>8} "
                f"{'flagged':>8} {'remaining':>9}")
     for row in rows:
-        click.echo(f"{row['queue'][:44]:<44} {str(row['annotator'] or '-')[:12]:<12} "
+        echo(f"{row['queue'][:44]:<44} {str(row['annotator'] or '-')[:12]:<12} "
                    f"{row['labeled']:>8} {row['skipped']:>8} {row['flagged']:>8} "
                    f"{row['remaining']:>9}")

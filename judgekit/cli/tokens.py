@@ -6,12 +6,9 @@ works); the store keeps only its hash.
 
 from __future__ import annotations
 
-import json
-
 import click
 
-from judgekit.cli._common import db_option, text_or_json_option
-from judgekit.cli._store import existing_store
+from judgekit.cli._common import db_option, echo, echo_json, read_store, text_or_json_option
 from judgekit.errors import InputError
 from judgekit.store import open_store
 from judgekit.store.access import ROLES
@@ -37,8 +34,8 @@ def create(db: str, name: str, role: str) -> None:
     """
     with open_store(db) as store:
         token, record = store.create_token(name, role)
-    click.echo(token)
-    click.echo(f"token {record.prefix}… for {record.name} ({record.role}); shown once, "
+    echo(token)
+    echo(f"token {record.prefix}… for {record.name} ({record.role}); shown once, "
                "store it now", err=True)
 
 
@@ -47,20 +44,20 @@ def create(db: str, name: str, role: str) -> None:
 @text_or_json_option
 def list_tokens(db: str, fmt: str) -> None:
     """Every token with its name, role, prefix and state (never the token itself)."""
-    with existing_store(db) as store:
+    with read_store(db) as store:
         records = store.list_tokens()
     if fmt == "json":
-        click.echo(json.dumps([
+        echo_json([
             {"id": r.id, "name": r.name, "role": r.role, "prefix": r.prefix,
              "created_at": r.created_at, "revoked_at": r.revoked_at} for r in records
-        ], indent=2))
+        ], indent=2)
         return
     if not records:
-        click.echo("no tokens (create one with: judgekit tokens create --name NAME --role ROLE)")
+        echo("no tokens (create one with: judgekit tokens create --name NAME --role ROLE)")
         return
     for r in records:
         state = f"revoked {r.revoked_at[:19]}" if r.revoked_at else "active"
-        click.echo(f"{r.id:>4}  {r.name:<16} {r.role:<9} {r.prefix}…  "
+        echo(f"{r.id:>4}  {r.name:<16} {r.role:<9} {r.prefix}…  "
                    f"created {r.created_at[:19]}  {state}")
 
 
@@ -69,8 +66,8 @@ def list_tokens(db: str, fmt: str) -> None:
 @click.option("--name", required=True, help="Revoke every active token of this name.")
 def revoke(db: str, name: str) -> None:
     """Revoke a name's tokens at once; requests with them get 401 from then on."""
-    with existing_store(db) as store:
+    with read_store(db) as store:
         count = store.revoke_tokens(name)
     if count == 0:
         raise InputError(f"no active token named {name!r}")
-    click.echo(f"revoked {count} token(s) of {name}")
+    echo(f"revoked {count} token(s) of {name}")

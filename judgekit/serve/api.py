@@ -170,8 +170,8 @@ def post_labels(body: LabelsIn, store: StoreDep,
 def post_judgments(body: JudgmentsIn, store: StoreDep,
                    _: Writer) -> ImportOut:
     from judgekit.io.judgments import JUDGMENT_FIELDS, verdicts_from_records
-    from judgekit.io.verdict_store import import_verdicts
     from judgekit.io.records import ErrorList, iter_mappings
+    from judgekit.io.verdict_store import import_verdicts
 
     rubric = stored_rubric(store, body.rubric)
     errors = ErrorList("judgments")
