@@ -18,7 +18,13 @@ from click.testing import CliRunner
 from judgekit.cli.main import cli
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError, JudgekitError
-from judgekit.judging.batch.lines import OutputLine, PartWriter, line_result, request_line
+from judgekit.judging.batch.lines import (
+    OutputLine,
+    PartWriter,
+    line_result,
+    parse_output_line,
+    request_line,
+)
 from judgekit.judging.units import unit_for, unit_key
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
@@ -328,6 +334,12 @@ def completion(status: int, body: Any = None, error: Any = None) -> OutputLine:
     (completion(200, "not an object"), "api_error"),
     (completion(0, error={"code": "batch_expired", "message": "late"}), "timeout"),
     (completion(0, error={"code": "batch_cancelled", "message": "stop"}), "api_error"),
+    # vllm run-batch: the status in the response, the message as a string or its error response
+    (OutputLine("k", 400, None, {"code": None, "message": "bad"}, "f:1"), "api_error"),
+    (parse_output_line(json.dumps({"id": "v", "custom_id": "k", "response": {
+        "status_code": 429, "request_id": "r", "body": None}, "error": {
+        "object": "error", "message": "Too many", "type": "RateLimitError", "code": 429}}),
+        "f:1"), "rate_limited"),
     (completion(200, {"choices": [{"message": {"content": "no json here"},
                                    "finish_reason": "stop"}]}), "parse_error"),
     (completion(200, {"choices": [{"message": {"content": '{"verdict": "pa'},
@@ -365,3 +377,12 @@ def test_probe_batches_prepare_the_probes_calls(tmp_path: Path) -> None:
     assert "--samples must be at least 2" in out
     with open_store(setup.db) as store:
         assert [b.kind for b in store.list_batches()] == ["probe:consistency", "probe:length"]
+
+
+def test_vllm_error_lines_keep_their_message() -> None:
+    line = parse_output_line(json.dumps({
+        "id": "vllm-1", "custom_id": "k", "error": "prompt is too long",
+        "response": {"status_code": 400, "request_id": "vllm-batch-1", "body": None}}), "o:3")
+    result = line_result(line, load_rubric("correctness").scale, structured=True)
+    assert result.status == "api_error" and result.failure is not None
+    assert result.failure.message == "HTTP 400: prompt is too long"

@@ -3,7 +3,9 @@
 The format is OpenAI's Batch API, which ``vllm run-batch`` reads and writes too.
 A request line is ``{"custom_id", "method": "POST", "url", "body"}``; an output
 or error line is ``{"id", "custom_id", "response": {"status_code", "request_id",
-"body"} | null, "error": {"code", "message"} | null}``.
+"body"} | null, "error": {"code", "message"} | null}`` (``vllm run-batch``
+writes its errors into the output file, with ``error`` a string or its error
+response and no body).
 
 :class:`PartWriter` splits requests over files at the documented limits of one
 input file (50,000 requests, 200 MB); :func:`read_output_lines` streams a file
@@ -150,11 +152,9 @@ def parse_output_line(text: str, where: str) -> OutputLine:
     custom_id = data.get("custom_id")
     if not isinstance(custom_id, str) or not custom_id:
         raise InputError(f"{where}: no custom_id")
-    response, error = data.get("response"), data.get("error")
+    response, error = data.get("response"), _error_object(data.get("error"))
     if response is not None and not isinstance(response, dict):
         raise InputError(f"{where}: response must be an object or null")
-    if error is not None and not isinstance(error, dict):
-        raise InputError(f"{where}: error must be an object or null")
     if response is None and error is None:
         raise InputError(f"{where}: neither a response nor an error")
     status = response.get("status_code") if response is not None else None
@@ -162,6 +162,23 @@ def parse_output_line(text: str, where: str) -> OutputLine:
         raise InputError(f"{where}: response.status_code must be an integer")
     body = response.get("body") if response is not None else None
     return OutputLine(custom_id, status, body, error, where)
+
+
+def _error_object(error: Any) -> dict[str, Any] | None:
+    """A line's ``error`` as ``{"code", "message"}``, whatever shape the engine wrote.
+
+    OpenAI writes ``{"code", "message"}``; ``vllm run-batch`` writes a plain
+    string, or its error response (``{"error": {...}}`` or ``{"object":
+    "error", "message", "code"}``).
+    """
+    if error is None:
+        return None
+    if isinstance(error, dict):
+        inner = error.get("error")
+        found = inner if isinstance(inner, dict) else error
+        return {"code": found.get("code") or found.get("type"),
+                "message": str(found.get("message") or "")}
+    return {"code": None, "message": str(error)}
 
 
 def read_output_lines(path: Path) -> Iterator[OutputLine]:
@@ -204,10 +221,12 @@ def line_result(line: OutputLine, scale: Scale, *, structured: bool) -> CallResu
         return completion_result(line.body, scale, structured=structured)
     if line.status_code is not None and line.status_code != 200:
         request = httpx2.Request("POST", f"http://batch{CHAT_COMPLETIONS_URL}")
+        body = line.body if isinstance(line.body, dict) else (
+            {"error": line.error} if line.error is not None else None)
         exc = openai.APIStatusError(
             f"HTTP {line.status_code}", response=httpx2.Response(line.status_code,
                                                                  request=request),
-            body=line.body,
+            body=body,
         )
         return CallResult(None, classify(exc))
     error = line.error or {}
