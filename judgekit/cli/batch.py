@@ -27,7 +27,8 @@ from judgekit.cli._endpoint import (
     resolve_api_key,
     sampling_options,
 )
-from judgekit.clients import DEFAULT_API_KEY_ENV
+from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
+from judgekit.clients.spec import named_endpoint
 from judgekit.errors import InputError
 from judgekit.judging.batch.lines import MAX_FILE_BYTES, MAX_FILE_REQUESTS
 from judgekit.judging.units import WorkUnit, unit_for
@@ -91,9 +92,13 @@ def _prepare_options(func: Any) -> Any:
         db_option,
         click.option("--model", envvar=MODEL_ENV, show_envvar=True, required=True,
                      help="Judge model, as `judgekit judge --model` names it."),
-        click.option("--base-url", envvar=BASE_URL_ENV, show_envvar=True, required=True,
+        click.option("--base-url", envvar=BASE_URL_ENV, show_envvar=True,
                      help="The endpoint `judgekit judge --base-url` would call (part of the "
                           "cache key), e.g. https://api.openai.com/v1."),
+        click.option("--endpoint-name", default=None, metavar="NAME",
+                     help="The judge's endpoint name, as `judgekit judge --endpoint-name` gives "
+                          "it (then the cache key names it, not the URL; --base-url may be "
+                          "left out for an offline run)."),
         click.option("--probe", type=click.Choice(_PROBES), default=None,
                      help="Prepare the calls of `judgekit probe NAME` instead of `judge`."),
         click.option("--samples", type=click.IntRange(min=1), default=None,
@@ -137,7 +142,7 @@ def prepare(**params: Any) -> None:
 
     endpoint = EndpointOptions.take(params)
     rubric = load_rubric(params["rubric"])
-    spec = endpoint.spec(endpoint.base_url or "", endpoint.model or "", local=False)
+    spec = _spec(endpoint)
     batch_id = new_batch_id()
     out = params["out"] or Path(f"batch-{batch_id}.jsonl")
     with open_store(params["db"]) as store:
@@ -154,6 +159,16 @@ def prepare(**params: Any) -> None:
     if prepared.id is not None:
         click.echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}"
                    f"; next: judgekit batch submit {prepared.files[0].path}")
+
+
+def _spec(endpoint: EndpointOptions) -> JudgeSpec:
+    """The judge spec ``judgekit judge`` would build from the same flags (same cache keys)."""
+    if not endpoint.base_url and endpoint.endpoint_name is None:
+        raise InputError("give --base-url URL or --endpoint-name NAME: the endpoint is part of "
+                         "the judge's identity and of every cache key")
+    identity = None if endpoint.endpoint_name is None else named_endpoint(endpoint.endpoint_name)
+    return endpoint.spec(endpoint.base_url or identity or "", endpoint.model or "", local=False,
+                         identity=identity)
 
 
 def existing_store(db: str) -> Store:
@@ -209,8 +224,8 @@ def _stderr(message: str) -> None:
 @click.option("--base-url", default=None,
               help="OpenAI-compatible Batch API [default: the endpoint FILE was prepared for].")
 @click.option("--endpoint-name", default=None,
-              help="The judge's endpoint name FILE was prepared under, when --base-url is "
-                   "another URL of the same judge.")
+              help="The --endpoint-name FILE was prepared under (its cache keys name the "
+                   "judge by it); --base-url then says where to send it.")
 @click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True, metavar="NAME",
               help="Environment variable holding the API key.")
 def submit(file: Path, db: str, base_url: str | None, endpoint_name: str | None,

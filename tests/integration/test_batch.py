@@ -386,3 +386,31 @@ def test_vllm_error_lines_keep_their_message() -> None:
     result = line_result(line, load_rubric("correctness").scale, structured=True)
     assert result.status == "api_error" and result.failure is not None
     assert result.failure.message == "HTTP 400: prompt is too long"
+
+
+def test_a_named_endpoint_prepares_offline_and_submits_anywhere(
+    tmp_path: Path, batch_server: BatchServer
+) -> None:
+    setup = Setup(tmp_path, batch_server.base_url)
+    named = [a for a in setup.judge_args if a not in ("--base-url", batch_server.base_url)]
+    assert "give --base-url URL or --endpoint-name NAME" in run(
+        "batch", "prepare", *named, code=2).output
+    run("batch", "prepare", *named, "--endpoint-name", "qwen-pool",
+        "--out", str(tmp_path / "req.jsonl"))
+    path = tmp_path / "req.jsonl"
+    assert "--base-url: the Batch API URL" in run(
+        "batch", "submit", str(path), "--db", setup.db, "--endpoint-name", "qwen-pool",
+        code=2).output
+    assert "prepared for endpoint name:qwen-pool" in run(
+        "batch", "submit", str(path), "--db", setup.db, "--base-url", batch_server.base_url,
+        code=2).output
+    run("batch", "submit", str(path), "--db", setup.db, "--base-url", batch_server.base_url,
+        "--endpoint-name", "qwen-pool")
+    [job_id] = list(batch_server.batches)
+    run("batch", "status", job_id, "--db", setup.db)
+    assert "6 stored (ok 6)" in run("batch", "collect", job_id, "--db", setup.db).output
+    # the same named judge at any URL finds every call in the cache
+    with OpenAIServer() as replica:
+        out = run("judge", *named, "--base-url", replica.base_url,
+                  "--endpoint-name", "qwen-pool").output
+        assert "6 cached, 0 judged now, 0 requests" in out and replica.request_count == 0

@@ -17,7 +17,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.clients.spec import PLACEHOLDER_API_KEY, public_base_url, redact
+from judgekit.clients.spec import PLACEHOLDER_API_KEY, named_endpoint, public_base_url, redact
 from judgekit.errors import EndpointError, InputError, JudgekitError
 from judgekit.judging.outcomes import utc_now
 from judgekit.store import Store
@@ -80,8 +80,8 @@ def submit_file(store: Store, path: Path, *, base_url: str | None, api_key: str 
     """Upload a prepared file and create its batch; returns the recorded job.
 
     ``base_url`` defaults to the endpoint the batch was prepared for. The judge
-    is keyed by that endpoint, so another URL is accepted only with
-    ``endpoint_name`` equal to the prepared identity (one judge behind several URLs).
+    is keyed by that endpoint, so a file prepared under ``--endpoint-name`` is
+    submitted with the same ``endpoint_name`` and the URL to send it to.
     """
     prepared = store.batch_file_by_sha256(_sha256(path))
     if prepared is None:
@@ -90,7 +90,7 @@ def submit_file(store: Store, path: Path, *, base_url: str | None, api_key: str 
     batch = store.get_batch(prepared.batch_id)
     assert batch is not None  # files are recorded with their batch
     url = base_url or batch.base_url
-    identity = endpoint_name or public_base_url(url)
+    identity = named_endpoint(endpoint_name) if endpoint_name else public_base_url(url)
     if identity != batch.base_url:
         raise InputError(f"{path} was prepared for endpoint {batch.base_url}, not {identity}: "
                          "its cache keys name that judge (pass --base-url for it)")
