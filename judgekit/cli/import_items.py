@@ -1,4 +1,5 @@
-"""``judgekit import``: load a JSONL/CSV dataset into the store, all or nothing."""
+"""``judgekit import``: load a dataset into the store, all or nothing; or, with ``--from``,
+another eval tool's judge run (its items and its grader's verdicts)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,9 @@ from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, load_items
 from judgekit.store import open_store
 
+#: The tools ``--from`` reads (judgekit.io.tools.TOOLS, listed here to keep --help fast).
+TOOL_CHOICES = ("promptfoo", "inspect", "openai-batch")
+
 
 @click.command("import")
 @click.argument("file", type=click.Path(dir_okay=False, path_type=Path))
@@ -21,16 +25,31 @@ from judgekit.store import open_store
     is_flag=True,
     help="Update items whose id already exists with different content (otherwise an error).",
 )
-def command(file: Path, name: str | None, db: str, replace: bool) -> None:
+@click.option("--from", "tool", type=click.Choice(TOOL_CHOICES), default=None,
+              help="FILE is this tool's output: import its items and its grader's verdicts as "
+                   "an imported judge run (promptfoo eval -o results.json, an Inspect AI .eval "
+                   "log, an OpenAI Batch output file). Needs --rubric.")
+@click.option("-r", "--rubric", default=None,
+              help="With --from: the rubric the tool's verdicts are on (name or .toml file).")
+@click.option("--judge", default=None, metavar="NAME",
+              help="With --from: the judge's name (default: the tool's grader model).")
+def command(file: Path, name: str | None, db: str, replace: bool, tool: str | None,
+            rubric: str | None, judge: str | None) -> None:
     """Load the items in FILE (.jsonl, .csv, .tsv or .parquet) into the store as a dataset.
 
     The whole file is validated first; any problem stops the import with
     ``file:line: what is wrong`` and leaves the store unchanged. Re-importing the
-    same file adds nothing.
+    same file adds nothing. With --from TOOL, FILE is another eval tool's output
+    (see docs/import.md for each tool's field mapping).
     """
     dataset = name if name is not None else dataset_name_for(file)
     if not dataset.strip():
         raise InputError("--name: the dataset name must not be empty")
+    if tool is not None:
+        _import_tool(file, tool, dataset, db, replace, rubric, judge)
+        return
+    if rubric is not None or judge is not None:
+        raise InputError("--rubric and --judge go with --from TOOL")
     items = load_items(file)
     db_path = resolve_db_path(db)
     with open_store(db_path) as store:
@@ -40,3 +59,23 @@ def command(file: Path, name: str | None, db: str, replace: bool) -> None:
         f"imported {len(items)} item(s) from {file} into dataset {dataset!r} "
         f"({changed} new or changed; {total} in the dataset) in {db_path}"
     )
+
+
+def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
+                 rubric: str | None, judge: str | None) -> None:
+    from judgekit.cli.judgments import echo_import
+    from judgekit.io.tools import import_tool_run, read_tool
+    from judgekit.rubrics import load_rubric
+
+    if rubric is None:
+        raise InputError(f"--from {tool} needs --rubric (the rubric its verdicts are on)")
+    loaded = load_rubric(rubric)
+    run = read_tool(tool, file, loaded)
+    db_path = resolve_db_path(db)
+    with open_store(db_path) as store:
+        result = import_tool_run(store, run, loaded, source=file.name, dataset=dataset,
+                                 judge=judge, replace=replace)
+    if run.items:
+        click.echo(f"imported {result.items} item(s) from {file} into dataset {dataset!r} "
+                   f"({result.items_changed} new or changed) in {db_path}")
+    echo_import(result.verdicts, f"{file} ({tool})", loaded)

@@ -35,6 +35,7 @@ def _as_dict(run: RunRecord, rubric: str) -> dict[str, Any]:
         "judged": summary.get("judged"),
         "counts": summary.get("counts", {}),
         "error": summary.get("error"),
+        "provenance": summary.get("provenance"),
     }
 
 
@@ -51,7 +52,12 @@ def _line(row: dict[str, Any]) -> str:
     tail = f"    {row['started_at']}  {counts}"
     if row["total"] is not None:
         tail += f"  [{row['judged']} judged, {row['cached']} cached of {row['total']}]"
-    return "\n".join(x for x in (head, tail, f"    {state}" if state else "") if x)
+    source = ""
+    if row["provenance"]:
+        given = row["provenance"]
+        source = "    from " + ", ".join(f"{k} {given[k]}" for k in ("tool", "tool_version",
+                                                                    "grader_model") if given.get(k))
+    return "\n".join(x for x in (head, tail, source, f"    {state}" if state else "") if x)
 
 
 @click.command("runs")

@@ -91,11 +91,16 @@ def parse_judgment_file(
 def verdicts_from_records(
     records: Iterable[Record], errors: ErrorList, rubric: Rubric, store: Store,
     *, dataset: str | None = None, judge: str | None = None,
-    orientation: Orientation = "presented",
+    orientation: Orientation = "presented", index: Mapping[str, list[str]] | None = None,
 ) -> list[ParsedVerdict]:
-    """Validated verdicts of shaped records; every problem is added to ``errors``, then raised."""
+    """Validated verdicts of shaped records; every problem is added to ``errors``, then raised.
+
+    ``index`` (item id -> datasets) replaces the store's, for verdicts whose items
+    are stored together with them.
+    """
     records = list(records)
-    index = item_dataset_index(store, dataset)
+    if index is None:
+        index = item_dataset_index(store, dataset)
     parsed: list[ParsedVerdict] = []
     first_line: dict[tuple[str, str, str, str, int], int] = {}
     for number, record in records:
