@@ -24,8 +24,10 @@ from judgekit.cli._common import (
     rubric_option,
     write_out,
 )
+from judgekit.io.labeling_tools import export_tasks, import_tool_labels
 from judgekit.io.labels import ExportFormat, export_labels, import_labels
 from judgekit.rubrics import load_rubric
+from judgekit.sampling import STRATEGIES
 from judgekit.store import open_store
 from judgekit.textsafe import terminal_safe
 
@@ -37,11 +39,19 @@ def command() -> None:
 
 @command.command("import")
 @import_file_options
-def import_command(file: Path, rubric: str, db: str, dataset: str | None) -> None:
+@click.option("--from", "tool", type=click.Choice(["label-studio"]), default=None,
+              help="FILE is a Label Studio JSON export (tasks with annotations), e.g. of "
+                   "tasks written by `labels export-tasks`.")
+def import_command(
+    file: Path, rubric: str, db: str, dataset: str | None, tool: str | None
+) -> None:
     """Import the labels in FILE (JSONL, CSV, TSV, parquet); a bad line imports nothing."""
     loaded = load_rubric(rubric)
     with open_store(resolve_db_path(db), create=False) as store:
-        result = import_labels(store, file, loaded, dataset=dataset)
+        if tool is None:
+            result = import_labels(store, file, loaded, dataset=dataset)
+        else:
+            result = import_tool_labels(store, file, loaded, dataset=dataset)
     echo(
         f"imported {result.added} label(s) from {file} "
         f"({result.unchanged} already current) for rubric {loaded.name} "
@@ -79,3 +89,42 @@ def export_command(
         sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
         sys.stdout.flush()
     echo(f"exported {count} label(s)" + (f" to {out}" if out else ""), err=True)
+
+
+@command.command("export-tasks")
+@rubric_option
+@db_option
+@click.option("--to", "tool", type=click.Choice(["label-studio"]), default="label-studio",
+              show_default=True, help="The labeling tool's task format.")
+@click.option("--queue", "queue_name", default=None,
+              help="A stored labeling queue (judgekit annotate draws and names them); "
+                   "default: draw one with --dataset, --strategy, --sample and --seed.")
+@click.option("--dataset", default=None, help="Draw the queue from this dataset only.")
+@click.option("--strategy", type=click.Choice(STRATEGIES), default="random", show_default=True)
+@click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True)
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
+@click.option("--predictions/--no-predictions", default=True, show_default=True,
+              help="Add the judge's verdict as each task's prediction (labels made on tasks "
+                   "that showed one are imported as not blind).")
+@click.option("--out", type=click.Path(dir_okay=False), required=True,
+              help="Tasks JSON file; the labeling config is written beside it (.xml).")
+def export_tasks_command(
+    rubric: str, db: str, tool: str, queue_name: str | None, dataset: str | None,
+    strategy: str, sample: int, seed: int, predictions: bool, out: str,
+) -> None:
+    """Write a labeling queue as Label Studio tasks, the judge's verdict as a prediction."""
+    from judgekit.cli.annotate import prepare_queue
+
+    loaded = load_rubric(rubric)
+    with open_store(resolve_db_path(db), create=False) as store:
+        check_out_path(out, store=store.path)
+        queue = prepare_queue(store, loaded, dataset=dataset, strategy=strategy, sample=sample,
+                              seed=seed, name=queue_name)
+        written = export_tasks(store, loaded, queue.name, queue.entries,
+                               predictions=predictions)
+        write_out(out, written.tasks_json, store=store.path)
+        config = str(Path(out).with_suffix(".xml"))
+        check_out_path(config, store=store.path)
+        write_out(config, written.config, store=store.path)
+    echo(f"wrote {written.count} task(s) of queue {written.queue!r} to {out} "
+         f"({written.predicted} with the judge's prediction); labeling config: {config}")

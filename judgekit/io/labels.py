@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import csv
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -133,7 +133,11 @@ def import_labels(
     store: Store, path: str | Path, rubric: Rubric, *, dataset: str | None = None
 ) -> LabelImportResult:
     """Validate the whole file, then append its new labels in one transaction."""
-    labels = parse_label_file(path, rubric, store, dataset=dataset)
+    return store_labels(store, parse_label_file(path, rubric, store, dataset=dataset), rubric)
+
+
+def store_labels(store: Store, labels: Sequence[Label], rubric: Rubric) -> LabelImportResult:
+    """Append the validated ``labels`` that change something, in one transaction."""
     current = {
         (lb.dataset, lb.item_id, lb.annotator): lb
         for lb in store.latest_labels(rubric.sha256, include_skips=True)

@@ -1,13 +1,13 @@
 """Judge runs from other eval tools' files, imported as judgekit's own imported runs.
 
 Each tool has one reader module (:mod:`judgekit.io.promptfoo`,
-:mod:`judgekit.io.inspect_log`, :mod:`judgekit.io.batch_output`) that turns the
-tool's file into a :class:`ToolRun`: the items the file holds (question,
-answer, reference), one verdict record per graded answer in the form
-``judgments import`` reads (with the grader's raw output), and the tool's
-provenance (tool and version, grader model, grader prompt hash). This module
-validates a run completely and then stores items and verdicts;
-``docs/import.md`` maps every tool's fields.
+:mod:`judgekit.io.inspect_log`, :mod:`judgekit.io.deepeval`,
+:mod:`judgekit.io.batch_output`) that turns the tool's file into a
+:class:`ToolRun`: the items the file holds (question, answer, reference), one
+verdict record per graded answer in the form ``judgments import`` reads (with
+the grader's raw output), and the tool's provenance (tool and version, grader
+model, grader prompt hash). This module validates a run completely and then
+stores items and verdicts; ``docs/import.md`` maps every tool's fields.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ from judgekit.types import Item, Rubric, Scale
 TOOLS: dict[str, str] = {
     "promptfoo": "promptfoo",
     "inspect": "inspect_log",
+    "deepeval": "deepeval",
     "openai-batch": "batch_output",
 }
 

@@ -3,37 +3,23 @@ endpoint, stored and reported like a live probe, and a warning for the wrong ori
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
 import pytest
 
-from judgekit.cli.main import main
 from judgekit.io.judgments import llmbar_rows
 from judgekit.report import ReportOptions, build_report, render
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
 from judgekit.types import Item
 from tests.integration.test_judgments_io import PAIRWISE
+from tests.support.cli import run_cli as invoke
 from tests.support.io_files import rubric_file, write_jsonl
 from tests.support.shared_data import SHARED_DATA
 
 LLMBAR = SHARED_DATA / "llmbar" / "llmbar.jsonl"
 N = 30
-
-
-def invoke(*args: str) -> tuple[int, str, str]:
-    """Run the CLI as ``judgekit`` does (errors become one line and exit code 2)."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
 
 
 @pytest.fixture

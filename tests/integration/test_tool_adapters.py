@@ -3,50 +3,18 @@ server (tests/fixtures/*/README.md say how each was made), imported as judge run
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 import shutil
 from pathlib import Path
 
 import pytest
 
-from judgekit.cli.main import main
 from judgekit.rubrics import load_rubric
 from judgekit.store import open_store
+from tests.integration.test_judgments_io import PAIRWISE
+from tests.support.cli import run_cli as run
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
-PAIRWISE = """
-name = "pref"
-version = "1"
-description = "Which response is better?"
-
-[scale]
-kind = "pairwise"
-allow_tie = true
-
-[scale.levels]
-A = "A is better."
-B = "B is better."
-tie = "Equal."
-
-[prompt]
-system = "Compare."
-user = "Q: {input}\\nA: {response_a}\\nB: {response_b}\\n{scale}"
-"""
-
-
-def run(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return code, out.getvalue(), err.getvalue()
-
-
 def imported(db: Path, rubric_name: str) -> tuple[dict[str, tuple[str, str | None]], dict]:
     """item id -> (status, label) of the plain verdicts, and the import run's summary."""
     rubric = load_rubric(rubric_name)
@@ -111,6 +79,25 @@ def test_inspect_eval_log(tmp_path: Path) -> None:
     assert provenance["task"] == "capitals" and provenance["scorer"] == "model_graded_fact"
     assert provenance["model_under_test"] == "openai-api/local/answer-model"
     assert meta["raw"]["q1"].endswith("GRADE: C") and meta["raw"]["q3"].endswith("GRADE: I")
+
+
+def test_deepeval_test_run(tmp_path: Path) -> None:
+    db = tmp_path / "deepeval.db"
+    code, out, err = run("import", str(FIXTURES / "deepeval" / "test_run.json"), "--from",
+                         "deepeval", "--rubric", "correctness", "--name", "run", "--db", str(db))
+    assert code == 0, err
+    assert "imported 4 item(s)" in out and "judge grader-model (Local Model)" in out
+    verdicts, meta = imported(db, "correctness")
+    assert verdicts == {"q1": ("ok", "pass"), "q2": ("ok", "pass"), "q3": ("ok", "fail"),
+                        "q4": ("ok", "fail")}
+    items = meta["items"]
+    assert (items["q3"].input, items["q3"].response, items["q3"].reference) == (
+        "What is 2 + 2?", "5", "4")
+    provenance = meta["summary"]["provenance"]
+    assert provenance["tool"] == "deepeval" and provenance["metric"] == "Correctness [GEval]"
+    assert provenance["threshold"] == 0.5 and len(provenance["grader_prompt_sha256"]) == 64
+    assert json.loads(meta["raw"]["q3"]) == {"score": 0.1, "threshold": 0.5, "success": False,
+                                             "reason": "Does not match."}
 
 
 def test_openai_batch_output(tmp_path: Path) -> None:

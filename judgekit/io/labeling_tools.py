@@ -1,0 +1,83 @@
+"""Labeling tools in and out: a queue as Label Studio tasks, Label Studio exports as labels.
+
+The formats are in :mod:`judgekit.io.label_studio`; this module ties them to
+the store: the queue's items and the primary judge's verdicts go out, the
+annotations come back through the same validation as ``labels import``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from judgekit.io import label_studio
+from judgekit.io.labels import LABEL_FIELDS, LabelImportResult, labels_from_records, store_labels
+from judgekit.io.records import ErrorList, iter_mappings
+from judgekit.store import QueueEntry, Store
+from judgekit.types import Judgment, Rubric, primary_model
+
+
+@dataclass(frozen=True)
+class WrittenTasks:
+    """The tasks file's text, the labeling config, and what went in."""
+
+    queue: str
+    tasks_json: str
+    config: str
+    count: int
+    predicted: int
+
+
+def primary_verdicts(judgments: Sequence[Judgment]) -> dict[tuple[str, str], Judgment]:
+    """Per (dataset, item): the primary judge's plain first-sample verdict."""
+    ok = [j for j in judgments if j.status == "ok" and not j.variant and j.sample_index == 0]
+    if not ok:
+        return {}
+    primary = primary_model(Counter(j.model_requested for j in ok))
+    return {(j.dataset, j.item_id): j for j in ok if j.model_requested == primary}
+
+
+def export_tasks(
+    store: Store, rubric: Rubric, queue: str, entries: Sequence[QueueEntry], *,
+    predictions: bool = True,
+) -> WrittenTasks:
+    """Label Studio tasks for the queue's items, in queue order."""
+    tasks = []
+    predicted = 0
+    pairwise = False
+    for dataset in sorted({e.dataset for e in entries}):
+        wanted = [e for e in entries if e.dataset == dataset]
+        items = store.items_by_ids(dataset, [e.item_id for e in wanted])
+        verdicts = (primary_verdicts(store.judgments(rubric_hash=rubric.sha256, dataset=dataset))
+                    if predictions else {})
+        for entry in wanted:
+            item = items[entry.item_id]
+            pairwise = pairwise or item.is_pairwise
+            judgment = verdicts.get((dataset, entry.item_id))
+            task = label_studio.task(item, dataset, judgment, {
+                "queue": queue, "position": entry.position,
+                "inclusion_prob": entry.inclusion_prob, "stratum": entry.stratum})
+            predicted += "predictions" in task
+            tasks.append((entry.position, task))
+    ordered = [task for _, task in sorted(tasks, key=lambda pair: pair[0])]
+    return WrittenTasks(queue, json.dumps(ordered, ensure_ascii=False, indent=1) + "\n",
+                        label_studio.labeling_config(rubric, pairwise=pairwise), len(ordered),
+                        predicted)
+
+
+def import_tool_labels(
+    store: Store, path: str | Path, rubric: Rubric, *, dataset: str | None = None
+) -> LabelImportResult:
+    """Labels from a Label Studio JSON export, validated like a label file, then stored."""
+    path = Path(path)
+    source = f"{path} annotation"
+    errors = ErrorList(source)
+    records = list(iter_mappings(label_studio.label_rows(path), LABEL_FIELDS,
+                                 on_error=errors.add, name=source))
+    if not records:
+        errors.add(None, "no annotations")
+    labels = labels_from_records(records, errors, rubric, store, dataset=dataset)
+    return store_labels(store, labels, rubric)
