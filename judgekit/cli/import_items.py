@@ -13,7 +13,7 @@ from judgekit.io.items import dataset_name_for, load_items
 from judgekit.store import open_store
 
 #: The tools ``--from`` reads (judgekit.io.tools.TOOLS, listed here to keep --help fast).
-TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "openai-batch")
+TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "lm-eval", "openai-batch")
 
 
 @click.command("import")
@@ -28,7 +28,8 @@ TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "openai-batch")
 @click.option("--from", "tool", type=click.Choice(TOOL_CHOICES), default=None,
               help="FILE is this tool's output: import its items and its grader's verdicts as "
                    "an imported judge run (promptfoo eval -o results.json, an Inspect AI .eval "
-                   "log, a DeepEval test_run JSON, an OpenAI Batch output file). Needs --rubric.")
+                   "log, a DeepEval test_run JSON, lm-eval --log_samples JSONL, an OpenAI Batch "
+                   "output file). Needs --rubric.")
 @click.option("-r", "--rubric", default=None,
               help="With --from: the rubric the tool's verdicts are on (name or .toml file).")
 @click.option("--judge", default=None, metavar="NAME",

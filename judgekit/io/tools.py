@@ -1,7 +1,7 @@
 """Judge runs from other eval tools' files, imported as judgekit's own imported runs.
 
 Each tool has one reader module (:mod:`judgekit.io.promptfoo`,
-:mod:`judgekit.io.inspect_log`, :mod:`judgekit.io.deepeval`,
+:mod:`judgekit.io.inspect_log`, :mod:`judgekit.io.deepeval`, :mod:`judgekit.io.lm_eval`,
 :mod:`judgekit.io.batch_output`) that turns the tool's file into a
 :class:`ToolRun`: the items the file holds (question, answer, reference), one
 verdict record per graded answer in the form ``judgments import`` reads (with
@@ -32,6 +32,7 @@ TOOLS: dict[str, str] = {
     "promptfoo": "promptfoo",
     "inspect": "inspect_log",
     "deepeval": "deepeval",
+    "lm-eval": "lm_eval",
     "openai-batch": "batch_output",
 }
 

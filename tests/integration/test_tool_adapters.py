@@ -100,6 +100,25 @@ def test_deepeval_test_run(tmp_path: Path) -> None:
                                              "reason": "Does not match."}
 
 
+def test_lm_eval_samples(tmp_path: Path) -> None:
+    db = tmp_path / "lm.db"
+    samples = FIXTURES / "lm-eval" / "samples_capitals.jsonl"
+    code, out, err = run("import", str(samples), "--from", "lm-eval", "--rubric", "correctness",
+                         "--name", "run", "--db", str(db))
+    assert code == 0, err
+    assert "imported 4 item(s)" in out and "judge lm-eval:exact_match" in out
+    verdicts, meta = imported(db, "correctness")
+    assert verdicts == {"q1": ("ok", "pass"), "q2": ("ok", "pass"), "q3": ("ok", "fail"),
+                        "q4": ("ok", "fail")}
+    items = meta["items"]
+    assert items["q1"].input == "Answer in one word: What is the capital of France?"
+    assert (items["q3"].response, items["q3"].reference) == ("5", "4")
+    provenance = meta["summary"]["provenance"]
+    assert provenance["tool"] == "lm-eval" and provenance["tool_version"] == "0.4.13"
+    assert provenance["model_under_test"] == "answer-model" and provenance["task"] == "capitals"
+    assert json.loads(meta["raw"]["q4"]) == {"exact_match": 0.0}
+
+
 def test_openai_batch_output(tmp_path: Path) -> None:
     db = tmp_path / "batch.db"
     rubric = tmp_path / "pref.toml"
