@@ -98,26 +98,36 @@ _REQUEST_COLUMNS = ("batch_id", "custom_id", "part", "item_id", "variant", "samp
 
 
 class BatchWriter:
-    """Adds calls and files to the batch being prepared (inside its transaction)."""
+    """Adds calls and files to the batch being prepared (see :meth:`BatchesMixin.preparing_batch`).
 
-    def __init__(self, conn: sqlite3.Connection, batch_id: str) -> None:
-        self._conn, self.batch_id = conn, batch_id
+    Calls are written a chunk per short transaction, so a long prepare never
+    holds the store's write lock for long (a live run or the annotate app
+    writing meanwhile only waits for one chunk).
+    """
+
+    def __init__(self, store: StoreBase, batch_id: str) -> None:
+        self._store, self.batch_id = store, batch_id
         self.n_requests = 0
+        self.files: list[BatchFile] = []
 
     def add_requests(self, requests: Sequence[BatchRequest]) -> None:
-        self._conn.executemany(
-            R.insert_sql("batch_requests", _REQUEST_COLUMNS),
-            [{c: getattr(r, c) for c in _REQUEST_COLUMNS} | {"swap_labels": int(r.swap_labels)}
-             for r in requests],
-        )
+        if not requests:
+            return
+        with self._store._write() as conn:
+            conn.executemany(
+                R.insert_sql("batch_requests", _REQUEST_COLUMNS),
+                [{c: getattr(r, c) for c in _REQUEST_COLUMNS} | {"swap_labels": int(r.swap_labels)}
+                 for r in requests],
+            )
         self.n_requests += len(requests)
 
     def add_file(self, file: BatchFile) -> None:
-        self._conn.execute(
-            "INSERT INTO batch_files (batch_id, part, path, sha256, n_requests, bytes) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [file.batch_id, file.part, file.path, file.sha256, file.n_requests, file.bytes],
-        )
+        """Recorded with the batch's last transaction, which makes the batch complete."""
+        self.files.append(file)
+
+
+#: A batch is complete (usable by submit and collect) once its files are recorded.
+_COMPLETE = "batch_id IN (SELECT batch_id FROM batch_files)"
 
 
 def _job(row: sqlite3.Row) -> BatchJob:
@@ -129,7 +139,13 @@ class BatchesMixin(StoreBase):
 
     @contextmanager
     def preparing_batch(self, record: BatchRecord) -> Iterator[BatchWriter]:
-        """Record ``record`` with the calls and files added in the block, all or nothing."""
+        """Record ``record`` with the calls and files added in the block, all or nothing.
+
+        The batch counts as prepared only when its files are recorded, in one
+        transaction at the end of the block; an error in the block deletes what
+        was written. Rows of a process killed meanwhile stay incomplete and are
+        never matched by :meth:`batch_requests` or listed.
+        """
         with self._write() as conn:
             conn.execute(
                 "INSERT INTO batches (id, kind, dataset, rubric_hash, model, base_url, sampling, "
@@ -138,8 +154,22 @@ class BatchesMixin(StoreBase):
                  R.strip_credentials(record.base_url), R.dump_json(record.sampling),
                  R.dump_json(record.request), record.created_at],
             )
-            writer = BatchWriter(conn, record.id)
+        writer = BatchWriter(self, record.id)
+        try:
             yield writer
+        except BaseException:
+            with self._write() as conn:
+                for table, column in (("batch_requests", "batch_id"),
+                                      ("batch_files", "batch_id"), ("batches", "id")):
+                    conn.execute(f"DELETE FROM {table} WHERE {column} = ?", [record.id])
+            raise
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT INTO batch_files (batch_id, part, path, sha256, n_requests, bytes) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [[f.batch_id, f.part, f.path, f.sha256, f.n_requests, f.bytes]
+                 for f in writer.files],
+            )
             conn.execute("UPDATE batches SET n_requests = ? WHERE id = ?",
                          [writer.n_requests, record.id])
 
@@ -151,7 +181,8 @@ class BatchesMixin(StoreBase):
 
     def list_batches(self) -> list[BatchRecord]:
         """Prepared batches, oldest first."""
-        rows = self._rows("SELECT * FROM batches ORDER BY created_at, rowid")
+        rows = self._rows("SELECT * FROM batches WHERE id IN (SELECT batch_id FROM batch_files) "
+                          "ORDER BY created_at, rowid")
         return [R.from_row(BatchRecord, row, json_fields=frozenset({"sampling", "request"}))
                 for row in rows]
 
@@ -168,10 +199,13 @@ class BatchesMixin(StoreBase):
     def batch_requests(
         self, custom_ids: Iterable[str], *, batch_id: str | None = None
     ) -> dict[str, BatchRequest]:
-        """The prepared call of each known custom id (of ``batch_id``, else its latest batch)."""
+        """The prepared call of each known custom id (of ``batch_id``, else its latest batch).
+
+        Only complete batches count (see :meth:`preparing_batch`).
+        """
         ids = list(dict.fromkeys(custom_ids))
         found: dict[str, BatchRequest] = {}
-        scope = "" if batch_id is None else "AND batch_id = ? "
+        scope = f"AND {_COMPLETE} " if batch_id is None else "AND batch_id = ? "
         extra = [] if batch_id is None else [batch_id]
         for chunk in chunks(ids):
             for row in self._tuples(

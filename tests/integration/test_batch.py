@@ -414,3 +414,27 @@ def test_a_named_endpoint_prepares_offline_and_submits_anywhere(
         out = run("judge", *named, "--base-url", replica.base_url,
                   "--endpoint-name", "qwen-pool").output
         assert "6 cached, 0 judged now, 0 requests" in out and replica.request_count == 0
+
+
+def test_a_prepare_failing_midway_leaves_no_rows_and_no_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgekit.judging.batch import prepare as prepare_module
+
+    monkeypatch.setattr(prepare_module, "CHUNK_SIZE", 2)  # several chunks committed first
+    rubric = load_rubric("correctness")
+    spec = JudgeSpec(base_url="http://judge.test/v1", model="m")
+
+    def units() -> Iterator[Any]:
+        for i in range(5):
+            yield unit_for(Item(id=f"i{i}", input="q", response="a", reference="a"))
+        yield unit_for(Item(id="pair", input="q", response_a="a", response_b="b"))
+
+    with open_store(tmp_path / "j.db") as store:
+        with pytest.raises(InputError, match="is binary"):
+            prepare_module.prepare_batch(store, rubric, units(), spec, dataset="d",
+                                         out=tmp_path / "req.jsonl")
+        assert store.list_batches() == []
+        assert store.db.execute("SELECT COUNT(*) FROM batch_requests").fetchone()[0] == 0
+        assert store.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0] == 0
+    assert not (tmp_path / "req.jsonl").exists()

@@ -6,8 +6,9 @@ in a submitted batch that may still answer it (so it is never paid twice). Its
 ``custom_id`` is the call's cache key (:func:`~judgekit.judging.units.unit_key`)
 and its ``body`` is :func:`~judgekit.clients.request.chat_request` of the
 unit's messages: byte for byte the request ``judgekit judge`` would send. The
-batch, its files and its calls are recorded in one transaction; on any error
-the files written are removed and the store is unchanged.
+batch's calls are recorded a chunk at a time and the batch counts as prepared
+once its files are recorded, last; on any error the files written and the rows
+are removed.
 """
 
 from __future__ import annotations
