@@ -3,7 +3,8 @@
 Public surface: :class:`Store` (see ``store/database.py``) and :func:`open_store`.
 The Store is assembled from one mixin per group of tables: ``items.py`` (items,
 rubrics, capabilities), ``runs.py`` (runs, judgments), ``labels.py`` (labels,
-queues, probe results), ``summary.py`` (aggregate judgment queries) and ``judges.py``.
+queues, probe results), ``summary.py`` (aggregate judgment queries), ``judges.py``
+and ``batches.py`` (prepared Batch API work and provider jobs).
 ``docs/store.md`` describes the tables, the concurrency model and the migrations.
 """
 
