@@ -39,9 +39,9 @@ def command() -> None:
 
 @command.command("import")
 @import_file_options
-@click.option("--from", "tool", type=click.Choice(["label-studio"]), default=None,
-              help="FILE is a Label Studio JSON export (tasks with annotations), e.g. of "
-                   "tasks written by `labels export-tasks`.")
+@click.option("--from", "tool", type=click.Choice(["label-studio", "argilla"]), default=None,
+              help="FILE is a Label Studio JSON export (tasks with annotations, e.g. of tasks "
+                   "written by `labels export-tasks`) or Argilla records (records.to_json).")
 def import_command(
     file: Path, rubric: str, db: str, dataset: str | None, tool: str | None
 ) -> None:
@@ -51,7 +51,7 @@ def import_command(
         if tool is None:
             result = import_labels(store, file, loaded, dataset=dataset)
         else:
-            result = import_tool_labels(store, file, loaded, dataset=dataset)
+            result = import_tool_labels(store, file, loaded, dataset=dataset, tool=tool)
     echo(
         f"imported {result.added} label(s) from {file} "
         f"({result.unchanged} already current) for rubric {loaded.name} "

@@ -1,4 +1,5 @@
-"""Labeling tools in and out: a queue as Label Studio tasks, Label Studio exports as labels.
+"""Labeling tools in and out: a queue as Label Studio tasks; Label Studio and Argilla exports
+as labels.
 
 The formats are in :mod:`judgekit.io.label_studio`; this module ties them to
 the store: the queue's items and the primary judge's verdicts go out, the
@@ -13,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgekit.io import label_studio
+from judgekit.errors import InputError
+from judgekit.io import argilla, label_studio
 from judgekit.io.labels import LABEL_FIELDS, LabelImportResult, labels_from_records, store_labels
 from judgekit.io.records import ErrorList, iter_mappings
 from judgekit.store import QueueEntry, Store
@@ -69,14 +71,20 @@ def export_tasks(
 
 
 def import_tool_labels(
-    store: Store, path: str | Path, rubric: Rubric, *, dataset: str | None = None
+    store: Store, path: str | Path, rubric: Rubric, *, dataset: str | None = None,
+    tool: str = "label-studio",
 ) -> LabelImportResult:
-    """Labels from a Label Studio JSON export, validated like a label file, then stored."""
+    """Labels from a Label Studio or Argilla export, validated like a label file, then stored."""
     path = Path(path)
+    if tool == "label-studio":
+        rows = label_studio.label_rows(path)
+    elif tool == "argilla":
+        rows = argilla.label_rows(path)
+    else:
+        raise InputError(f"--from: unknown labeling tool {tool!r} (label-studio, argilla)")
     source = f"{path} annotation"
     errors = ErrorList(source)
-    records = list(iter_mappings(label_studio.label_rows(path), LABEL_FIELDS,
-                                 on_error=errors.add, name=source))
+    records = list(iter_mappings(rows, LABEL_FIELDS, on_error=errors.add, name=source))
     if not records:
         errors.add(None, "no annotations")
     labels = labels_from_records(records, errors, rubric, store, dataset=dataset)

@@ -92,3 +92,20 @@ def test_label_studio_errors(tmp_path: Path, openai_server: OpenAIServer) -> Non
     code, _, err = run("labels", "import", str(bad), "--from", "label-studio", "--rubric",
                        "correctness", "--db", str(db))
     assert code == 2 and "not a Label Studio JSON export" in err
+
+
+def test_import_argilla_records(tmp_path: Path, openai_server: OpenAIServer) -> None:
+    """Records serialised by Argilla 2.8's SDK (tests/fixtures/argilla/README.md)."""
+    db = judged_store(tmp_path, openai_server)
+    path = FIXTURE.parents[1] / "argilla" / "records.json"
+    code, out, err = run("labels", "import", str(path), "--from", "argilla", "--rubric",
+                         "correctness", "--db", str(db))
+    assert code == 0, err
+    assert "imported 4 label(s)" in out
+    rubric = load_rubric("correctness")
+    with open_store(db) as store:
+        labels = {(lb.item_id, lb.annotator[:4]): (lb.label, lb.blind)
+                  for lb in store.latest_labels(rubric.sha256)}
+    # i0 showed the judge's suggestion: its labels are not blind.
+    assert labels == {("i0", "6f1c"): ("pass", False), ("i0", "0b8e"): ("fail", False),
+                      ("i1", "6f1c"): ("pass", True), ("i1", "0b8e"): ("fail", True)}
