@@ -11,12 +11,11 @@ marked not blind: the annotator could see the suggested answer.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
-from judgekit.io.records import read_text
+from judgekit.io.records import load_json
 
 
 def _question(responses: dict[str, Any], where: str) -> str | None:
@@ -33,10 +32,7 @@ def _question(responses: dict[str, Any], where: str) -> str | None:
 
 def label_rows(path: Path) -> list[dict[str, Any]]:
     """Label records (:data:`~judgekit.io.labels.LABEL_FIELDS`) of an Argilla records export."""
-    try:
-        records = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    records = load_json(path)
     if not isinstance(records, list):
         raise InputError(f"{path}: not an Argilla records export (expected a list of records)")
     rows: list[dict[str, Any]] = []

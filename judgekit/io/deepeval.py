@@ -14,21 +14,17 @@ metric's criteria or evaluation steps (the start of ``verboseLogs``, up to
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
-from judgekit.io.records import read_text
+from judgekit.io.records import load_json
 from judgekit.io.tools import ToolRun, binary_label, sha256_text
 from judgekit.types import Item, Rubric
 
 
 def _load(path: Path) -> list[dict[str, Any]]:
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    data = load_json(path)
     cases = data.get("testCases") if isinstance(data, dict) else None
     if not isinstance(cases, list):
         raise InputError(f"{path}: not a DeepEval test run (no testCases list; set "

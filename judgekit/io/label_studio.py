@@ -18,7 +18,6 @@ as not blind: the annotator saw the judge's verdict.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ from xml.sax.saxutils import quoteattr
 
 from judgekit.errors import InputError
 from judgekit.io.labels import LABEL_FIELDS
-from judgekit.io.records import read_text
+from judgekit.io.records import load_json
 from judgekit.types import Item, Judgment, Rubric
 
 FROM_NAME = "label"
@@ -89,10 +88,7 @@ def _first(result: Sequence[Any], kind: str, key: str) -> Any:
 
 def label_rows(path: Path) -> list[dict[str, Any]]:
     """Label records (:data:`~judgekit.io.labels.LABEL_FIELDS`) of a Label Studio JSON export."""
-    try:
-        tasks = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    tasks = load_json(path)
     if not isinstance(tasks, list):
         raise InputError(f"{path}: not a Label Studio JSON export (expected a list of tasks)")
     rows: list[dict[str, Any]] = []

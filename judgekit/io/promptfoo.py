@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
-from judgekit.io.records import read_text
+from judgekit.io.records import load_json
 from judgekit.io.tools import ToolRun, binary_label, sha256_text
 from judgekit.types import Item, Rubric
 
@@ -31,10 +31,7 @@ DEFAULT_GRADER = "promptfoo-default-grader"
 
 
 def _load(path: Path) -> dict[str, Any]:
-    try:
-        data = json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    data = load_json(path)
     results = data.get("results") if isinstance(data, dict) else None
     if not isinstance(results, dict) or not isinstance(results.get("results"), list):
         raise InputError(f"{path}: not a promptfoo results file (no results.results list; "

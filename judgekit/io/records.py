@@ -128,6 +128,16 @@ def read_text(path: Path) -> str:
     return text.removeprefix("\ufeff")
 
 
+def load_json(path: Path) -> Any:
+    """A whole-file JSON document (a tool's export), or an InputError at ``file:line``."""
+    try:
+        return json.loads(read_text(path))
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
+    except RecursionError:
+        raise InputError(f"{path}: invalid JSON: nested too deeply") from None
+
+
 def iter_records(
     path: str | Path,
     fields: Sequence[str],
