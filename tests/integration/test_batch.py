@@ -438,3 +438,23 @@ def test_a_prepare_failing_midway_leaves_no_rows_and_no_files(
         assert store.db.execute("SELECT COUNT(*) FROM batch_requests").fetchone()[0] == 0
         assert store.db.execute("SELECT COUNT(*) FROM batches").fetchone()[0] == 0
     assert not (tmp_path / "req.jsonl").exists()
+
+
+def test_an_answer_echoing_the_api_key_is_stored_without_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = "sk-batch-Secret-0123456789abcdef"
+    monkeypatch.setenv("JK_BATCH_KEY", key)
+    echo = json.dumps({"reasoning": f"the key is {key}", "verdict": "pass"})
+    with BatchServer(lambda body: echo, api_key=key) as server:
+        setup = Setup(tmp_path, server.base_url)
+        path = setup.prepare()
+        keyed = ["--db", setup.db, "--api-key-env", "JK_BATCH_KEY"]
+        run("batch", "submit", str(path), *keyed)
+        [job_id] = list(server.batches)
+        run("batch", "status", job_id, *keyed)
+        assert "6 stored (ok 6)" in run("batch", "collect", job_id, *keyed).output
+    stored = setup.judgments()
+    assert all(key not in (j.raw_text or "") + (j.reasoning or "") for j in stored)
+    assert all("***" in (j.reasoning or "") for j in stored)
+    assert key.encode() not in Path(setup.db).read_bytes()

@@ -26,12 +26,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from judgekit import __version__
+from judgekit.clients.spec import redact
 from judgekit.errors import StoreError
 from judgekit.judging.outcomes import CallRef, judgment_of, utc_now
 from judgekit.rubrics import rubric_from_text
@@ -108,8 +109,9 @@ class _Target:
 
 
 class _Collector:
-    def __init__(self, store: Store, job: BatchJob | None) -> None:
-        self.store, self.job = store, job
+    def __init__(self, store: Store, job: BatchJob | None,
+                 secrets: Sequence[str | None] = ()) -> None:
+        self.store, self.job, self.secrets = store, job, tuple(s for s in secrets if s)
         self.report = CollectReport()
         self.watermark = store.last_judgment_id()
         self.targets: dict[str, _Target] = {}
@@ -192,9 +194,17 @@ class _Collector:
         result = line_result(line, target.rubric.scale, structured=structured)
         call = CallRef(request.item_id, request.variant, request.sample_index, request.custom_id,
                        request.item_hash, request.swap_labels)
-        return judgment_of(result, call, rubric=target.rubric, run_id=target.run_id,
-                           dataset=batch.dataset, model=batch.model, endpoint=batch.base_url,
-                           sampling=batch.sampling)
+        judgment = judgment_of(result, call, rubric=target.rubric, run_id=target.run_id,
+                               dataset=batch.dataset, model=batch.model,
+                               endpoint=batch.base_url, sampling=batch.sampling)
+        if not self.secrets:
+            return judgment
+        # an answer that echoes the API key must not store it
+        def clean(text: str | None) -> str | None:
+            return None if text is None else redact(text, self.secrets)
+
+        return replace(judgment, raw_text=clean(judgment.raw_text),
+                       reasoning=clean(judgment.reasoning), error=clean(judgment.error))
 
     def finish(self) -> None:
         """Add this collection's counts to each run's summary."""
@@ -227,16 +237,17 @@ def _all_lines(paths: Sequence[Path]) -> Iterator[OutputLine]:
         yield from read_output_lines(path)
 
 
-def collect_files(store: Store, paths: Sequence[Path], *,
-                  job: BatchJob | None = None) -> CollectReport:
+def collect_files(store: Store, paths: Sequence[Path], *, job: BatchJob | None = None,
+                  secrets: Sequence[str | None] = ()) -> CollectReport:
     """Store the lines of Batch API output/error ``paths``; see the module docstring.
 
     ``job`` names the provider batch the files came from: only its prepared
     batch's calls are accepted and the run is ``batch:<job id>``. Without it,
     each line is matched to the latest prepared batch that holds its custom id.
+    ``secrets`` (the API key) are replaced by ``***`` in every stored text.
     """
     _validated(paths)
-    collector = _Collector(store, job)
+    collector = _Collector(store, job, secrets)
     lines = _all_lines(paths)
     try:
         while chunk := list(islice(lines, CHUNK_SIZE)):

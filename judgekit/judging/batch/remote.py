@@ -171,6 +171,6 @@ def collect_job(store: Store, job_id: str, *, api_key: str | None, base_url: str
                 paths.append(target)
         echo(f"batch {job_id} is {job.state}: collecting "
              + (", ".join(kind for kind, _ in files) or "no files"))
-        report = collect_files(store, paths, job=job)
+        report = collect_files(store, paths, job=job, secrets=(api_key,))
     store.mark_job_collected(job_id)
     return report
