@@ -29,6 +29,7 @@ COMMAND_MODULES: dict[str, str] = {
     "judgments": "judgments",
     "probe": "probe",
     "report": "report",
+    "estimate": "estimate",
     "compare": "compare",
     "plan": "plan",
     "agree": "agree",

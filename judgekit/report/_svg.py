@@ -83,6 +83,8 @@ def forest_plot(
     overall: Stat | None,
     threshold: float | None,
     statistic_name: str,
+    plot_id: str = "slice-forest",
+    title: str = "Per-slice forest plot",
 ) -> str:
     """Per-slice point estimates with interval whiskers; flagged slices in red."""
     values = [v for _, s, _ in rows for v in (s.statistic, s.ci_low, s.ci_high) if math.isfinite(v)]
@@ -134,7 +136,7 @@ def forest_plot(
                 f'<circle class="point" cx="{x:.1f}" cy="{y:.1f}" r="4" fill="{colour}">'
                 f"<title>{escape(name)}: {num(stat.statistic)}</title></circle>"
             )
-    return _svg(right + 40, height, body, "slice-forest", "Per-slice forest plot")
+    return _svg(right + 40, height, body, plot_id, title)
 
 
 def scatter_plot(points: Sequence[ScatterPoint], y_label: str = "judge score") -> str:

@@ -17,6 +17,7 @@ from judgekit.report import sections
 from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
 from judgekit.report.bias_probes import probe_results
+from judgekit.report.estimate_section import estimate_section
 from judgekit.report.loading import items_for, judge_selection, judgments_for, scatter
 from judgekit.report.manifest import health, provenance
 from judgekit.report.model import Agreement, Report, Stat
@@ -107,6 +108,17 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
                       store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)
+    estimates = estimate_section(
+        store,
+        rubric,
+        selection,
+        pairing,
+        items,
+        cluster_by=cluster_by,
+        queue=opts.queue,
+        confidence_level=opts.confidence_level,
+        by=opts.estimate_by,
+    )
 
     def planner(half_width: float) -> int | None:
         return planned_total(pairing.judge, pairing.human, rubric, primary, opts, half_width)
@@ -151,6 +163,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         scatter_total=total_points,
         confidence_level=opts.confidence_level,
         n_resamples=opts.n_resamples,
+        estimate=estimates,
     )
 
 

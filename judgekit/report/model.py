@@ -11,7 +11,10 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from judgekit.report.estimate_section import EstimateSection
 
 Decision = Literal["PASS", "FAIL", "INSUFFICIENT DATA"]
 
@@ -280,6 +283,7 @@ class Report:
     scatter_total: int = 0
     confidence_level: float = 0.95
     n_resamples: int = 1000
+    estimate: EstimateSection | None = None
 
     def to_frame(self, backend: str = "pandas") -> Any:
         """Every figure as a DataFrame row (section, name, statistic, ci_low, ci_high, n...)."""

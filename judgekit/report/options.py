@@ -29,6 +29,7 @@ class ReportOptions:
     n_resamples: int = 1000
     random_state: int = 0
     fdr_q: float = 0.05
+    estimate_by: str | None = None  # "slice": stratified PPI++ in the estimate section
 
 
 __all__ = ["ReportOptions"]

@@ -28,6 +28,7 @@ from judgekit.report._format import (
     stale_text,
 )
 from judgekit.report.model import Report, ScatterPoint, Stat
+from judgekit.report.render_estimate import estimate_html
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#1a202c}
@@ -208,6 +209,10 @@ def render_html(report: Report) -> str:
                 f'<td class="num">{pvalue_text(r.adjusted_pvalue)}</td><td>{flag}</td></tr>'
             )
         parts.append("</table>")
+
+    if report.estimate is not None:
+        parts.append('<h2 id="estimate">Estimate: judge only, labels only, PPI++</h2>')
+        parts.append(estimate_html(report.estimate, report.confidence_level))
 
     parts.append("<h2>Bias</h2>")
     points, caption = _scatter_points(report)

@@ -116,6 +116,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "note": weighted.note,
         }
     )
+    out["estimate"] = None if report.estimate is None else report.estimate.to_dict()
     sens = report.failure_sensitivity
     out["failures_as_disagreements"] = (
         None

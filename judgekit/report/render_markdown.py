@@ -27,6 +27,7 @@ from judgekit.report._format import (
     stale_text,
 )
 from judgekit.report.model import Report, Stat
+from judgekit.report.render_estimate import estimate_markdown_lines
 from judgekit.textsafe import markdown_code, markdown_text
 
 
@@ -166,6 +167,10 @@ def render_markdown(report: Report) -> str:
                 f"{num(r.percent_agreement.statistic)} | {interval(r.percent_agreement)} | "
                 f"{pvalue_text(r.adjusted_pvalue)} | {'**worse**' if r.flagged else ''} |"
             )
+
+    if report.estimate is not None:
+        out += ["", "## Estimate (judge only, labels only, PPI++)", ""]
+        out += estimate_markdown_lines(report.estimate, report.confidence_level)
 
     out += ["", "## Bias probes", ""]
     if not report.bias.probes:

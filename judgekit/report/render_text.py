@@ -22,6 +22,7 @@ from judgekit.report._format import (
     stat_text,
 )
 from judgekit.report.model import Agreement, Report, Stat
+from judgekit.report.render_estimate import estimate_text_lines
 from judgekit.textsafe import terminal_safe
 
 
@@ -145,6 +146,10 @@ def render_text(report: Report) -> str:
                 f"{num(srow.percent_agreement.statistic)} {interval(srow.percent_agreement)}  "
                 f"p_adj={pvalue_text(srow.adjusted_pvalue)}{flag}"
             )
+
+    if report.estimate is not None:
+        out += ["", "Estimate (judge only, labels only, PPI++)"]
+        out.extend(estimate_text_lines(report.estimate, report.confidence_level))
 
     bias = report.bias
     out += ["", "Bias probes"]

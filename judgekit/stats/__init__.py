@@ -44,6 +44,14 @@ from judgekit.stats.bias import (
 from judgekit.stats.correlation import kendall_tau, spearman
 from judgekit.stats.intervals import bootstrap_ci, paired_bootstrap, wilson_interval
 from judgekit.stats.planning import kappa_sample_size, proportion_sample_size
+from judgekit.stats.ppi import EstimateResult, classical_mean, ppi_mean, ppi_sample_size
+from judgekit.stats.ppi_designs import (
+    DifferenceResult,
+    StratifiedResult,
+    ppi_mean_difference,
+    ppi_mean_stratified,
+)
+from judgekit.stats.rogan_gladen import RoganGladenResult, rogan_gladen
 from judgekit.stats.significance import (
     ClusterDifferenceTest,
     benjamini_hochberg,
@@ -57,6 +65,8 @@ __all__ = [
     "BinomialTestResult",
     "ClusterDifferenceTest",
     "CorrelationResult",
+    "DifferenceResult",
+    "EstimateResult",
     "FleissKappaResult",
     "GroupAccuracy",
     "GroupedAccuracyResult",
@@ -70,9 +80,12 @@ __all__ = [
     "PreferLongerResult",
     "ProportionResult",
     "RepetitionResult",
+    "RoganGladenResult",
+    "StratifiedResult",
     "benjamini_hochberg",
     "binomial_test",
     "bootstrap_ci",
+    "classical_mean",
     "cluster_difference_test",
     "cohen_kappa",
     "fleiss_kappa",
@@ -90,9 +103,14 @@ __all__ = [
     "pass_hat_k",
     "percent_agreement",
     "position_bias",
+    "ppi_mean",
+    "ppi_mean_difference",
+    "ppi_mean_stratified",
+    "ppi_sample_size",
     "prefer_longer_rate",
     "proportion_sample_size",
     "repetition_stability",
+    "rogan_gladen",
     "spearman",
     "wilson_interval",
 ]

@@ -57,6 +57,24 @@ def _selection(where: str, one_per_item: bool) -> str:
 
 
 @dataclass(frozen=True)
+class JudgedItem:
+    """One item's verdict (the one-per-item pick) with the item fields an estimate needs.
+
+    ``current`` is False when the item is gone or the verdict judged an older
+    version of it (its ``item_hash`` differs from the item's content hash).
+    """
+
+    dataset: str
+    item_id: str
+    status: str
+    label: str | None
+    current: bool
+    slice: str | None
+    cluster: str | None
+    meta: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
 class JudgmentSummary:
     """Counts and provenance of a selection of judgments (see :meth:`judgment_summary`).
 
@@ -217,3 +235,24 @@ class JudgmentSummaryMixin(StoreBase):
             for ds, item_id, value, _, found, length in rows
         ]
         return points, int(rows[0][3]) if rows else 0
+
+    def judged_items(self, **filters: Unpack[JudgmentFilters]) -> list[JudgedItem]:
+        """Every item's verdict under the one-per-item rule, without loading full rows.
+
+        For estimates over all judged items (``judgekit estimate``): a status, a
+        label and the item's slice, cluster and meta per item, sorted by item.
+        """
+        where, params = selection_of(filters).where()
+        rows = self._tuples(
+            f"{_selection(where, True)}"
+            "SELECT s.dataset, s.item_id, s.status, s.label, "
+            "i.id IS NOT NULL AND (s.item_hash = '' OR s.item_hash = i.content_hash), "
+            "i.slice, i.cluster, i.meta FROM selected s "
+            "LEFT JOIN items i ON i.dataset = s.dataset AND i.id = s.item_id "
+            "ORDER BY s.dataset, s.item_id",
+            params,
+        )
+        return [
+            JudgedItem(ds, item_id, status, label, bool(current), sl, cl, R.load_json(meta))
+            for ds, item_id, status, label, current, sl, cl, meta in rows
+        ]

@@ -1,0 +1,276 @@
+"""Batched numerics of prediction-powered inference and the Rogan-Gladen correction.
+
+Every estimate here is a smooth function of a few means, so its variance is the
+sum of squared per-unit *influence contributions* (the delta method). Writing each
+estimator as "contributions per unit" gives one rule for every design:
+
+- independent units: variance = sum of squared contributions;
+- clustered units (items sharing a prompt): contributions are summed per cluster
+  first and the cluster sums squared, times G/(G-1) (the usual small-sample factor
+  of cluster-robust variances); a cluster holding labeled and unlabeled items
+  joins both, so their covariance is counted;
+- labels drawn with unequal inclusion probabilities: each labeled unit carries
+  its weight 1/pi normalised to mean 1 (a Hajek ratio estimator, linearised).
+
+All functions take arrays with a leading batch axis (one row per replication), so
+the coverage benchmark runs thousands of replications as a few array operations
+through exactly the code the public functions in :mod:`judgekit.stats.ppi` use.
+Without weights and clusters the numbers are those of ``ppi_py`` (PPI++, arXiv
+2311.01453): population standard deviations (ddof 0) and its power-tuning rule.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from judgekit.stats._validate import FloatArray, IntArray
+
+
+@dataclass(frozen=True)
+class Design:
+    """How the units were drawn: weights of the labeled units and cluster codes of both sets.
+
+    ``codes``/``codes_unlabeled`` are dense cluster ids (0..n_groups-1) shared by
+    the two sets; None means every unit is its own cluster (independent units).
+    ``weights`` is None for a uniform sample.
+    """
+
+    weights: FloatArray | None = None
+    codes: IntArray | None = None
+    codes_unlabeled: IntArray | None = None
+    n_groups: int = 0
+
+    @property
+    def clustered(self) -> bool:
+        return self.codes is not None
+
+
+def _group_sum(values: FloatArray, codes: IntArray, n_groups: int) -> FloatArray:
+    """Sum of ``values`` (R, m) per group code (R, m) or (m,) -> (R, n_groups)."""
+    rows = values.shape[0]
+    codes = np.broadcast_to(codes, values.shape)
+    flat = (np.arange(rows)[:, None] * n_groups + codes).ravel()
+    sums = np.bincount(flat, weights=values.ravel(), minlength=rows * n_groups)
+    return sums.reshape(rows, n_groups).astype(np.float64)
+
+
+def _cluster_factor(design: Design, rows: int, with_unlabeled: bool) -> FloatArray:
+    """G/(G-1) per row over the clusters holding at least one unit (NaN for one cluster)."""
+    assert design.codes is not None
+    codes = np.broadcast_to(design.codes, (rows, design.codes.shape[-1]))
+    count = _group_sum(np.ones(codes.shape), codes, design.n_groups)
+    if with_unlabeled and design.codes_unlabeled is not None:
+        codes_u = np.broadcast_to(design.codes_unlabeled, (rows, design.codes_unlabeled.shape[-1]))
+        count = count + _group_sum(np.ones(codes_u.shape), codes_u, design.n_groups)
+    g = (count > 0).sum(axis=-1).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(g > 1, g / (g - 1.0), np.nan)
+
+
+def normalised_weights(weights: FloatArray | None, shape: tuple[int, ...]) -> FloatArray:
+    """Weights rescaled to mean 1 along the last axis (ones for a uniform sample)."""
+    if weights is None:
+        return np.ones(shape)
+    w = np.broadcast_to(weights, shape).astype(np.float64)
+    return w / w.mean(axis=-1, keepdims=True)
+
+
+def _sum_squares(
+    labeled: FloatArray, unlabeled: FloatArray | None, design: Design, with_unlabeled: bool
+) -> FloatArray:
+    """Cross products summed per cluster: ``labeled``/``unlabeled`` are (k, R, m) stacks."""
+    k = labeled.shape[0]
+    if not design.clustered:
+        out = np.einsum("irm,jrm->ijr", labeled, labeled)
+        if unlabeled is not None:
+            out = out + np.einsum("irm,jrm->ijr", unlabeled, unlabeled)
+        return out
+    assert design.codes is not None
+    sums = np.stack([_group_sum(labeled[i], design.codes, design.n_groups) for i in range(k)])
+    if unlabeled is not None:
+        assert design.codes_unlabeled is not None
+        sums = sums + np.stack(
+            [_group_sum(unlabeled[i], design.codes_unlabeled, design.n_groups) for i in range(k)]
+        )
+    factor = _cluster_factor(design, labeled.shape[1], with_unlabeled)
+    return factor * np.einsum("irg,jrg->ijr", sums, sums)
+
+
+def mean_arrays(y: FloatArray, design: Design) -> tuple[FloatArray, FloatArray]:
+    """Labels-only mean per row and its variance (weights and clusters as in the design)."""
+    n = y.shape[-1]
+    w = normalised_weights(design.weights, y.shape)
+    y_bar = (w * y).mean(axis=-1)
+    b = w * (y - y_bar[:, None]) / n
+    return y_bar, _sum_squares(b[None], None, design, False)[0, 0]
+
+
+@dataclass(frozen=True)
+class PPIArrays:
+    """Estimates per replication: PPI++ and the labels-only estimate from the same labels."""
+
+    statistic: FloatArray
+    variance: FloatArray
+    lam: FloatArray
+    classical: FloatArray
+    classical_variance: FloatArray
+
+
+def ppi_arrays(
+    y: FloatArray,
+    f: FloatArray,
+    f_unlabeled: FloatArray,
+    design: Design,
+    lam: float | None = None,
+) -> PPIArrays:
+    """PPI++ mean per row: ``y``, ``f`` are (R, n); ``f_unlabeled`` is (R, N) or (N,).
+
+    theta = lam * mean(f_unlabeled) + mean_w(y - lam * f). With ``lam`` None it is
+    power-tuned: without weights and clusters by the PPI++ rule for a mean,
+    lam = Cov(y, f) / ((1 + n/N) Var(f)) (Var over both sets, as ``ppi_py``);
+    otherwise by minimising the design's own variance estimate. Either is clipped
+    to [0, 1]: 0 is the labels-only estimate, 1 plain PPI.
+    """
+    rows, n = y.shape
+    fu = np.broadcast_to(f_unlabeled, (rows, f_unlabeled.shape[-1]))
+    big_n = fu.shape[-1]
+    w = normalised_weights(design.weights, y.shape)
+    y_bar = (w * y).mean(axis=-1)
+    f_bar = (w * f).mean(axis=-1)
+    fu_bar = fu.mean(axis=-1)
+    # contributions: labeled unit i adds (w_i (y_i - y_bar) - lam w_i (f_i - f_bar)) / n,
+    # unlabeled unit j adds lam (f_j - fu_bar) / N
+    b_lab = w * (y - y_bar[:, None]) / n
+    a_lab = -w * (f - f_bar[:, None]) / n
+    a_unl = (fu - fu_bar[:, None]) / big_n
+    labeled = np.stack([a_lab, b_lab])
+    unlabeled = np.stack([a_unl, np.zeros_like(a_unl)])
+    ss = _sum_squares(labeled, unlabeled, design, True)
+    saa, sab, sbb = ss[0, 0], ss[0, 1], ss[1, 1]
+    if lam is not None:
+        lam_arr = np.full(rows, float(lam))
+    elif design.weights is None and not design.clustered:
+        yc, fc = y - y.mean(axis=-1, keepdims=True), f - f.mean(axis=-1, keepdims=True)
+        cov = (yc * fc).mean(axis=-1)
+        pooled = np.concatenate([f, fu], axis=-1)
+        var_pooled = pooled.var(axis=-1, ddof=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            raw = cov / ((1.0 + n / big_n) * var_pooled)
+        lam_arr = np.clip(np.where(np.isfinite(raw), raw, 0.0), 0.0, 1.0)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            raw = -sab / saa
+        lam_arr = np.clip(np.where(np.isfinite(raw), raw, 0.0), 0.0, 1.0)
+    statistic = lam_arr * fu_bar + y_bar - lam_arr * f_bar
+    variance = np.maximum(lam_arr**2 * saa + 2.0 * lam_arr * sab + sbb, 0.0)
+    _, classical_variance = mean_arrays(y, design)
+    return PPIArrays(statistic, variance, lam_arr, y_bar, classical_variance)
+
+
+@dataclass(frozen=True)
+class RoganGladenArrays:
+    """Corrected rate per replication, with the pieces it is made of."""
+
+    statistic: FloatArray
+    variance: FloatArray
+    apparent: FloatArray
+    sensitivity: FloatArray
+    specificity: FloatArray
+    n_positive: FloatArray
+    n_negative: FloatArray
+
+
+def rogan_gladen_arrays(
+    y: FloatArray, f: FloatArray, f_unlabeled: FloatArray, design: Design
+) -> RoganGladenArrays:
+    """theta = (p + Sp - 1) / (Se + Sp - 1) per row, 0/1 arrays as in :func:`ppi_arrays`.
+
+    p is the judge's pass rate on ``f_unlabeled``; sensitivity Se = P(judge pass |
+    human pass) and specificity Sp = P(judge fail | human fail) come from the
+    labeled units (weighted when the design has weights). The variance is the
+    delta method over all three, so it carries the uncertainty of Se and Sp:
+    (Var p + theta^2 Var Se + (1 - theta)^2 Var Sp) / (Se + Sp - 1)^2 for independent
+    units. Rows where a piece is undefined come back NaN.
+    """
+    rows, n = y.shape
+    fu = np.broadcast_to(f_unlabeled, (rows, f_unlabeled.shape[-1]))
+    big_n = fu.shape[-1]
+    w = normalised_weights(design.weights, y.shape)
+    p = fu.mean(axis=-1)
+    pos, neg = (w * y).sum(axis=-1), (w * (1.0 - y)).sum(axis=-1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = (w * y * f).sum(axis=-1) / pos
+        sp = (w * (1.0 - y) * (1.0 - f)).sum(axis=-1) / neg
+        youden = se + sp - 1.0
+        theta = (p + sp - 1.0) / youden
+        # contributions of each unit to p, Se and Sp, combined by the chain rule
+        c_p = (fu - p[:, None]) / big_n
+        c_se = w * y * (f - se[:, None]) / pos[:, None]
+        c_sp = w * (1.0 - y) * ((1.0 - f) - sp[:, None]) / neg[:, None]
+        lab = (-theta[:, None] * c_se + (1.0 - theta[:, None]) * c_sp) / youden[:, None]
+        unl = c_p / youden[:, None]
+    lab = np.where(np.isfinite(lab), lab, 0.0)
+    unl = np.where(np.isfinite(unl), unl, 0.0)
+    variance = _sum_squares(lab[None], unl[None], design, True)[0, 0]
+    bad = ~np.isfinite(theta) | ~(youden > 0)
+    variance = np.where(bad, np.nan, variance)
+    n_pos = y.sum(axis=-1)
+    return RoganGladenArrays(np.where(bad, np.nan, theta), variance, p, se, sp, n_pos, n - n_pos)
+
+
+def wilson_bounds_array(p: FloatArray, n: FloatArray, z: float) -> tuple[FloatArray, FloatArray]:
+    """Wilson score bounds for proportions ``p`` out of (effective) sizes ``n``, vectorised."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        denominator = 1.0 + z * z / n
+        center = p + z * z / (2.0 * n)
+        radius = z * np.sqrt(np.maximum(p * (1.0 - p) / n + z * z / (4.0 * n * n), 0.0))
+        low = (center - radius) / denominator
+        high = (center + radius) / denominator
+    return np.clip(low, 0.0, 1.0), np.clip(high, 0.0, 1.0)
+
+
+__all__ = [
+    "Design",
+    "PPIArrays",
+    "RoganGladenArrays",
+    "difference_variance",
+    "mean_arrays",
+    "normalised_weights",
+    "ppi_arrays",
+    "rogan_gladen_arrays",
+    "wilson_bounds_array",
+]
+
+
+def difference_variance(
+    first: tuple[FloatArray, FloatArray, FloatArray, float],
+    second: tuple[FloatArray, FloatArray, FloatArray, float],
+    design: Design,
+    n_first: int,
+    n_unlabeled_first: int,
+) -> float:
+    """Cluster-robust variance of theta_A - theta_B from both sides' contributions.
+
+    ``design`` holds the codes of A's then B's units (labeled, then unlabeled), so
+    one prompt's items on both sides fall in one cluster and their covariance
+    enters with the minus sign of the difference.
+    """
+
+    def contributions(
+        y: FloatArray, f: FloatArray, fu: FloatArray, lam: float
+    ) -> tuple[FloatArray, FloatArray]:
+        n, big_n = y.size, fu.size
+        lab = ((y - y.mean()) - lam * (f - f.mean())) / n
+        unl = lam * (fu - fu.mean()) / big_n
+        return lab, unl
+
+    lab_a, unl_a = contributions(*first)
+    lab_b, unl_b = contributions(*second)
+    labeled = np.concatenate([lab_a, -lab_b])[None, None]
+    unlabeled = np.concatenate([unl_a, -unl_b])[None, None]
+    assert design.codes is not None and design.codes_unlabeled is not None
+    assert design.codes.size == labeled.shape[-1] and n_first == lab_a.size
+    assert design.codes_unlabeled.size == unlabeled.shape[-1] and n_unlabeled_first == unl_a.size
+    return float(_sum_squares(labeled, unlabeled, design, True)[0, 0, 0])
