@@ -166,6 +166,12 @@ def _compare(
 @click.option("--model", default=None, metavar="NAME", help="Use this judge model's judgments.")
 @click.option("--annotator", default=None, help="This annotator's labels as the human reference.")
 @click.option(
+    "--include-unblinded",
+    is_flag=True,
+    help="Also use labels given with the judge's verdict shown (as `judgekit report`); "
+    "by default the human reference uses blind labels only.",
+)
+@click.option(
     "--by",
     type=click.Choice(["slice"]),
     default=None,
@@ -208,6 +214,7 @@ def command(
     judge_run: str | None,
     model: str | None,
     annotator: str | None,
+    include_unblinded: bool,
     by: str | None,
     compare: tuple[str, str] | None,
     cluster_by: str | None,
@@ -238,6 +245,7 @@ def command(
             judge_run=judge_run,
             model=model,
             annotator=annotator,
+            include_unblinded=include_unblinded,
             cluster_by=cluster_by,
             queue=queue,
             confidence_level=confidence,
