@@ -8,12 +8,13 @@ be checked with a calculator; treat it as a floor and plan more per slice.
 from __future__ import annotations
 
 import json
+import math
 from typing import Any
 
 import click
 
 from judgekit import stats
-from judgekit.cli._common import text_or_json_option
+from judgekit.cli._common import db_option, text_or_json_option
 from judgekit.errors import InputError
 
 
@@ -90,6 +91,46 @@ def plan(
     return out
 
 
+def _plan_ppi(
+    half_width: float,
+    expected: float | None,
+    confidence: float,
+    current: int,
+    rubric: str | None,
+    db: str,
+    dataset: str | None,
+    judge_run: str | None,
+    model: str | None,
+    correlation: float | None,
+    variance: float | None,
+    judged: float,
+    fmt: str,
+) -> None:
+    """``--estimate ppi``: from the store (``--rubric``) or from the given moments."""
+    from judgekit.cli import _plan_estimate as pe
+
+    if rubric is not None:
+        found = pe.moments_from_store(db, rubric, dataset, judge_run, model)
+        variance, correlation, judged = found["variance"], found["correlation"], found["judged"]
+        current = current or found["current"]
+    else:
+        if correlation is None:
+            raise InputError("--estimate ppi needs --rubric (measure the judge) or --correlation")
+        if variance is None:
+            p = 0.5 if expected is None else expected
+            variance = p * (1.0 - p)
+    assert variance is not None and correlation is not None
+    result = pe.plan_estimate(
+        half_width,
+        variance=variance,
+        correlation=correlation,
+        judged=judged,
+        confidence_level=confidence,
+        current=current,
+    )
+    click.echo(json.dumps(result, indent=2) if fmt == "json" else pe.plan_text(result))
+
+
 @click.command("plan")
 @click.option(
     "--statistic",
@@ -148,6 +189,46 @@ def plan(
     show_default=True,
     help="Labels you already have (prints how many more are needed).",
 )
+@click.option(
+    "--estimate",
+    type=click.Choice(["ppi"]),
+    default=None,
+    help="Plan a PPI++ estimate (docs/estimate.md) instead of an agreement statistic: "
+    "labels for +/- HALF-WIDTH, against labels only.",
+)
+@click.option(
+    "--rubric",
+    "-r",
+    default=None,
+    metavar="NAME_OR_PATH",
+    help="With --estimate: measure the variance, judge-human correlation and judged items "
+    "in the store.",
+)
+@db_option
+@click.option("--dataset", default=None, help="With --estimate --rubric: only this dataset.")
+@click.option(
+    "--judge-run", default=None, metavar="RUN_ID", help="With --rubric: this run's judge."
+)
+@click.option("--model", default=None, metavar="NAME", help="With --rubric: this judge model.")
+@click.option(
+    "--correlation",
+    type=float,
+    default=None,
+    help="With --estimate, without --rubric: judge-human correlation of the outcome.",
+)
+@click.option(
+    "--variance",
+    type=float,
+    default=None,
+    help="With --estimate, without --rubric: variance of the human outcome "
+    "(default p(1-p) from --expected).",
+)
+@click.option(
+    "--judged",
+    type=float,
+    default=math.inf,
+    help="With --estimate, without --rubric: judged items N (default: unlimited).",
+)
 @text_or_json_option
 def command(
     statistic: str,
@@ -159,6 +240,15 @@ def command(
     p_expected: float | None,
     confidence: float,
     current: int,
+    estimate: str | None,
+    rubric: str | None,
+    db: str,
+    dataset: str | None,
+    judge_run: str | None,
+    model: str | None,
+    correlation: float | None,
+    variance: float | None,
+    judged: float,
     fmt: str,
 ) -> None:
     """How many labels for a confidence interval of +/- HALF-WIDTH.
@@ -166,6 +256,10 @@ def command(
     Example: --statistic kappa --half-width 0.1 --expected 0.7 --prevalence 0.5
     gives 196 (p_o 0.85, p_e 0.5).
     """
+    if estimate is not None:
+        _plan_ppi(half_width, expected, confidence, current, rubric, db, dataset, judge_run,
+                  model, correlation, variance, judged, fmt)
+        return
     if n_categories < 2:
         raise InputError("--categories must be at least 2")
     result = plan(

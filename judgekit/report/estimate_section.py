@@ -180,7 +180,10 @@ def estimate_target(
     judge_only = stats.classical_mean(fu, bounds=target.bounds, method="judge only")
     out["judge_only"] = to_stat(judge_only, confidence_level, "judge only, not corrected")
     labels = stats.classical_mean(
-        y, weights=inputs.weights, clusters=inputs.clusters, bounds=target.bounds
+        y,
+        weights=inputs.weights,
+        clusters=inputs.clusters,
+        bounds=target.bounds,
     )
     out["labels_only"] = to_stat(labels, confidence_level, "labels only")
     ppi = stats.ppi_mean(y, f, fu, bounds=target.bounds, **design)

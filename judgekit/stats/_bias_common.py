@@ -60,8 +60,13 @@ class Estimate:
 
     def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
         """``{"statistic", "ci_low", "ci_high", "n"}`` (+ ``pvalue``, + ``reason``); NaN -> None."""
-        return statistic_dict(self.statistic, self.confidence_interval(confidence_level), self.n,
-                              pvalue=self.pvalue, reason=self.reason)
+        return statistic_dict(
+            self.statistic,
+            self.confidence_interval(confidence_level),
+            self.n,
+            pvalue=self.pvalue,
+            reason=self.reason,
+        )
 
 
 def statistic_dict(
@@ -144,8 +149,12 @@ def paired_shift(after: FloatArray, before: FloatArray) -> Estimate:
 
     def interval(level: float) -> tuple[float, float]:
         # seeded: the bootstrap already run gives the default level's interval as is
-        at = res if level == 0.95 else paired_bootstrap(
-            after, before, confidence_level=level, random_state=0, n_resamples=N_RESAMPLES
+        at = (
+            res
+            if level == 0.95
+            else paired_bootstrap(
+                after, before, confidence_level=level, random_state=0, n_resamples=N_RESAMPLES
+            )
         )
         return float(at.ci_low), float(at.ci_high)
 

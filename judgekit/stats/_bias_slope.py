@@ -63,8 +63,13 @@ class LengthSlopeResult:
 
     def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
         """``{"statistic", "ci_low", "ci_high", "n"}`` (+ ``pvalue``, + ``reason``); NaN -> None."""
-        return statistic_dict(self.statistic, self.confidence_interval(confidence_level), self.n,
-                              pvalue=self.pvalue, reason=self.reason)
+        return statistic_dict(
+            self.statistic,
+            self.confidence_interval(confidence_level),
+            self.n,
+            pvalue=self.pvalue,
+            reason=self.reason,
+        )
 
 
 def _undefined(reason: str, n: int = 0, n_groups: int = 0) -> LengthSlopeResult:
@@ -189,8 +194,9 @@ def length_slope(
             used &= ~np.isnan(h)
     if int(used.sum()) < 3:
         what = "a human score, " if h is not None else ""
-        return _undefined(f"fewer than three items with {what}a score and a positive length",
-                          int(used.sum()))
+        return _undefined(
+            f"fewer than three items with {what}a score and a positive length", int(used.sum())
+        )
     x = np.log2(length[used]) - (np.log2(ref[used]) if ref is not None else 0.0)
     z = x[:, None] if h is None else np.column_stack([x, h[used]])
     yy = y[used]
@@ -205,14 +211,19 @@ def length_slope(
         _, unit, sizes = np.unique(codes[used], return_inverse=True, return_counts=True)
         keep = sizes[unit] >= 2
         if not keep.any():
-            return _undefined("no prompt has two or more scored items; fixed effects compare "
-                              "answers to the same prompt", 0, 0)
+            return _undefined(
+                "no prompt has two or more scored items; fixed effects compare "
+                "answers to the same prompt",
+                0,
+                0,
+            )
         _, unit = np.unique(unit[keep], return_inverse=True)
         z, yy = z[keep], yy[keep]
         n_units, n_items = int(unit.max()) + 1, int(keep.sum())
     if codes is not None and n_items < 3:
-        return _undefined("fewer than three items in prompts with two or more scored items",
-                          n_items, n_units)
+        return _undefined(
+            "fewer than three items in prompts with two or more scored items", n_items, n_units
+        )
 
     sums = _unit_sums(z, yy, unit, n_units)
     if codes is None:
@@ -225,8 +236,12 @@ def length_slope(
     if a[0, 0] <= _TOL * max(scale, 1.0):
         return _undefined(f"length does not vary {where}", n_items, n_units)
     if h is not None and a[0, 0] * a[1, 1] - a[0, 1] ** 2 <= _TOL * a[0, 0] * max(a[1, 1], 1e-300):
-        return _undefined(f"human score does not vary {where} apart from length; the length "
-                          "slope cannot be separated from it", n_items, n_units)
+        return _undefined(
+            f"human score does not vary {where} apart from length; the length "
+            "slope cannot be separated from it",
+            n_items,
+            n_units,
+        )
     beta, gamma = _solve(a, b)
 
     rng = rng_from(random_state)

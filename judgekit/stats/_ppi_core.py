@@ -34,13 +34,18 @@ class Design:
 
     ``codes``/``codes_unlabeled`` are dense cluster ids (0..n_groups-1) shared by
     the two sets; None means every unit is its own cluster (independent units).
-    ``weights`` is None for a uniform sample.
+    ``weights`` is None for a uniform sample. ``strata`` (dense codes per labeled
+    unit, 0..n_strata-1) says the labels were drawn stratum by stratum: the labeled
+    contributions are then centred within their stratum, with the factor
+    n_h/(n_h-1) (the stratified variance; ignored with clusters).
     """
 
     weights: FloatArray | None = None
     codes: IntArray | None = None
     codes_unlabeled: IntArray | None = None
     n_groups: int = 0
+    strata: IntArray | None = None
+    n_strata: int = 0
 
     @property
     def clustered(self) -> bool:
@@ -56,17 +61,40 @@ def _group_sum(values: FloatArray, codes: IntArray, n_groups: int) -> FloatArray
     return sums.reshape(rows, n_groups).astype(np.float64)
 
 
-def _cluster_factor(design: Design, rows: int, with_unlabeled: bool) -> FloatArray:
-    """G/(G-1) per row over the clusters holding at least one unit (NaN for one cluster)."""
+def labeled_clusters(design: Design, rows: int) -> FloatArray:
+    """Clusters holding at least one labeled unit, per row."""
     assert design.codes is not None
     codes = np.broadcast_to(design.codes, (rows, design.codes.shape[-1]))
     count = _group_sum(np.ones(codes.shape), codes, design.n_groups)
-    if with_unlabeled and design.codes_unlabeled is not None:
-        codes_u = np.broadcast_to(design.codes_unlabeled, (rows, design.codes_unlabeled.shape[-1]))
-        count = count + _group_sum(np.ones(codes_u.shape), codes_u, design.n_groups)
-    g = (count > 0).sum(axis=-1).astype(np.float64)
+    return (count > 0).sum(axis=-1).astype(np.float64)
+
+
+def _cluster_factor(design: Design, rows: int) -> FloatArray:
+    """G/(G-1) per row, G = clusters with labeled units (NaN for one cluster).
+
+    The labeled clusters set the precision of the correction term, which is most
+    of the variance, so their number (not that of all clusters) sets the factor.
+    """
+    g = labeled_clusters(design, rows)
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(g > 1, g / (g - 1.0), np.nan)
+
+
+def _within_strata(labeled: FloatArray, design: Design) -> FloatArray:
+    """Contributions centred within their stratum and scaled by sqrt(n_h / (n_h - 1))."""
+    assert design.strata is not None
+    k, rows, n = labeled.shape
+    codes = np.broadcast_to(design.strata, (rows, n))
+    counts = _group_sum(np.ones((rows, n)), codes, design.n_strata)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.where(counts > 1, np.sqrt(counts / (counts - 1.0)), 1.0)
+    out = np.empty_like(labeled)
+    for i in range(k):
+        sums = _group_sum(labeled[i], codes, design.n_strata)
+        means = np.divide(sums, counts, out=np.zeros_like(sums), where=counts > 0)
+        centred = labeled[i] - np.take_along_axis(means, codes, axis=1)
+        out[i] = centred * np.take_along_axis(scale, codes, axis=1)
+    return out
 
 
 def normalised_weights(weights: FloatArray | None, shape: tuple[int, ...]) -> FloatArray:
@@ -77,12 +105,16 @@ def normalised_weights(weights: FloatArray | None, shape: tuple[int, ...]) -> Fl
     return w / w.mean(axis=-1, keepdims=True)
 
 
-def _sum_squares(
-    labeled: FloatArray, unlabeled: FloatArray | None, design: Design, with_unlabeled: bool
-) -> FloatArray:
-    """Cross products summed per cluster: ``labeled``/``unlabeled`` are (k, R, m) stacks."""
+def _sum_squares(labeled: FloatArray, unlabeled: FloatArray | None, design: Design) -> FloatArray:
+    """Cross products of contributions summed per cluster -> (k, k, R).
+
+    ``labeled`` is a (k, R, n) stack; ``unlabeled`` a (k, R or 1, N) stack (one row
+    when every replication shares the judged population).
+    """
     k = labeled.shape[0]
     if not design.clustered:
+        if design.strata is not None:
+            labeled = _within_strata(labeled, design)
         out = np.einsum("irm,jrm->ijr", labeled, labeled)
         if unlabeled is not None:
             out = out + np.einsum("irm,jrm->ijr", unlabeled, unlabeled)
@@ -94,7 +126,7 @@ def _sum_squares(
         sums = sums + np.stack(
             [_group_sum(unlabeled[i], design.codes_unlabeled, design.n_groups) for i in range(k)]
         )
-    factor = _cluster_factor(design, labeled.shape[1], with_unlabeled)
+    factor = _cluster_factor(design, labeled.shape[1])
     return factor * np.einsum("irg,jrg->ijr", sums, sums)
 
 
@@ -104,7 +136,34 @@ def mean_arrays(y: FloatArray, design: Design) -> tuple[FloatArray, FloatArray]:
     w = normalised_weights(design.weights, y.shape)
     y_bar = (w * y).mean(axis=-1)
     b = w * (y - y_bar[:, None]) / n
-    return y_bar, _sum_squares(b[None], None, design, False)[0, 0]
+    return y_bar, _sum_squares(b[None], None, design)[0, 0]
+
+
+def _tuned_lambda(
+    y: FloatArray, f: FloatArray, fu: FloatArray, w: FloatArray, weighted: bool
+) -> FloatArray:
+    """lam = Cov(y, f) / ((1 + n/N) Var(f)), per row, clipped to [0, 1].
+
+    Unweighted this is ``ppi_py``'s rule: Cov over the labeled units (ddof 0), Var
+    over both sets (ddof 1). With weights the covariance is the weighted one and
+    Var is taken over the judged population alone (the labeled units are not a
+    representative sample of it).
+    """
+    n, big_n = y.shape[-1], fu.shape[-1]
+    y_bar = (w * y).mean(axis=-1, keepdims=True)
+    f_bar = (w * f).mean(axis=-1, keepdims=True)
+    cov = (w * (y - y_bar) * (f - f_bar)).mean(axis=-1)
+    if weighted:
+        var = fu.var(axis=-1, ddof=1) if big_n > 1 else np.zeros(fu.shape[0])
+    else:
+        # Var of f over both sets (ddof 1) from sums, without concatenating them
+        total = n + big_n
+        s1 = f.sum(axis=-1) + fu.sum(axis=-1)
+        s2 = (f * f).sum(axis=-1) + (fu * fu).sum(axis=-1)
+        var = (s2 - s1 * s1 / total) / (total - 1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        raw = cov / ((1.0 + n / big_n) * var)
+    return np.clip(np.where(np.isfinite(raw), raw, 0.0), 0.0, 1.0)
 
 
 @dataclass(frozen=True)
@@ -128,13 +187,13 @@ def ppi_arrays(
     """PPI++ mean per row: ``y``, ``f`` are (R, n); ``f_unlabeled`` is (R, N) or (N,).
 
     theta = lam * mean(f_unlabeled) + mean_w(y - lam * f). With ``lam`` None it is
-    power-tuned: without weights and clusters by the PPI++ rule for a mean,
-    lam = Cov(y, f) / ((1 + n/N) Var(f)) (Var over both sets, as ``ppi_py``);
-    otherwise by minimising the design's own variance estimate. Either is clipped
-    to [0, 1]: 0 is the labels-only estimate, 1 plain PPI.
+    power-tuned by the PPI++ rule for a mean (see :func:`_tuned_lambda`), clipped
+    to [0, 1]: 0 is the labels-only estimate, 1 plain PPI. Clusters change the
+    variance, not lambda: tuning on a few noisy cluster sums would make a useless
+    judge look useful.
     """
     rows, n = y.shape
-    fu = np.broadcast_to(f_unlabeled, (rows, f_unlabeled.shape[-1]))
+    fu = np.atleast_2d(f_unlabeled)  # (R, N), or (1, N) shared by every row
     big_n = fu.shape[-1]
     w = normalised_weights(design.weights, y.shape)
     y_bar = (w * y).mean(axis=-1)
@@ -147,22 +206,12 @@ def ppi_arrays(
     a_unl = (fu - fu_bar[:, None]) / big_n
     labeled = np.stack([a_lab, b_lab])
     unlabeled = np.stack([a_unl, np.zeros_like(a_unl)])
-    ss = _sum_squares(labeled, unlabeled, design, True)
+    ss = _sum_squares(labeled, unlabeled, design)
     saa, sab, sbb = ss[0, 0], ss[0, 1], ss[1, 1]
     if lam is not None:
         lam_arr = np.full(rows, float(lam))
-    elif design.weights is None and not design.clustered:
-        yc, fc = y - y.mean(axis=-1, keepdims=True), f - f.mean(axis=-1, keepdims=True)
-        cov = (yc * fc).mean(axis=-1)
-        pooled = np.concatenate([f, fu], axis=-1)
-        var_pooled = pooled.var(axis=-1, ddof=1)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            raw = cov / ((1.0 + n / big_n) * var_pooled)
-        lam_arr = np.clip(np.where(np.isfinite(raw), raw, 0.0), 0.0, 1.0)
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            raw = -sab / saa
-        lam_arr = np.clip(np.where(np.isfinite(raw), raw, 0.0), 0.0, 1.0)
+        lam_arr = _tuned_lambda(y, f, fu, w, design.weights is not None)
     statistic = lam_arr * fu_bar + y_bar - lam_arr * f_bar
     variance = np.maximum(lam_arr**2 * saa + 2.0 * lam_arr * sab + sbb, 0.0)
     _, classical_variance = mean_arrays(y, design)
@@ -194,8 +243,8 @@ def rogan_gladen_arrays(
     (Var p + theta^2 Var Se + (1 - theta)^2 Var Sp) / (Se + Sp - 1)^2 for independent
     units. Rows where a piece is undefined come back NaN.
     """
-    rows, n = y.shape
-    fu = np.broadcast_to(f_unlabeled, (rows, f_unlabeled.shape[-1]))
+    n = y.shape[-1]
+    fu = np.atleast_2d(f_unlabeled)
     big_n = fu.shape[-1]
     w = normalised_weights(design.weights, y.shape)
     p = fu.mean(axis=-1)
@@ -209,11 +258,12 @@ def rogan_gladen_arrays(
         c_p = (fu - p[:, None]) / big_n
         c_se = w * y * (f - se[:, None]) / pos[:, None]
         c_sp = w * (1.0 - y) * ((1.0 - f) - sp[:, None]) / neg[:, None]
-        lab = (-theta[:, None] * c_se + (1.0 - theta[:, None]) * c_sp) / youden[:, None]
-        unl = c_p / youden[:, None]
+        # every contribution carries 1 / youden: applied once to the sum of squares
+        lab = -theta[:, None] * c_se + (1.0 - theta[:, None]) * c_sp
     lab = np.where(np.isfinite(lab), lab, 0.0)
-    unl = np.where(np.isfinite(unl), unl, 0.0)
-    variance = _sum_squares(lab[None], unl[None], design, True)[0, 0]
+    unl = np.where(np.isfinite(c_p), c_p, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        variance = _sum_squares(lab[None], unl[None], design)[0, 0] / youden**2
     bad = ~np.isfinite(theta) | ~(youden > 0)
     variance = np.where(bad, np.nan, variance)
     n_pos = y.sum(axis=-1)
@@ -236,6 +286,7 @@ __all__ = [
     "PPIArrays",
     "RoganGladenArrays",
     "difference_variance",
+    "labeled_clusters",
     "mean_arrays",
     "normalised_weights",
     "ppi_arrays",
@@ -273,4 +324,4 @@ def difference_variance(
     assert design.codes is not None and design.codes_unlabeled is not None
     assert design.codes.size == labeled.shape[-1] and n_first == lab_a.size
     assert design.codes_unlabeled.size == unlabeled.shape[-1] and n_unlabeled_first == unl_a.size
-    return float(_sum_squares(labeled, unlabeled, design, True)[0, 0, 0])
+    return float(_sum_squares(labeled, unlabeled, design)[0, 0, 0])

@@ -250,9 +250,7 @@ def cluster_index_sampler(
     return draw
 
 
-def cluster_pick_counts(
-    n_clusters: int, n_resamples: int, rng: np.random.Generator
-) -> IntArray:
+def cluster_pick_counts(n_clusters: int, n_resamples: int, rng: np.random.Generator) -> IntArray:
     """How often each cluster is drawn in each cluster-bootstrap resample: (n_resamples, G).
 
     Consumes the generator exactly like ``n_resamples`` calls of the sampler from

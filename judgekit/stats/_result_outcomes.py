@@ -293,4 +293,3 @@ class GroupedAccuracyResult(ResultMixin):
         else:
             replicates = correct.sum(axis=1) / sizes.sum()
         return _resample.percentile_interval(replicates.astype(np.float64), level)
-

@@ -97,8 +97,17 @@ def _two_rater_result(
     """
     confusion, cells, used, categories = table
     return cls(
-        value, int(cells.size), p_observed, p_expected, confusion, categories, weights,
-        standard_error, reason, cells, used,
+        value,
+        int(cells.size),
+        p_observed,
+        p_expected,
+        confusion,
+        categories,
+        weights,
+        standard_error,
+        reason,
+        cells,
+        used,
     )
 
 

@@ -151,9 +151,7 @@ def bootstrap_ci(
     codes = None if clusters is None else cluster_codes(clusters, n)
     unit_strata = None
     if strata is not None:
-        codes, unit_strata = _resample.stratified_units(
-            cluster_codes(strata, n, "strata"), codes
-        )
+        codes, unit_strata = _resample.stratified_units(cluster_codes(strata, n, "strata"), codes)
     rng = rng_from(random_state)
     if vectorized:
         estimate = float(np.asarray(statistic_fn(*(a[None, ...] for a in data))).reshape(-1)[0])

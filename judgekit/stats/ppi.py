@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from scipy.stats import t as student_t
 
 from judgekit.stats import _ppi_core as core
 from judgekit.stats._resample import z_critical
@@ -54,10 +55,14 @@ class EstimateResult(ResultMixin):
     note: str | None = None
     bounds: Bounds | None = None
     wilson_n: float | None = None
+    df: float | None = None
 
     def confidence_interval(self, confidence_level: float = 0.95) -> Interval:
         """Two-sided interval at ``confidence_level`` (NaN when undefined)."""
-        z = z_critical(check_confidence_level(confidence_level))
+        level = check_confidence_level(confidence_level)
+        z = z_critical(level)
+        if self.df is not None and self.df > 0:
+            z = float(student_t.ppf(0.5 + level / 2.0, self.df))
         if not math.isfinite(self.statistic):
             return NAN_INTERVAL
         if self.wilson_n is not None:
@@ -94,7 +99,14 @@ def design_of(
     weights: Any,
     clusters: Any,
     unlabeled_clusters: Any,
-) -> tuple[core.Design, int | None]:
+    strata: Any = None,
+) -> tuple[core.Design, int | None, float | None]:
+    """The design of the arrays, the number of clusters and the t degrees of freedom.
+
+    With clusters the interval uses Student's t with (labeled clusters - 1)
+    degrees of freedom: with few clusters a cluster-robust variance is itself
+    uncertain, and z would make the interval too short.
+    """
     w = None
     if weights is not None:
         w = numbers(weights, "weights")
@@ -104,8 +116,16 @@ def design_of(
             raise ValueError("weights must be positive (1 / inclusion probability)")
     if (clusters is None) != (unlabeled_clusters is None):
         raise ValueError("give clusters and unlabeled_clusters together, or neither")
+    codes_s, n_strata = None, 0
+    if strata is not None:
+        names = list(strata)
+        if len(names) != n:
+            raise ValueError(f"strata has length {len(names)}; expected {n} (one per labeled item)")
+        seen: dict[Any, int] = {}
+        codes_s = np.fromiter((seen.setdefault(x, len(seen)) for x in names), np.int64, count=n)
+        n_strata = len(seen)
     if clusters is None:
-        return core.Design(weights=w), None
+        return core.Design(weights=w, strata=codes_s, n_strata=n_strata), None, None
     lab, unl = list(clusters), list(unlabeled_clusters)
     if len(lab) != n:
         raise ValueError(f"clusters has length {len(lab)}; expected {n} (one per labeled item)")
@@ -121,7 +141,8 @@ def design_of(
     codes_u = np.fromiter(
         (index.setdefault(c, len(index)) for c in unl), np.int64, count=n_unlabeled
     )
-    return core.Design(w, codes, codes_u, len(index)), len(index)
+    design = core.Design(w, codes, codes_u, len(index), codes_s, n_strata)
+    return design, len(index), float(core.labeled_clusters(design, 1)[0]) - 1.0
 
 
 def estimate_inputs(
@@ -155,6 +176,7 @@ def ppi_mean(
     weights: Any = None,
     clusters: Any = None,
     unlabeled_clusters: Any = None,
+    strata: Any = None,
     bounds: Bounds | None = None,
 ) -> EstimateResult:
     """PPI++ estimate of the mean of ``labels`` over the population the judge saw.
@@ -163,7 +185,8 @@ def ppi_mean(
     labeled items; ``judge_on_unlabeled`` the judge's on the other items (or on all
     items). ``lam`` fixes lambda (1 = plain PPI, 0 = labels only); None tunes it.
     ``weights`` (1/inclusion probability per labeled item) corrects a non-uniform
-    labeling queue; ``clusters``/``unlabeled_clusters`` (one id per item, shared
+    labeling queue, ``strata`` (its stratum per labeled item) gives the stratified
+    variance; ``clusters``/``unlabeled_clusters`` (one id per item, shared
     ids join the sets) give a cluster-robust variance. ``bounds`` clips the
     interval, e.g. (0, 1) for a rate.
     """
@@ -180,7 +203,7 @@ def ppi_mean(
         )
     if lam is not None and not (math.isfinite(lam) and 0.0 <= lam <= 1.0):
         raise ValueError(f"lam must be between 0 and 1, got {lam!r}")
-    design, n_clusters = design_of(n, big_n, weights, clusters, unlabeled_clusters)
+    design, n_clusters, df = design_of(n, big_n, weights, clusters, unlabeled_clusters, strata)
     out = core.ppi_arrays(y[None], f[None], fu, design, lam)
     statistic, variance = float(out.statistic[0]), float(out.variance[0])
     classical = float(out.classical_variance[0])
@@ -208,6 +231,7 @@ def ppi_mean(
         note=note,
         bounds=bounds,
         wilson_n=wilson_n,
+        df=df,
     )
 
 
@@ -216,6 +240,7 @@ def classical_mean(
     *,
     weights: Any = None,
     clusters: Any = None,
+    strata: Any = None,
     bounds: Bounds | None = None,
     method: str = "labels only",
 ) -> EstimateResult:
@@ -229,7 +254,9 @@ def classical_mean(
     n = y.size
     if n == 0:
         return undefined_estimate("no values", 0, 0, method)
-    design, n_clusters = design_of(n, 0, weights, clusters, None if clusters is None else [])
+    design, n_clusters, df = design_of(
+        n, 0, weights, clusters, None if clusters is None else [], strata
+    )
     means, variances = core.mean_arrays(y[None], design)
     statistic, variance = float(means[0]), float(variances[0])
     if not math.isfinite(variance):
@@ -249,6 +276,7 @@ def classical_mean(
         n_clusters=n_clusters,
         bounds=bounds,
         wilson_n=wilson_n,
+        df=df,
     )
 
 

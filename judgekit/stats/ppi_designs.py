@@ -183,7 +183,9 @@ def ppi_mean_difference(
             math.nan, math.nan, n, big_n, "ppi++ difference", reason=bad.reason, first=a, second=b
         )
     # the difference's contributions: side A's minus side B's, summed per shared cluster
-    design, n_clusters = design_of(ya.size + yb.size, fua.size + fub.size, None, ca + cb, cua + cub)
+    design, n_clusters, df = design_of(
+        ya.size + yb.size, fua.size + fub.size, None, ca + cb, cua + cub
+    )
     variance = core.difference_variance(
         (ya, fa, fua, a.lam), (yb, fb, fub, b.lam), design, ya.size, fua.size
     )
@@ -205,6 +207,7 @@ def ppi_mean_difference(
         big_n,
         "ppi++ difference",
         n_clusters=n_clusters,
+        df=df,
         first=a,
         second=b,
     )

@@ -35,6 +35,7 @@ def rogan_gladen(
     weights: Any = None,
     clusters: Any = None,
     unlabeled_clusters: Any = None,
+    strata: Any = None,
 ) -> RoganGladenResult:
     """Rogan-Gladen (1978) rate: the judge's rate corrected by its sensitivity and specificity.
 
@@ -71,7 +72,7 @@ def rogan_gladen(
         return undefined("no labeled items: sensitivity and specificity need human labels")
     if big_n == 0:
         return undefined("no judged items to correct")
-    design, n_clusters = design_of(n, big_n, weights, clusters, unlabeled_clusters)
+    design, n_clusters, df = design_of(n, big_n, weights, clusters, unlabeled_clusters, strata)
     out = core.rogan_gladen_arrays(y[None], f[None], fu, design)
     se, sp, p = float(out.sensitivity[0]), float(out.specificity[0]), float(out.apparent[0])
     pieces = (p, se, sp)
@@ -102,6 +103,7 @@ def rogan_gladen(
         big_n,
         "rogan-gladen",
         n_clusters=n_clusters,
+        df=df,
         note=note,
         bounds=(0.0, 1.0),
         apparent_rate=p,

@@ -11,6 +11,7 @@ import math
 import random
 from pathlib import Path
 
+import numpy as np
 import pytest
 from click.testing import CliRunner
 from test_report_support import (
@@ -177,6 +178,7 @@ def test_a_non_uniform_queue_weights_the_labels(tmp_path: Path) -> None:
     fu = [values[r.judge] for r in rows]
     ppi = stats.ppi_mean(y, f, fu, weights=w, bounds=(0, 1))
     assert data["ppi"]["statistic"] == pytest.approx(ppi.statistic)
+    assert data["ppi"]["ci_low"] == pytest.approx(ppi.confidence_interval()[0])
     labels_only = stats.classical_mean(y, weights=w)
     assert data["labels_only"]["statistic"] == pytest.approx(labels_only.statistic)
     assert data["labels_only"]["statistic"] != pytest.approx(sum(y) / len(y))
@@ -302,3 +304,62 @@ def test_the_report_carries_the_estimate_in_every_format(tmp_path: Path) -> None
     assert '<svg id="estimate-intervals"' in html and html.count('class="ci"') >= 4
     assert "PPI++" in render(report, "text") and "PPI++" in render(report, "md")
     assert math.isfinite(report.estimate.targets[0].stats["ppi"].ci_low)
+
+
+def test_plan_ppi_from_the_store(tmp_path: Path) -> None:
+    _, _, rows = binary_store(tmp_path)
+    result = CliRunner().invoke(
+        cli,
+        [
+            "plan",
+            "--estimate",
+            "ppi",
+            "--half-width",
+            "0.03",
+            "--rubric",
+            str(BINARY),
+            "--db",
+            str(tmp_path / "judgekit.db"),
+            "--format",
+            "json",
+        ],
+        catch_exceptions=False,
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    y, f, _ = arrays(rows, {"pass": 1.0, "fail": 0.0})
+    rho = float(np.corrcoef(y, f)[0, 1])
+    expected = stats.ppi_sample_size(
+        half_width=0.03, variance=float(np.var(y, ddof=1)), correlation=rho, n_unlabeled=400
+    )
+    assert data["labels_needed"] == expected
+    assert data["labels_only_needed"] > data["labels_needed"]
+    assert data["current"] == 80 and data["judged"] == 400
+
+
+def test_plan_ppi_from_given_moments(capsys) -> None:
+    result = CliRunner().invoke(
+        cli,
+        [
+            "plan",
+            "--estimate",
+            "ppi",
+            "--half-width",
+            "0.05",
+            "--expected",
+            "0.5",
+            "--correlation",
+            "0",
+            "--format",
+            "json",
+        ],
+    )
+    data = json.loads(result.output)
+    assert (
+        data["labels_needed"]
+        == data["labels_only_needed"]
+        == stats.proportion_sample_size(half_width=0.05, p=0.5)
+    )
+    with pytest.raises(SystemExit) as exc:
+        main(["plan", "--estimate", "ppi", "--half-width", "0.05"])
+    assert exc.value.code == 2 and "--correlation" in capsys.readouterr().err

@@ -130,6 +130,16 @@ def test_weighted_point_estimate_equals_ppi_py_and_variance_is_hajek():
     assert result.standard_error == pytest.approx(math.sqrt(expected), rel=1e-12)
 
 
+def test_strata_centre_contributions_within_each_stratum():
+    strata = ["a"] * 10 + ["b"] * 10
+    result = classical_mean(YO[:10].tolist() + (YO[:10] + 10).tolist(), strata=strata)
+    # strata differ only by a constant: the stratified variance is that of the within parts
+    y = np.concatenate([YO[:10], YO[:10] + 10])
+    within = sum(np.var(part) * 10 * 10 / 9 for part in (YO[:10], YO[:10] + 10)) / 20**2
+    assert result.standard_error == pytest.approx(math.sqrt(within))
+    assert result.standard_error < classical_mean(y).standard_error / 3
+
+
 def test_equal_weights_change_nothing():
     assert ppi_mean(Y, F, FU, weights=np.full(len(Y), 7.0), lam=0.4).confidence_interval() == (
         pytest.approx(ppi_mean(Y, F, FU, lam=0.4).confidence_interval(), abs=1e-12)
@@ -142,9 +152,12 @@ def test_singleton_clusters_give_the_plain_variance_times_g_over_g_minus_1():
         Y, F, FU, lam=0.6, clusters=range(n), unlabeled_clusters=range(n, n + big_n)
     )
     plain = ppi_mean(Y, F, FU, lam=0.6)
-    g = n + big_n
-    assert clustered.standard_error**2 == pytest.approx(plain.standard_error**2 * g / (g - 1))
-    assert clustered.n_clusters == g
+    # the small-sample factor counts the clusters with labeled items; t with n - 1 df
+    assert clustered.standard_error**2 == pytest.approx(plain.standard_error**2 * n / (n - 1))
+    assert clustered.n_clusters == n + big_n and clustered.df == n - 1
+    t = sps.t.ppf(0.975, n - 1)
+    low, high = clustered.confidence_interval()
+    assert high - low == pytest.approx(2 * t * clustered.standard_error)
 
 
 def test_duplicated_items_in_one_cluster_widen_the_interval():
