@@ -22,16 +22,10 @@ def moments_from_store(
     db: str, rubric: str, dataset: str | None, judge_run: str | None, model: str | None
 ) -> dict[str, Any]:
     """sigma^2, rho, n and N of the headline target, from the estimate's inputs."""
-    from pathlib import Path
-
-    from judgekit.cli._common import resolve_db_path, resolve_rubric
+    from judgekit.cli._common import read_store, resolve_rubric
     from judgekit.report import ReportOptions, build_report
-    from judgekit.store import open_store
 
-    path = resolve_db_path(db)
-    if not Path(path).exists():
-        raise InputError(f"no store at {path}")
-    store = open_store(path)
+    store = read_store(db)
     try:
         rub = resolve_rubric(store, rubric)
         options = ReportOptions(dataset=dataset, judge_run=judge_run, model=model, n_resamples=50)

@@ -10,12 +10,12 @@ prompts and their difference. Read-only: a missing store is an error, never crea
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from html import escape
 from typing import Any
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path, resolve_rubric, rubric_option
+from judgekit.cli._common import db_option, read_store, resolve_rubric, rubric_option
 from judgekit.cli.report import format_for, write_output
 from judgekit.errors import InputError
 from judgekit.report import FORMATS, ReportOptions, build_report
@@ -30,16 +30,9 @@ from judgekit.report.render_estimate import (
     estimate_markdown_lines,
     estimate_text_lines,
 )
-from judgekit.store import Store, open_store
+from judgekit.store import Store
+from judgekit.textsafe import json_safe, markdown_text, terminal_safe
 from judgekit.types import Rubric
-
-
-def _open_existing(db: str) -> Store:
-    """The store at ``db``; a missing file is an input error (read commands never create one)."""
-    path = resolve_db_path(db)
-    if not Path(path).exists():
-        raise InputError(f"no store at {path}")
-    return open_store(path)
 
 
 def _section(
@@ -75,9 +68,10 @@ def render_section(report: Report, section: EstimateSection, fmt: str, level: fl
             "confidence_level": level,
             **section.to_dict(),
         }
-        return json.dumps(data, indent=2) + "\n"
+        return json_safe(json.dumps(data, indent=2)) + "\n"
     if fmt == "md":
-        lines = ["# judgekit estimate", "", title, "", *estimate_markdown_lines(section, level)]
+        lines = ["# judgekit estimate", "", markdown_text(title), ""]
+        lines += estimate_markdown_lines(section, level)
         return "\n".join(lines) + "\n"
     if fmt == "html":
         return (
@@ -86,11 +80,12 @@ def render_section(report: Report, section: EstimateSection, fmt: str, level: fl
             "<style>body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto}"
             "table{border-collapse:collapse}td,th{border:1px solid #e2e8f0;padding:3px 8px}"
             ".num{text-align:right}.muted{color:#718096}</style></head><body>"
-            f"<h1>judgekit estimate</h1><p>{title}</p>"
+            f"<h1>judgekit estimate</h1><p>{escape(title)}</p>"
             + estimate_html(section, level)
             + "</body></html>\n"
         )
-    lines = ["judgekit estimate", "=" * 17, title, "", *estimate_text_lines(section, level)]
+    lines = ["judgekit estimate", "=" * 17, terminal_safe(title), ""]
+    lines += estimate_text_lines(section, level)
     return "\n".join(lines) + "\n"
 
 
@@ -100,15 +95,20 @@ def render_comparison(comparison: EstimateComparison, fmt: str, level: float) ->
 
     a, b = comparison.datasets
     if fmt == "json":
-        return json.dumps({"confidence_level": level, **comparison.to_dict()}, indent=2) + "\n"
+        dumped = json.dumps({"confidence_level": level, **comparison.to_dict()}, indent=2)
+        return json_safe(dumped) + "\n"
     rows = [
         (f"PPI++ {a}", comparison.first),
         (f"PPI++ {b}", comparison.second),
         (f"difference {a} - {b}", comparison.difference),
     ]
     head = f"{comparison.target}: {a} vs {b} ({level:.0%} intervals, clustered by prompt)"
+    if fmt == "text":
+        head = terminal_safe(head, one_line=True)
+        rows = [(terminal_safe(name, one_line=True), stat) for name, stat in rows]
     if fmt == "md":
-        body = [f"| {name} | {stat_text(stat)} |" for name, stat in rows]
+        body = [f"| {markdown_text(name)} | {stat_text(stat)} |" for name, stat in rows]
+        head = markdown_text(head)
         return (
             "\n".join(["# judgekit estimate --compare", "", head, "", "| | |", "|---|---|", *body])
             + "\n"
@@ -119,7 +119,8 @@ def render_comparison(comparison: EstimateComparison, fmt: str, level: float) ->
         )
         return (
             '<!DOCTYPE html><html lang="en"><head><meta charset="utf-8">'
-            f"<title>judgekit estimate</title></head><body><h1>judgekit estimate</h1><p>{head}</p>"
+            "<title>judgekit estimate</title></head><body><h1>judgekit estimate</h1>"
+            f"<p>{escape(head)}</p>"
             f"<table>{cells}</table></body></html>\n"
         )
     width = max(len(name) for name, _ in rows) + 2
@@ -233,7 +234,7 @@ def command(
     if compare and dataset:
         raise InputError("--compare names both datasets; drop --dataset")
     fmt = fmt or format_for(out)
-    store = _open_existing(db)
+    store = read_store(db)
     try:
         rub = resolve_rubric(store, rubric)
         if judge_run is not None and store.get_run(judge_run) is None:
@@ -259,4 +260,4 @@ def command(
             text = render_section(report, section, fmt, confidence)
     finally:
         store.close()
-    write_output(text, out)
+    write_output(text, out, store.path)

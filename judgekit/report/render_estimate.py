@@ -14,10 +14,12 @@ from judgekit.report import _svg
 from judgekit.report._format import num, stat_text
 from judgekit.report.estimate_section import METHOD_NAMES, EstimateSection, TargetEstimate
 from judgekit.report.model import Stat
+from judgekit.textsafe import markdown_text, terminal_safe
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|")
+    """Literal text, safe in a Markdown table cell (slice names come from the data)."""
+    return markdown_text(text)
 
 
 def _effective(target: TargetEstimate) -> str:
@@ -49,11 +51,12 @@ def estimate_text_lines(section: EstimateSection, confidence_level: float) -> li
         out.append(f"  {head} by {section.by} (stratified PPI++, weighted by slice size)")
         name_w = max([10, *(len(s.name) + 2 for s in section.slices)])
         for row in section.slices:
-            out.append(f"    {row.name:<{name_w}}N={row.n_judged:<7}{stat_text(row.ppi)}")
+            name = terminal_safe(row.name, one_line=True)
+            out.append(f"    {name:<{name_w}}N={row.n_judged:<7}{stat_text(row.ppi)}")
         out.append(
             f"    {'overall':<{name_w}}N={section.n_judged:<7}{stat_text(section.stratified)}"
         )
-    out.extend(f"  Note: {note}" for note in section.notes)
+    out.extend(f"  Note: {terminal_safe(note, one_line=True)}" for note in section.notes)
     return out
 
 
@@ -61,12 +64,12 @@ def estimate_markdown_lines(section: EstimateSection, confidence_level: float) -
     """The section as Markdown (tables; no heading)."""
     if section.reason and not section.targets:
         return [section.reason, ""]
-    out = [_summary(section) + ".", ""]
+    out = [_cell(_summary(section)) + ".", ""]
     if section.reason:
         out += [section.reason, ""]
     level = f"{confidence_level:.0%} CI"
     for target in section.targets:
-        out += [f"**{target.name}** ({_effective(target)})", ""]
+        out += [f"**{_cell(target.name)}** ({_effective(target)})", ""]
         out += [f"| estimate | value | {level} | n |", "|---|---|---|---|"]
         for key, stat in target.stats.items():
             out.append(f"| {METHOD_NAMES[key]} | {_cell(_value(stat))} | {_ci(stat)} | {stat.n} |")
