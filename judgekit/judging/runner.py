@@ -9,6 +9,12 @@ finished judgment is committed on its own, so a killed process loses nothing
 finished and a rerun only requests the rest. Memory stays flat in the dataset
 size: nothing per unit is kept after it is recorded.
 
+Each call is claimed in the store just before it is queued
+(:mod:`judgekit.judging.claims`), so a second run on the same store waits for
+calls the first is making instead of paying for them again. The first Ctrl-C
+stops sending and lets the calls in flight finish and be stored
+(:mod:`judgekit.judging.interrupt`).
+
 Probes reuse it by passing :class:`WorkUnit` objects: e.g. a pair item with its
 responses exchanged, ``variant="swapped"`` and ``swap_labels=True`` so the
 verdict is mapped back to the original orientation (A<->B) before it is stored.
@@ -31,6 +37,8 @@ from judgekit import __version__
 from judgekit.clients.spec import JudgeSpec, endpoint_hint
 from judgekit.errors import EndpointError
 from judgekit.judging.cache import needs_call
+from judgekit.judging.claims import POLL_S, Call, Claims
+from judgekit.judging.interrupt import CallStopped, Stopper, supervise
 from judgekit.judging.outcomes import CallRef, judgment_of, utc_now
 from judgekit.judging.progress import Progress, RunSummary
 from judgekit.judging.units import (
@@ -41,6 +49,7 @@ from judgekit.judging.units import (
     unit_key,
     unit_messages,
 )
+from judgekit.redaction import redact
 from judgekit.rubrics import verdict_json_schema
 from judgekit.store import RunRecord, Store
 from judgekit.types import Item, Judgment, Rubric
@@ -76,13 +85,14 @@ def _units(items: Iterable[Item | WorkUnit], variants: Sequence[str]) -> Iterato
 
 def _lookup(
     store: Store, units: Iterator[WorkUnit], samples: int, key_for: Callable[[WorkUnit, int], str]
-) -> Iterator[tuple[WorkUnit, int, str, Judgment | None]]:
+) -> Iterator[Call]:
     """Every call (unit, sample) with its key and latest stored outcome, one query per chunk."""
     while chunk := list(islice(units, CHUNK_SIZE)):
         keyed = [(u, s, key_for(u, s)) for u in chunk for s in range(samples)]
-        cached = store.cached_judgments(k for _, _, k in keyed)
+        found = store.latest_judgments_by_key(k for _, _, k in keyed)
         for unit, sample, key in keyed:
-            yield unit, sample, key, cached.get(key)
+            row_id, previous = found.get(key, (None, None))
+            yield Call(unit, sample, key, row_id, previous)
 
 
 def has_pending_calls(
@@ -100,8 +110,8 @@ def has_pending_calls(
         return unit_key(rubric, unit, spec, dataset=dataset, sample=sample)
 
     return any(
-        needs_call(previous, force=force, retry_failed=retry_failed)
-        for _, _, _, previous in _lookup(store, _units(items, variants), samples, key_for)
+        needs_call(call.seen, force=force, retry_failed=retry_failed)
+        for call in _lookup(store, _units(items, variants), samples, key_for)
     )
 
 
@@ -111,6 +121,8 @@ class _Task:
     sample: int
     key: str
     messages: list[dict[str, str]]
+    #: the finished outcome this call's outcome replaces (from its claim)
+    supersedes: int | None
 
 
 class _Run:
@@ -132,8 +144,12 @@ class _Run:
         self.response_format: dict[str, Any] | None = None
         self.logprobs = False
         self.started = False
-        #: the rate limiter's wait, run before every attempt (None without ``rpm``)
-        self.before_attempt: Callable[[], Awaitable[None]] | None = None
+        self.claims = Claims(store)
+        self.stopper = Stopper(stream=progress.stream)
+        #: workers with a call in hand (a stop request waits for them)
+        self.calling: set[asyncio.Task[None]] = set()
+        #: run before every attempt: no attempt once stopping, then the rate limit
+        self.before_attempt: Callable[[], Awaitable[None]] = self.stopper.gate(None)
 
     async def start(self, *, probe: bool) -> None:
         """Probe (or recall) capabilities and create the run row; once, lazily.
@@ -153,7 +169,7 @@ class _Run:
 
             self.client = JudgeClient(self.spec, http_client=self.http_client)
             if self.spec.rpm:
-                self.before_attempt = RateLimiter(self.spec.rpm).acquire
+                self.before_attempt = self.stopper.gate(RateLimiter(self.spec.rpm).acquire)
             self.capabilities = await capabilities_for(self.store, self.client)
             mode = self.capabilities.response_format_mode
             self.response_format = response_format_for(mode, verdict_json_schema(self.rubric))
@@ -190,48 +206,81 @@ class _Run:
         self, units: Iterator[WorkUnit], samples: int, force: bool, retry_failed: bool,
         queue: asyncio.Queue[_Task | None], workers: int,
     ) -> None:
-        """Look keys up chunk by chunk and queue the calls still needed."""
-        summary = self.summary
-        for unit, sample, key, previous in _lookup(self.store, units, samples, self.key_for):
-            summary.total += 1
-            if previous is not None and not needs_call(
-                previous, force=force, retry_failed=retry_failed
+        """Look keys up chunk by chunk, claim the calls still needed and queue them.
+
+        Calls another run is making are deferred, then waited for at the end.
+        """
+        batch: list[Call] = []
+        for call in _lookup(self.store, units, samples, self.key_for):
+            self.summary.total += 1
+            if call.seen is not None and not needs_call(
+                call.seen, force=force, retry_failed=retry_failed
             ):
-                summary.cached += 1
-                summary.counts[previous.status] += 1
-                self.progress.advance(cached=True)
+                self.cached(call.seen)
                 continue
-            messages = unit_messages(self.rubric, unit)
-            await self.start(probe=True)
-            await queue.put(_Task(unit, sample, key, messages))
+            batch.append(call)
+            if len(batch) >= workers:
+                await self.enqueue(self.claims.claim(batch), queue)
+                batch = []
+        await self.enqueue(self.claims.claim(batch), queue)
+        if self.claims.deferred:
+            self.progress.note(self.claims.waiting_note())
+        while self.claims.deferred:
+            await asyncio.sleep(POLL_S)
+            claimed, answered = self.claims.settle()
+            for judgment in answered:
+                self.cached(judgment, other_run=True)
+            await self.enqueue(claimed, queue)
         for _ in range(workers):
             await queue.put(None)
 
+    def cached(self, judgment: Judgment, *, other_run: bool = False) -> None:
+        self.summary.add_cached(judgment.status, other_run=other_run)
+        self.progress.advance(cached=True)
+
+    async def enqueue(
+        self, claimed: list[tuple[Call, int | None]], queue: asyncio.Queue[_Task | None]
+    ) -> None:
+        for call, supersedes in claimed:
+            messages = unit_messages(self.rubric, call.unit)
+            await self.start(probe=True)
+            await queue.put(_Task(call.unit, call.sample, call.key, messages, supersedes))
+
     async def work(self, queue: asyncio.Queue[_Task | None]) -> None:
-        """Judge queued calls until the end marker; commit each outcome at once."""
-        summary = self.summary
-        while (task := await queue.get()) is not None:
+        """Judge queued calls until the end marker or a stop; commit each outcome at once."""
+        me = asyncio.current_task()
+        assert me is not None
+        while not self.stopper.requested.is_set():
+            task = await queue.get()
+            if task is None:
+                return
             assert self.client is not None  # calls are queued only after start()
-            result = await self.client.judge(
-                task.messages, self.rubric.scale,
-                response_format=self.response_format, before_attempt=self.before_attempt,
-                logprobs=self.logprobs,
-            )
-            self.store.record_judgment(self.judgment(task, result))
-            status = result.status
-            summary.judged += 1
-            summary.requests += result.attempts
-            summary.counts[status] += 1
-            summary.new_counts[status] += 1
-            summary.prompt_tokens += result.prompt_tokens or 0
-            summary.completion_tokens += result.completion_tokens or 0
-            self.progress.advance(failed=status != "ok")
-            if result.failure is not None and result.failure.fatal:
-                raise EndpointError(
-                    f"judge endpoint {self.spec.public_base_url} refused the request: "
-                    f"{result.failure.message}"
-                    f"{endpoint_hint(self.spec, result.failure.http_status)}"
+            self.calling.add(me)
+            try:
+                result = await self.client.judge(
+                    task.messages, self.rubric.scale,
+                    response_format=self.response_format, before_attempt=self.before_attempt,
+                    logprobs=self.logprobs, sleep=self.stopper.sleep,
                 )
+            except CallStopped:
+                return
+            finally:
+                self.calling.discard(me)
+            self.record(task, result)
+
+    def record(self, task: _Task, result: CallResult) -> None:
+        """Store one outcome under its claim and count it; a fatal failure stops the run."""
+        stored = self.claims.record(self.judgment(task, result), task.supersedes)
+        self.summary.add_judged(
+            result.status, attempts=result.attempts, prompt_tokens=result.prompt_tokens,
+            completion_tokens=result.completion_tokens, stored=stored)
+        self.progress.advance(failed=result.status != "ok")
+        if result.failure is not None and result.failure.fatal:
+            raise EndpointError(
+                f"judge endpoint {self.spec.public_base_url} refused the request: "
+                f"{result.failure.message}"
+                f"{endpoint_hint(self.spec, result.failure.http_status)}"
+            )
 
 
 async def arun_judgments(
@@ -279,42 +328,36 @@ async def arun_judgments(
     bar = Progress(total, enabled=progress)
     run = _Run(store, rubric, spec, dataset, kind, bar, http_client)
     queue: asyncio.Queue[_Task | None] = asyncio.Queue(maxsize=spec.concurrency * 2)
-    tasks = [asyncio.create_task(run.work(queue)) for _ in range(spec.concurrency)]
-    tasks.append(asyncio.create_task(run.produce(
-        _units(items, variants), samples, force, retry_failed, queue, spec.concurrency)))
-    try:
-        await _wait_all(tasks)
-    except BaseException as exc:
-        run.summary.interrupted = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
-        run.summary.error = None if run.summary.interrupted else str(exc)
-        raise
-    finally:
-        bar.close()
-        run.summary.elapsed_s = time.perf_counter() - started
-        failed_early = not run.started and (run.summary.error or run.summary.interrupted)
-        if not run.started and not failed_early:
-            await run.start(probe=False)  # all cached: recorded, endpoint untouched
-        if run.started:
-            store.finish_run(run.summary.run_id, run.summary.as_dict())
-        await run.close()
+    with run.stopper.on_sigint():
+        tasks = [asyncio.create_task(run.work(queue)) for _ in range(spec.concurrency)]
+        tasks.append(asyncio.create_task(run.produce(
+            _units(items, variants), samples, force, retry_failed, queue, spec.concurrency)))
+        renewals = asyncio.create_task(run.claims.keep_alive())
+        try:
+            await supervise(tasks, run.stopper, run.calling.__contains__)
+        except BaseException as exc:
+            run.summary.interrupted = isinstance(exc, asyncio.CancelledError | KeyboardInterrupt)
+            run.summary.error = None if run.summary.interrupted else redact(str(exc), spec.secrets)
+            raise
+        finally:
+            renewals.cancel()
+            await asyncio.gather(renewals, return_exceptions=True)
+            bar.close()
+            run.claims.release()
+            run.summary.elapsed_s = time.perf_counter() - started
+            failed_early = not run.started and (run.summary.error or run.summary.interrupted)
+            if not run.started and not failed_early:
+                await run.start(probe=False)  # all cached: recorded, endpoint untouched
+            if run.started:
+                store.finish_run(run.summary.run_id, run.summary.as_dict())
+            await run.close()
+            if run.summary.interrupted and run.stopper.by_signal:
+                bar.note(run.summary.format())
     return run.summary
 
 
 def _all_units(items: Sequence[Item | WorkUnit]) -> bool:
     return all(isinstance(entry, WorkUnit) for entry in items)
-
-
-async def _wait_all(tasks: list[asyncio.Task[None]]) -> None:
-    """Wait for every task; on the first error (or cancellation) cancel the rest and raise."""
-    try:
-        done, _ = await asyncio.wait(tasks, return_when=asyncio.FIRST_EXCEPTION)
-        for task in done:
-            if not task.cancelled() and task.exception() is not None:
-                raise task.exception()  # type: ignore[misc]
-    finally:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
 
 
 _P = ParamSpec("_P")

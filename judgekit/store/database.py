@@ -30,6 +30,7 @@ from sqlite_utils import Database
 from judgekit.errors import StoreError
 from judgekit.store.access import AccessMixin, QueueProgressMixin
 from judgekit.store.batches import BatchesMixin
+from judgekit.store.claims import ClaimsMixin
 from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
@@ -167,7 +168,7 @@ def _reason(exc: sqlite3.Error) -> str:
 
 class Store(
     ItemsRubricsMixin, RunsJudgmentsMixin, LabelQueueMixin, JudgmentSummaryMixin, JudgesMixin,
-    BatchesMixin, AccessMixin, QueueProgressMixin,
+    BatchesMixin, AccessMixin, QueueProgressMixin, ClaimsMixin,
 ):
     """All persistence. Safe to use from several processes at once (WAL, busy timeout).
 
@@ -179,5 +180,6 @@ class Store(
     counts, provenance, score samples) in :class:`JudgmentSummaryMixin`; judge
     identities and the judgments a run stands for in :class:`JudgesMixin`; prepared
     Batch API work and provider jobs in :class:`BatchesMixin`; API
-    tokens in :class:`AccessMixin`; progress through queues in :class:`QueueProgressMixin`.
+    tokens in :class:`AccessMixin`; progress through queues in :class:`QueueProgressMixin`;
+    claims on calls in progress in :class:`ClaimsMixin`.
     """

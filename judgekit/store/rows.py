@@ -13,18 +13,15 @@ from dataclasses import fields
 from datetime import UTC, datetime
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any, TypeVar
-from urllib.parse import parse_qsl, urlencode, urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
+from judgekit.redaction import public_url
 from judgekit.types import Item, Judgment, Label, canonical_json
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
 T = TypeVar("T", bound="DataclassInstance")
-
-#: Query-string parameter names (lower-case substrings) treated as secrets.
-_SECRET_PARAM_MARKERS = ("key", "token", "secret", "password", "sig")
-
 
 def utc_now() -> str:
     """ISO 8601 UTC timestamp with microseconds: sorts as text, parses everywhere."""
@@ -43,11 +40,12 @@ def load_json(text: str | None) -> dict[str, Any]:
 
 
 def strip_credentials(base_url: str) -> str:
-    """``base_url`` without ``user:pass@`` and without secret-looking query parameters.
+    """``base_url`` without credentials (:func:`judgekit.redaction.public_url`).
 
-    The store has no column for API keys; this is the defence against a key
-    smuggled in through the URL (``https://user:sk-...@host/v1``, ``?api_key=``).
-    Non-URL values such as ``imported:file.jsonl`` pass through unchanged.
+    The store has no column for API keys; this is the last defence against a key
+    smuggled in through the URL (``https://user:sk-...@host/v1``, ``?api_key=``,
+    ``/v1;k=KEY``, ``/KEY/v1``). Non-URL values such as ``imported:file.jsonl`` or
+    ``local:model.gguf`` pass through unchanged.
     """
     try:
         parts = urlsplit(base_url)
@@ -55,16 +53,7 @@ def strip_credentials(base_url: str) -> str:
         return base_url
     if not parts.scheme or not parts.netloc:
         return base_url
-    netloc = parts.netloc.rpartition("@")[2]
-    query = parts.query
-    if query:
-        kept = [
-            (name, value)
-            for name, value in parse_qsl(query, keep_blank_values=True)
-            if not any(marker in name.lower() for marker in _SECRET_PARAM_MARKERS)
-        ]
-        query = urlencode(kept)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, parts.fragment))
+    return public_url(base_url)
 
 
 # -- items ---------------------------------------------------------------
@@ -132,6 +121,25 @@ JUDGMENT_COLUMNS = (
     "base_url", "sampling", "rubric_name", "rubric_version", "rubric_hash", "cache_key",
     "prompt_tokens", "completion_tokens", "latency_ms", "finish_reason", "error",
     "judgekit_version", "created_at", "imported", "confidence",
+)
+
+
+#: The statuses of a finished call (the model answered), as an SQL list.
+FINISHED_STATUSES_SQL = "('ok', 'parse_error', 'refusal', 'truncated')"
+_JUDGMENT_NAMES = ", ".join(JUDGMENT_COLUMNS)
+_JUDGMENT_PARAMS = ", ".join(f":{column}" for column in JUDGMENT_COLUMNS)
+#: Insert a judgment; a finished one supersedes the key's latest finished outcome
+#: (read in the same statement, so rows written one after another chain up).
+JUDGMENT_INSERT_SQL = (
+    f"INSERT INTO judgments ({_JUDGMENT_NAMES}, supersedes) VALUES ({_JUDGMENT_PARAMS}, "
+    f"CASE WHEN :status IN {FINISHED_STATUSES_SQL} THEN (SELECT MAX(id) FROM judgments "
+    f"WHERE cache_key = :cache_key AND status IN {FINISHED_STATUSES_SQL}) END)"
+)
+#: Insert a judgment made under a claim: it supersedes what the claim saw (``:supersedes``),
+#: so a duplicate of a concurrent run's outcome breaks the unique index instead of chaining.
+CLAIMED_INSERT_SQL = (
+    f"INSERT INTO judgments ({_JUDGMENT_NAMES}, supersedes) VALUES ({_JUDGMENT_PARAMS}, "
+    f"CASE WHEN :status IN {FINISHED_STATUSES_SQL} THEN :supersedes END)"
 )
 
 

@@ -9,7 +9,7 @@ updated: a later row with the same cache key supersedes an earlier one, and
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
@@ -126,10 +126,7 @@ class RunsJudgmentsMixin(StoreBase):
     @staticmethod
     def _insert_judgments(conn: sqlite3.Connection, judgments: Sequence[Judgment]) -> None:
         try:
-            conn.executemany(
-                R.insert_sql("judgments", R.JUDGMENT_COLUMNS),
-                [R.judgment_to_row(j) for j in judgments],
-            )
+            conn.executemany(R.JUDGMENT_INSERT_SQL, [R.judgment_to_row(j) for j in judgments])
         except sqlite3.IntegrityError as exc:
             runs = sorted({j.run_id for j in judgments})
             raise StoreError(
@@ -139,17 +136,34 @@ class RunsJudgmentsMixin(StoreBase):
 
     def cached_judgments(self, cache_keys: Iterable[str]) -> dict[str, Judgment]:
         """Latest judgment per cache key among ``cache_keys`` (any status)."""
-        keys = list(dict.fromkeys(cache_keys))
         found: dict[str, Judgment] = {}
+        for row in self._latest_rows(cache_keys, R.JUDGMENT_SELECT):
+            judgment = R.row_to_judgment(row)
+            found[judgment.cache_key] = judgment
+        return found
+
+    def latest_judgments_by_key(
+        self, cache_keys: Iterable[str]
+    ) -> dict[str, tuple[int, Judgment]]:
+        """Latest judgment per cache key among ``cache_keys`` with its row id (any status).
+
+        The id tells a run whether an outcome was recorded since it looked (claims).
+        """
+        found: dict[str, tuple[int, Judgment]] = {}
+        for row in self._latest_rows(cache_keys, f"{R.JUDGMENT_SELECT}, id"):
+            judgment = R.row_to_judgment(row[:-1])
+            found[judgment.cache_key] = (row[-1], judgment)
+        return found
+
+    def _latest_rows(self, cache_keys: Iterable[str], columns: str) -> Iterator[tuple[Any, ...]]:
+        """``columns`` of the latest row per cache key, one query per chunk of keys."""
+        keys = list(dict.fromkeys(cache_keys))
         for chunk in chunks(keys):
-            for row in self._tuples(
-                f"SELECT {R.JUDGMENT_SELECT} FROM judgments WHERE id IN (SELECT MAX(id) "
+            yield from self._tuples(
+                f"SELECT {columns} FROM judgments WHERE id IN (SELECT MAX(id) "
                 f"FROM judgments WHERE cache_key IN ({marks(len(chunk))}) GROUP BY cache_key)",
                 list(chunk),
-            ):
-                judgment = R.row_to_judgment(row)
-                found[judgment.cache_key] = judgment
-        return found
+            )
 
     def judgments(
         self,

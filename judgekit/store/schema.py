@@ -287,6 +287,40 @@ def tokens_and_views(db: Database) -> None:
     )
 
 
+@migrations(name="0006_one_outcome_per_call")
+def one_outcome_per_call(db: Database) -> None:
+    """Claims on calls, and at most one finished outcome per cache key and predecessor.
+
+    ``claims`` holds the calls runs are making now (see ``judgekit/store/claims.py``).
+    ``judgments.supersedes`` is the id of the finished outcome a finished row
+    replaces (NULL for the first; always NULL for transient failures). Stores
+    written before may already hold duplicate finished rows for one key (two runs
+    at once): the backfill chains them in id order, so every existing row is kept,
+    the latest still wins, and the unique index can be built.
+    """
+    finished = "('ok', 'parse_error', 'refusal', 'truncated')"
+    _run(
+        db,
+        f"""
+        CREATE TABLE claims (
+            cache_key TEXT PRIMARY KEY,
+            owner TEXT NOT NULL,
+            expires_at REAL NOT NULL,
+            supersedes INTEGER
+        );
+        CREATE INDEX claims_by_owner ON claims (owner);
+        ALTER TABLE judgments ADD COLUMN supersedes INTEGER;
+        UPDATE judgments SET supersedes = (
+            SELECT MAX(earlier.id) FROM judgments AS earlier
+            WHERE earlier.cache_key = judgments.cache_key AND earlier.id < judgments.id
+              AND earlier.status IN {finished}
+        ) WHERE status IN {finished};
+        CREATE UNIQUE INDEX judgments_one_outcome
+            ON judgments (cache_key, IFNULL(supersedes, 0)) WHERE status IN {finished}
+        """,
+    )
+
+
 def known_migrations() -> list[str]:
     """Every migration this version of judgekit knows, oldest first."""
     return [migration.name for migration in migrations._migrations]

@@ -1,18 +1,26 @@
-"""Shared pieces of the adversarial suite: run the real CLI entry point, fingerprint a store.
+"""Shared pieces of the adversarial suite: run the real CLI entry point, fingerprint a store,
+and a hostile endpoint with items it can tell apart.
 
 Every refused command must exit 2 with one ``error:`` line on stderr and leave
 the store exactly as it was, so tests compare the store's bytes (or its row
 counts, where SQLite may legitimately rewrite pages) before and after.
+
+The endpoint tests run a :class:`~tests.support.hostile_server.HostileServer`;
+their items carry ``ITEM:<id>`` in the prompt so the server counts calls per
+item, and ``judge_process`` runs ``judgekit judge`` in its own process so it can
+be interrupted or killed.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -20,6 +28,9 @@ import pytest
 from click.testing import CliRunner
 
 from judgekit.cli.main import main
+from judgekit.rubrics import load_rubric
+from judgekit.types import Item, Rubric
+from tests.support.hostile_server import HostileServer
 
 REPO = Path(__file__).resolve().parents[2]
 FACTS = REPO / "judgekit" / "data" / "demo" / "facts.jsonl"
@@ -94,3 +105,56 @@ def store_path(tmp_path: Path) -> Iterator[Path]:
     result = run("judgments", "import", str(verdicts), "-r", "correctness", "--db", str(db))
     assert result.code == 0, result.err
     yield db
+
+
+# -- the hostile endpoint ----------------------------------------------------------
+
+
+@pytest.fixture
+def hostile() -> Iterator[HostileServer]:
+    with HostileServer() as server:
+        yield server
+
+
+@pytest.fixture
+def rubric() -> Rubric:
+    return load_rubric("rubrics/correctness.toml")
+
+
+def make_items(n: int) -> list[Item]:
+    """Items whose prompts carry ``ITEM:<id>``, so the server counts calls per item."""
+    return [Item(id=f"i{k}", input=f"ITEM:i{k} What is {k}+1?", response=str(k + 1),
+                 reference=str(k + 1)) for k in range(n)]
+
+
+def write_items(path: Path, n: int) -> Path:
+    with path.open("w", encoding="utf-8") as handle:
+        for item in make_items(n):
+            handle.write(json.dumps({"id": item.id, "input": item.input,
+                                     "response": item.response,
+                                     "reference": item.reference}) + "\n")
+    return path
+
+
+def judge_process(base_url: str, data: Path, db: Path, *extra: str) -> subprocess.Popen[str]:
+    """``judgekit judge`` in its own process (so it can be interrupted or killed)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "judgekit", "judge", "-r", "rubrics/correctness.toml",
+         "--data", str(data), "--db", str(db), "--base-url", base_url, "--model", "m",
+         "--no-progress", *extra],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def wait_until(condition: Callable[[], bool], *, limit_s: float = 300.0,
+               proc: subprocess.Popen[str] | None = None) -> None:
+    """Poll ``condition`` until true; fail (never hang) after ``limit_s`` or if ``proc`` ends."""
+    deadline = time.monotonic() + limit_s
+    while not condition():
+        if proc is not None and proc.poll() is not None:
+            _, err = proc.communicate()
+            pytest.fail(f"the process ended (exit {proc.returncode}) first: {err[-2000:]}")
+        if time.monotonic() > deadline:
+            pytest.fail(f"condition not met within {limit_s:g} s")
+        time.sleep(0.02)

@@ -1,0 +1,168 @@
+"""Ctrl-C during a run: stop sending, store what is in flight, then stop.
+
+Cancelling a run at once throws away answers the endpoint has already sent (and
+billed). So the first SIGINT only *requests* a stop: no new call starts, no
+retry is attempted, waits (rate limit, backoff) end at once, and the calls
+whose request is in flight get up to :data:`GRACE_S` seconds to answer and be
+committed. A second SIGINT, or the end of the grace period, cancels what is
+left. The run then ends as interrupted (:class:`RunInterrupted`, a
+``KeyboardInterrupt``), its summary recorded; a rerun finishes the rest.
+
+The handler is installed only in the main thread of a loop that supports
+signal handlers; elsewhere Ctrl-C cancels as before.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import signal
+import sys
+import threading
+from collections.abc import Awaitable, Callable, Collection, Iterator
+from contextlib import contextmanager
+from typing import TextIO
+
+#: Seconds the calls in flight get to finish after the first Ctrl-C.
+GRACE_S = 10.0
+
+
+class CallStopped(Exception):
+    """A call not started, or not retried, because the run is stopping."""
+
+
+class RunInterrupted(KeyboardInterrupt):
+    """The run stopped on request after storing every answer that arrived in time."""
+
+
+class Stopper:
+    """The stop request of one run: first :meth:`request` stops sending, the second forces."""
+
+    def __init__(self, *, grace_s: float = GRACE_S, stream: TextIO | None = None) -> None:
+        self.grace_s = grace_s
+        self.stream = stream or sys.stderr
+        self.requested = asyncio.Event()
+        self.forced = asyncio.Event()
+        self.by_signal = False
+
+    def request(self) -> None:
+        """Ask the run to stop (what the first Ctrl-C does); a second request forces it."""
+        if not self.requested.is_set():
+            self.requested.set()
+            self._say(f"stopping: no new calls; waiting up to {self.grace_s:g} s for the calls "
+                      "in flight to be stored (Ctrl-C again to stop now)")
+        elif not self.forced.is_set():
+            self.forced.set()
+            self._say("stopping now: calls still in flight are abandoned")
+
+    def _on_signal(self) -> None:
+        self.by_signal = True
+        self.request()
+
+    def _say(self, message: str) -> None:
+        self.stream.write(f"\n{message}\n")
+        self.stream.flush()
+
+    @contextmanager
+    def on_sigint(self) -> Iterator[None]:
+        """While inside, SIGINT calls :meth:`request` instead of cancelling the run."""
+        if threading.current_thread() is not threading.main_thread():
+            yield
+            return
+        loop = asyncio.get_running_loop()
+        previous = signal.getsignal(signal.SIGINT)
+        try:
+            loop.add_signal_handler(signal.SIGINT, self._on_signal)
+        except (NotImplementedError, RuntimeError, ValueError):
+            yield
+            return
+        try:
+            yield
+        finally:
+            loop.remove_signal_handler(signal.SIGINT)
+            if previous is not None:
+                signal.signal(signal.SIGINT, previous)
+
+    def check(self) -> None:
+        """Raise :class:`CallStopped` once a stop was requested."""
+        if self.requested.is_set():
+            raise CallStopped
+
+    async def sleep(self, seconds: float) -> None:
+        """``asyncio.sleep`` that ends with :class:`CallStopped` when a stop is requested."""
+        self.check()
+        try:
+            await asyncio.wait_for(self.requested.wait(), seconds)
+        except TimeoutError:
+            return
+        raise CallStopped
+
+    def gate(
+        self, before: Callable[[], Awaitable[None]] | None
+    ) -> Callable[[], Awaitable[None]]:
+        """A ``before_attempt`` hook: no attempt starts once stopping, even after a wait."""
+
+        async def before_attempt() -> None:
+            self.check()
+            if before is not None:
+                waiting = asyncio.ensure_future(before())
+                stop = asyncio.ensure_future(self.requested.wait())
+                done, _ = await asyncio.wait({waiting, stop}, return_when=asyncio.FIRST_COMPLETED)
+                stop.cancel()
+                if waiting not in done:
+                    waiting.cancel()
+                    raise CallStopped
+                waiting.result()
+            self.check()
+
+        return before_attempt
+
+    async def drain(self, pending: Collection[asyncio.Task[None]],
+                    busy: Callable[[asyncio.Task[None]], bool]) -> None:
+        """After a stop request: cancel idle tasks, give busy ones the grace period."""
+        waiting = {task for task in pending if busy(task)}
+        for task in pending:
+            if task not in waiting:
+                task.cancel()
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + self.grace_s
+        forced = asyncio.ensure_future(self.forced.wait())
+        try:
+            while waiting and not forced.done():
+                remaining = deadline - loop.time()
+                if remaining <= 0:
+                    break
+                done, _ = await asyncio.wait({*waiting, forced}, timeout=remaining,
+                                             return_when=asyncio.FIRST_COMPLETED)
+                waiting -= done
+        finally:
+            forced.cancel()
+
+
+async def supervise(
+    tasks: list[asyncio.Task[None]], stopper: Stopper, busy: Callable[[asyncio.Task[None]], bool]
+) -> None:
+    """Wait for every task; on the first error cancel the rest and raise it.
+
+    On a stop request, :meth:`Stopper.drain` the tasks, then raise
+    :class:`RunInterrupted`. Cancellation from outside cancels everything at once.
+    """
+    stop = asyncio.ensure_future(stopper.requested.wait())
+    pending: set[asyncio.Task[None]] = set(tasks)
+    try:
+        while pending:
+            done, _ = await asyncio.wait({*pending, stop}, return_when=asyncio.FIRST_COMPLETED)
+            for task in done:
+                if task is not stop and not task.cancelled() and task.exception() is not None:
+                    raise task.exception()  # type: ignore[misc]
+            pending -= done
+            if stop in done:
+                await stopper.drain(pending, busy)
+                raise RunInterrupted
+    finally:
+        stop.cancel()
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
+__all__ = ["GRACE_S", "CallStopped", "RunInterrupted", "Stopper", "supervise"]
