@@ -224,3 +224,14 @@ def probe_extras(bias: Bias) -> Iterator[tuple[ProbeEntry, dict[str, Stat]]]:
         others = {k: v for k, v in entry.stats.items() if k not in bias.headline}
         if others:
             yield entry, others
+
+
+def probe_source(entry: ProbeEntry) -> str:
+    """Where a probe entry's figures come from: its stored run, or the paired items."""
+    return f"run {entry.run_id}" if entry.run_id else "computed from the paired items"
+
+
+def probe_note(entry: ProbeEntry) -> str | None:
+    """A probe's sentence for the reader, when it has one (e.g. scale ends never used)."""
+    note = entry.details.get("note")
+    return str(note) if note else None

@@ -8,8 +8,9 @@ report looks the same as the screen.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from html import escape
+from typing import Any
 
 from judgekit.report._format import num
 from judgekit.report.model import Confusion, ScatterPoint, Stat
@@ -198,3 +199,31 @@ def bias_bars(bars: Sequence[tuple[str, Stat]]) -> str:
                 f'stroke="#000" stroke-width="1.5"/>'
             )
     return _svg(right + 30, height, body, "position-bars", "Position-bias rates")
+
+
+def reliability_diagram(bins: Sequence[Mapping[str, Any]]) -> str:
+    """Accuracy against mean confidence per bin, on the unit square with its diagonal."""
+    left, right, top, bottom = 60, 320, 20, 280
+    sx, ox = _scale(0.0, 1.0, left, right)
+    sy, oy = _scale(0.0, 1.0, bottom, top)
+    body = [
+        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{bottom}" stroke="{_AXIS}"/>',
+        f'<line x1="{left}" y1="{top}" x2="{left}" y2="{bottom}" stroke="{_AXIS}"/>',
+        f'<line x1="{left}" y1="{bottom}" x2="{right}" y2="{top}" stroke="{_AXIS}" '
+        'stroke-dasharray="4 3"/>',
+        _text((left + right) / 2, bottom + 32, "judge's confidence"),
+        _text(14, (top + bottom) / 2, "agrees with people",
+              extra=f'transform="rotate(-90 14 {(top + bottom) / 2})"'),
+        _text(left, bottom + 16, "0"), _text(right, bottom + 16, "1"),
+        _text(left - 6, top + 4, "1", anchor="end"),
+    ]
+    total = sum(int(b.get("n", 0)) for b in bins) or 1
+    for b in bins:
+        conf, acc, n = float(b["confidence"]), float(b["accuracy"]), int(b["n"])
+        radius = 3 + 12 * math.sqrt(n / total)
+        body.append(
+            f'<circle class="bin" cx="{sx * conf + ox:.1f}" cy="{sy * acc + oy:.1f}" '
+            f'r="{radius:.1f}" fill="{_BLUE}" fill-opacity="0.6"><title>confidence '
+            f"{num(conf)}, agreement {num(acc)}, n={n}</title></circle>"
+        )
+    return _svg(right + 20, bottom + 40, body, "reliability", "Reliability diagram")

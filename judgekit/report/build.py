@@ -25,6 +25,7 @@ from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import ItemKey, cluster_ids, pair_up
 from judgekit.report.planning import planned_total
 from judgekit.report.reference import human_reference, label_counts, reference_notes
+from judgekit.report.scale_probes import with_paired_probes
 from judgekit.report.verdict import decide
 from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
@@ -107,6 +108,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS,
                       store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
+    bias = with_paired_probes(bias, pairing, judgments, scale, spec)
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)
     estimates = estimate_section(
         store,

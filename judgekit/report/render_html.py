@@ -22,6 +22,8 @@ from judgekit.report._format import (
     num,
     pct,
     probe_extras,
+    probe_note,
+    probe_source,
     provenance_pairs,
     pvalue_text,
     rule_text,
@@ -226,8 +228,16 @@ def render_html(report: Report) -> str:
     if report.bias.probes:
         parts.append(_stat_table(report.bias.headline))
         for entry, others in probe_extras(report.bias):
-            parts.append(f"<h3>{_e(entry.probe)} probe (run {_e(entry.run_id)})</h3>")
+            parts.append(f"<h3>{_e(entry.probe)} probe ({_e(probe_source(entry))})</h3>")
             parts.append(_stat_table(others))
+            if (note := probe_note(entry)) is not None:
+                parts.append(f"<p>Note: {_e(note)}</p>")
+            bins = entry.details.get("reliability")
+            if entry.probe == "confidence_calibration" and isinstance(bins, list) and bins:
+                parts.append(_figure(_svg.reliability_diagram(bins),
+                                     "Reliability diagram: accuracy against the judge's stated "
+                                     "confidence per bin (the diagonal is perfect calibration; "
+                                     "dot area grows with the bin's count)."))
     else:
         parts.append('<p class="muted">No probe results stored.</p>')
 

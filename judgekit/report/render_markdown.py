@@ -21,6 +21,8 @@ from judgekit.report._format import (
     num,
     pct,
     probe_extras,
+    probe_note,
+    probe_source,
     pvalue_text,
     rule_text,
     sampling_text,
@@ -178,8 +180,12 @@ def render_markdown(report: Report) -> str:
     else:
         out += _stat_table(report.bias.headline)
         for entry, others in probe_extras(report.bias):
-            out += ["", f"### {_cell(entry.probe)} probe (run {markdown_code(entry.run_id)})", ""]
+            source = (f"run {markdown_code(entry.run_id)}" if entry.run_id
+                      else _cell(probe_source(entry)))
+            out += ["", f"### {_cell(entry.probe)} probe ({source})", ""]
             out += _stat_table(others)
+            if (note := probe_note(entry)) is not None:
+                out += ["", f"Note: {_cell(note)}"]
 
     out += [
         "",

@@ -15,6 +15,8 @@ from judgekit.report._format import (
     num,
     pct,
     probe_extras,
+    probe_note,
+    probe_source,
     provenance_pairs,
     pvalue_text,
     rule_text,
@@ -158,8 +160,10 @@ def render_text(report: Report) -> str:
     else:
         out.extend(_stat_lines(bias.headline))
         for entry, others in probe_extras(bias):
-            out.append(f"  [{entry.probe} probe, run {entry.run_id}]")
+            out.append(f"  [{entry.probe} probe, {probe_source(entry)}]")
             out.extend("  " + line for line in _stat_lines(others))
+            if (note := probe_note(entry)) is not None:
+                out.append(f"    Note: {note}")
 
     verdict = report.verdict
     out += [
