@@ -6,7 +6,6 @@ import importlib.util
 import os
 import subprocess
 import sys
-import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
@@ -85,13 +84,11 @@ def test_cached_rerun_does_not_start_the_local_judge(tmp_path: Path) -> None:
     first = _judgekit(*args, cwd=tmp_path)
     assert first.returncode == 0, first.stderr
     assert "starting the local judge" in first.stderr and "3 judged now" in first.stdout
-    started = time.perf_counter()
     again = _judgekit(*args, cwd=tmp_path)
-    elapsed = time.perf_counter() - started
     assert again.returncode == 0, again.stderr
     assert "every call is cached, the local judge is not started" in again.stderr
     assert "3 cached, 0 judged now, 0 requests" in again.stdout
-    assert elapsed < 3.0  # about 0.5 s on a quiet machine: no model load, no openai import
+    assert "starting the local judge" not in again.stderr  # no model load
 
 
 @pytest.mark.e2e
@@ -109,9 +106,7 @@ def test_server_stops_on_exit() -> None:
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_demo_end_to_end(tmp_path: Path) -> None:
-    started = time.perf_counter()
     done = _judgekit("demo", cwd=tmp_path)
-    elapsed = time.perf_counter() - started
     assert done.returncode == 0, done.stderr
     db = tmp_path / "judgekit-demo" / "judgekit.db"
     assert db.exists()
@@ -126,4 +121,3 @@ def test_demo_end_to_end(tmp_path: Path) -> None:
         assert sum(j.variant == "swapped" for j in pairs) == 12
         assert [r["probe"] for r in store.probe_results(pairs[0].rubric_hash)] == ["position"]
     assert "Position consistency" in done.stdout.split("calibration report: pairs")[1]
-    assert elapsed < 300  # about a minute on a quiet 2-core machine

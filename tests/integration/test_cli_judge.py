@@ -121,13 +121,10 @@ def test_local_judge_starts_only_when_some_call_is_not_cached(
         assert ServedLocalJudge.starts == 1 and "starting the local judge" in first
         assert "24 judged now" in first
         # a new port every time, but the cache key names the model file, not the port
-        started = time.perf_counter()
         again = invoke(*args)
-        elapsed = time.perf_counter() - started
         assert ServedLocalJudge.starts == 1, "the local judge was started for cached work"
         assert "every call is cached, the local judge is not started" in again
         assert "24 cached, 0 judged now, 0 requests" in again
-        assert elapsed < 2.0
         assert [i.server.request_count for i in ServedLocalJudge.instances[1:]] == [0]
         with open_store(tmp_path / "l.db") as store:
             assert {j.base_url for j in store.judgments()} == {"local:test-model.gguf"}

@@ -487,15 +487,14 @@ def test_record_import_creates_run_and_rows_atomically(store: Store) -> None:
 
 
 @pytest.mark.slow
-def test_cached_judgments_100k_keys_is_fast(run_store: Store) -> None:
+def test_cached_judgments_100k_keys(run_store: Store) -> None:
+    """Far more keys than SQLite's variable limit: every one is looked up (speed: bench_store)."""
     n = 100_000
     run_store.record_judgments([make_judgment(f"i{k}", cache_key=f"k{k}") for k in range(n)])
     keys = [f"k{k}" for k in range(n)] + [f"missing{k}" for k in range(1000)]
-    start = time.perf_counter()
     cached = run_store.cached_judgments(keys)
-    elapsed = time.perf_counter() - start
     assert len(cached) == n
-    assert elapsed < 10.0, f"cached_judgments took {elapsed:.1f}s for 100k keys"
+    assert cached["k99999"].item_id == "i99999" and "missing0" not in cached
 
 
 def test_capabilities_upsert(store: Store) -> None:
