@@ -1,8 +1,10 @@
 """``judgekit plan``: how many human labels a confidence interval of a given width needs.
 
-Uses the large-sample formulas in :mod:`judgekit.stats.planning` (Cohen's
-approximate SE for kappa, the binomial SE for proportions), so the answer can
-be checked with a calculator; treat it as a floor and plan more per slice.
+Uses the large-sample formulas in :mod:`judgekit.stats.planning`: for a binary
+kappa the Fleiss-Cohen-Everitt SE the report's analysis uses (on the 2x2 table
+with the given agreement and prevalence), Cohen's approximate SE for more
+categories, the binomial SE for proportions. Treat it as a floor and plan more
+per slice.
 """
 
 from __future__ import annotations
@@ -59,12 +61,14 @@ def plan(
                 )
             )
             kappa = expected if expected is not None or p_observed is not None else 0.7
+            binary = n_categories == 2
             n = stats.kappa_sample_size(
                 half_width=half_width,
                 expected_kappa=kappa,
                 p_observed=p_observed,
                 p_expected=pe,
                 confidence_level=confidence_level,
+                se="analysis" if binary else "cohen-1960",
             )
             if pe is None:
                 assert kappa is not None and p_observed is not None
@@ -75,7 +79,12 @@ def plan(
                 expected_kappa=round(kappa, 6),
                 p_observed=round(po, 6),
                 p_expected=round(pe, 6),
-                formula="n = z^2 p_o (1 - p_o) / (d^2 (1 - p_e)^2)",
+                formula=(
+                    "n = z^2 v / d^2, v = n Var(kappa) by Fleiss-Cohen-Everitt (1969) on the "
+                    "2x2 table with p_o, p_e and equal margins"
+                    if binary and pe >= 0.5
+                    else "n = z^2 p_o (1 - p_o) / (d^2 (1 - p_e)^2)"
+                ),
             )
         else:
             p = expected if expected is not None else 0.5

@@ -209,9 +209,22 @@ def stale_text(health: Health) -> str | None:
 
 
 def labels_needed_text(verdict: VerdictResult, pm: str = "+/-") -> str | None:
-    """How many more labels the target width needs (INSUFFICIENT DATA only)."""
+    """How many more labels the verdict asks for, and what they are for (INSUFFICIENT DATA only).
+
+    The verdict sizes the sample for one of two goals: when the estimate clears the
+    threshold but the lower bound does not, for the lower bound to clear it (if the
+    estimate held); otherwise for an interval of the target half-width.
+    """
     if verdict.labels_needed is None:
         return None
+    stat = verdict.statistic
+    if stat.defined and stat.statistic >= verdict.threshold and not (
+        stat.ci_low >= verdict.threshold
+    ):
+        return (
+            f"About {verdict.labels_needed} more labeled item(s) would lift the lower bound of "
+            f"the interval over {verdict.threshold:g}, if the estimate held."
+        )
     return (
         f"About {verdict.labels_needed} more labeled item(s) are needed for a "
         f"{pm}{verdict.target_half_width:g} interval."

@@ -79,11 +79,18 @@ def to_stat(result: Any, spec: IntervalSpec) -> Stat:
         if "clusters" in params and spec.clusters is not None:
             kwargs["clusters"] = spec.clusters
         method = spec.bootstrap_name if "n_resamples" in params else "bootstrap"
-    low, high = result.confidence_interval(**kwargs)
-    stat = Stat(statistic, float(low), float(high), n, method, reason)
+    interval = result.confidence_interval(**kwargs)
+    low, high = interval
+    stat = Stat(statistic, float(low), float(high), n, method, reason, _refusal(interval))
     if params.get("method") is not None and params["method"].default == "wilson":
         return wilson_if_collapsed(stat, spec)
     return stat
+
+
+def _refusal(interval: Any) -> str | None:
+    """Why a defined statistic has no interval (the stats layer's reason), else None."""
+    reason = getattr(interval, "reason", None)
+    return f"no interval: {reason}" if reason else None
 
 
 def wilson_if_collapsed(stat: Stat, spec: IntervalSpec) -> Stat:
@@ -97,7 +104,10 @@ def wilson_if_collapsed(stat: Stat, spec: IntervalSpec) -> Stat:
     interval claims no independence that ``--cluster-by`` ruled out. The stat's note
     says so in every format.
     """
-    if spec.clusters is None or not stat.defined or stat.ci_high - stat.ci_low > COLLAPSED_WIDTH:
+    collapsed = not (math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high)) or (
+        stat.ci_high - stat.ci_low <= COLLAPSED_WIDTH
+    )
+    if spec.clusters is None or not stat.defined or not collapsed:
         return stat
     k = len(set(spec.clusters.tolist()))
     low, high = wilson_bounds(stat.statistic * k, k, spec.confidence_level)
@@ -129,7 +139,7 @@ def bootstrap_stat(
     estimate = float(np.asarray(fn(*(a[None, ...] for a in arrays))).reshape(-1)[0])
     if not math.isfinite(estimate):
         return undefined("undefined on these items", n)
-    low, high = stats.bootstrap_ci(
+    interval = stats.bootstrap_ci(
         fn,
         *arrays,
         n_resamples=spec.n_resamples,
@@ -140,7 +150,8 @@ def bootstrap_stat(
         strata=strata,
     )
     name = spec.bootstrap_name if strata is None else f"stratified {spec.bootstrap_name}"
-    return Stat(estimate, float(low), float(high), n, name)
+    low, high = interval
+    return Stat(estimate, float(low), float(high), n, name, None, _refusal(interval))
 
 
 def proportion_stat(successes: npt.NDArray[np.bool_], spec: IntervalSpec) -> Stat:
@@ -216,7 +227,10 @@ def mean_difference(
         random_state=spec.random_state,
         clusters=spec.clusters,
     )
-    return Stat(res.statistic, res.ci_low, res.ci_high, res.n, spec.bootstrap_name)
+    return Stat(
+        res.statistic, res.ci_low, res.ci_high, res.n, spec.bootstrap_name, None,
+        _refusal(res.confidence_interval(spec.confidence_level)),
+    )
 
 
 def _ordinal(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> dict[str, Stat]:

@@ -141,10 +141,11 @@ def decide(
             f"{threshold:g}).",
             failing=failing,
         )
-    if not stat.defined or not (math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high)):
-        return insufficient(f"{name} is undefined on these items ({stat.reason or 'no interval'}).")
-
-    if stat.ci_high - stat.ci_low <= COLLAPSED_WIDTH:
+    if not stat.defined:
+        return insufficient(f"{name} is undefined on these items ({stat.reason or 'no value'}).")
+    no_interval = not (math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high))
+    perfect = agreement is not None and _degenerate.is_perfect(agreement.confusion)
+    if no_interval or perfect or stat.ci_high - stat.ci_low <= COLLAPSED_WIDTH:
         collapsed = _collapsed(
             name,
             primary,
@@ -162,6 +163,11 @@ def decide(
                 return insufficient(reason, needed)
             if not failing:  # a failing slice still fails below
                 return make("PASS", reason)
+        elif no_interval:
+            return insufficient(
+                f"{name} is {num(stat.statistic)} on {stat.n} items but has no interval "
+                f"({stat.note or stat.reason or 'undefined'})."
+            )
 
     bounds = f"{num(stat.statistic)} [{num(stat.ci_low)}, {num(stat.ci_high)}], n={stat.n}"
     if stat.ci_high < threshold:

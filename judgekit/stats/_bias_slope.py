@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from judgekit.stats._bias_common import NAN, statistic_dict
-from judgekit.stats._resample import percentile_interval
+from judgekit.stats._resample import bootstrap_pvalue, percentile_interval
 from judgekit.stats._validate import (
     FloatArray,
     as_1d,
@@ -257,12 +257,7 @@ def length_slope(
             rb = w @ unit_b
         parts.append(_solve(ra, rb)[0])
     replicates = np.concatenate(parts)
-    finite = replicates[np.isfinite(replicates)]
-    pvalue = NAN
-    if finite.size:
-        below = np.count_nonzero(finite <= 0) / finite.size
-        above = np.count_nonzero(finite >= 0) / finite.size
-        pvalue = float(min(1.0, 2.0 * min(below, above)))
+    pvalue = bootstrap_pvalue(replicates)
     return LengthSlopeResult(
         float(beta),
         n_items,

@@ -26,7 +26,12 @@ def _as_matrix(data: Any, name: str, rows: str) -> np.ndarray:
     if isinstance(data, np.ndarray):
         matrix = data
     else:
-        row_list = [list(row) for row in data]
+        try:
+            row_list = [list(row) for row in data]
+        except TypeError as exc:
+            raise ValueError(
+                f"{name} must be two-dimensional ({rows} x ...): a list of rows, not a flat list"
+            ) from exc
         lengths = {len(row) for row in row_list}
         if len(lengths) > 1:
             raise ValueError(

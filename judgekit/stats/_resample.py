@@ -21,6 +21,13 @@ from collections.abc import Callable, Iterator
 import numpy as np
 from scipy import special, stats
 
+from judgekit.stats._interval import (
+    COLLAPSED_REASON,
+    ConfidenceInterval,
+    is_zero_width,
+    refused,
+    too_many_undefined,
+)
 from judgekit.stats._validate import FloatArray, IntArray
 
 #: Upper bound on the number of cells one resampling chunk may allocate.
@@ -49,14 +56,49 @@ def wilson_bounds(successes: float, n: float, confidence_level: float) -> tuple[
     return max(0.0, float(low)), min(1.0, float(high))
 
 
-def percentile_interval(replicates: FloatArray, confidence_level: float) -> tuple[float, float]:
-    """Percentile interval over the finite replicates ((nan, nan) if there are none)."""
+def _checked_replicates(replicates: FloatArray) -> tuple[FloatArray, ConfidenceInterval | None]:
+    """The finite replicates, or the refusal when too many resamples were undefined."""
     finite = replicates[np.isfinite(replicates)]
+    n_undefined = int(replicates.size - finite.size)
     if finite.size == 0:
-        return float("nan"), float("nan")
+        everywhere = "the statistic is undefined in every bootstrap resample"
+        return finite, refused(everywhere, n_undefined)
+    reason = too_many_undefined(n_undefined, int(replicates.size))
+    return finite, None if reason is None else refused(reason, n_undefined)
+
+
+def percentile_interval(replicates: FloatArray, confidence_level: float) -> ConfidenceInterval:
+    """Percentile interval over the finite replicates, or NaN with a reason.
+
+    Refused when more than ``MAX_UNDEFINED_SHARE`` of the resamples are undefined
+    or when the interval has zero width (see :mod:`judgekit.stats._interval`).
+    """
+    finite, refusal = _checked_replicates(replicates)
+    if refusal is not None:
+        return refusal
+    n_undefined = int(replicates.size - finite.size)
     tail = (1.0 - confidence_level) / 2.0
     low, high = np.quantile(finite, [tail, 1.0 - tail])
-    return float(low), float(high)
+    if is_zero_width(float(low), float(high)):
+        return refused(COLLAPSED_REASON, n_undefined)
+    return ConfidenceInterval(float(low), float(high), None, n_undefined)
+
+
+def bootstrap_pvalue(replicates: FloatArray) -> float:
+    """Two-sided bootstrap p-value of "the statistic is 0", never exactly 0.
+
+    2 * min((1 + #{r <= 0}) / (B + 1), (1 + #{r >= 0}) / (B + 1)) over the B finite
+    replicates (Davison & Hinkley 1997, eq. 4.11): with B resamples no p-value below
+    2 / (B + 1) can be claimed. NaN when no replicate is finite, or when every
+    replicate is the same non-zero value (one unit, or units all alike: the
+    bootstrap has no spread to test against).
+    """
+    finite = replicates[np.isfinite(replicates)]
+    if finite.size == 0 or (np.ptp(finite) == 0 and finite[0] != 0):
+        return float("nan")
+    below = (1 + np.count_nonzero(finite <= 0)) / (finite.size + 1)
+    above = (1 + np.count_nonzero(finite >= 0)) / (finite.size + 1)
+    return float(min(1.0, 2.0 * min(below, above)))
 
 
 def bca_interval(
@@ -65,15 +107,18 @@ def bca_interval(
     jackknife: FloatArray,
     jackknife_weights: FloatArray | None,
     confidence_level: float,
-) -> tuple[float, float]:
+) -> ConfidenceInterval:
     """Bias-corrected and accelerated interval (Efron 1987; Efron & Tibshirani 1993, ch. 14).
 
     ``jackknife`` holds leave-one-unit-out estimates; ``jackknife_weights`` says how
     many units each entry stands for (patterns merge identical units).
     """
-    finite = replicates[np.isfinite(replicates)]
-    if finite.size == 0 or not np.isfinite(estimate):
-        return float("nan"), float("nan")
+    finite, refusal = _checked_replicates(replicates)
+    if refusal is not None:
+        return refusal
+    if not np.isfinite(estimate):
+        return refused("the estimate is undefined")
+    n_undefined = int(replicates.size - finite.size)
     weights = np.ones_like(jackknife) if jackknife_weights is None else jackknife_weights
     ok = np.isfinite(jackknife)
     jk, w = jackknife[ok], weights[ok]
@@ -82,7 +127,11 @@ def bca_interval(
     ) / finite.size
     if proportion_below <= 0.0 or proportion_below >= 1.0:
         # every replicate on one side: the bias correction is infinite, BCa is undefined
-        return float("nan"), float("nan")
+        return refused(
+            "every bootstrap resample lies on one side of the estimate, so the BCa bias "
+            "correction is infinite",
+            n_undefined,
+        )
     z0 = special.ndtri(proportion_below)
     if jk.size == 0 or w.sum() == 0:
         acceleration = 0.0
@@ -97,7 +146,9 @@ def bca_interval(
         zq = special.ndtri(q)
         adjusted = stats.norm.cdf(z0 + (z0 + zq) / (1.0 - acceleration * (z0 + zq)))
         bounds.append(float(np.quantile(finite, float(np.clip(adjusted, 0.0, 1.0)))))
-    return bounds[0], bounds[1]
+    if is_zero_width(bounds[0], bounds[1]):
+        return refused(COLLAPSED_REASON, n_undefined)
+    return ConfidenceInterval(bounds[0], bounds[1], None, n_undefined)
 
 
 def chunk_rows(n_resamples: int, width: int) -> int:
@@ -185,7 +236,7 @@ def interval_from_sums(
     rng: np.random.Generator,
     clusters: IntArray | None,
     method: str,
-) -> tuple[float, float]:
+) -> ConfidenceInterval:
     """Percentile or BCa interval of a statistic that is a function of unit sums."""
     patterns, frequencies = patterns_of(contributions, clusters)
     return interval_from_patterns(
@@ -210,7 +261,7 @@ def interval_from_patterns(
     n_resamples: int,
     rng: np.random.Generator,
     method: str,
-) -> tuple[float, float]:
+) -> ConfidenceInterval:
     """Like :func:`interval_from_sums` for units already merged into patterns."""
     keep = frequencies > 0
     patterns, frequencies = patterns[keep], frequencies[keep]

@@ -18,6 +18,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from judgekit.stats import _resample, _tables
+from judgekit.stats._interval import ConfidenceInterval, refused
 from judgekit.stats._validate import (
     BoolArray,
     FloatArray,
@@ -30,8 +31,12 @@ from judgekit.stats._validate import (
     rng_from,
 )
 
+#: What ``confidence_interval`` returns: a (low, high) pair, in practice a
+#: :class:`~judgekit.stats._interval.ConfidenceInterval` carrying a refusal reason.
 Interval = tuple[float, float]
-NAN_INTERVAL: Interval = (float("nan"), float("nan"))
+NAN_INTERVAL: Interval = ConfidenceInterval(
+    float("nan"), float("nan"), "the statistic is undefined"
+)
 BOOTSTRAP_METHODS = ("bootstrap", "bca")
 
 
@@ -66,7 +71,8 @@ class ResultMixin:
         raise NotImplementedError
 
     def to_dict(self, confidence_level: float = 0.95, **ci_kwargs: Any) -> dict[str, Any]:
-        """``{"statistic", "ci_low", "ci_high", "n"}``, + ``"pvalue"``, + ``"reason"`` if undefined.
+        """``{"statistic", "ci_low", "ci_high", "n"}``, + ``"pvalue"``, + ``"reason"`` if undefined,
+        + ``"note"`` when the statistic is defined but its interval was refused (why).
 
         JSON-ready: NaN becomes None. Bootstrap intervals default to
         ``random_state=0`` here so a regenerated report shows the same numbers.
@@ -74,7 +80,8 @@ class ResultMixin:
         parameters = inspect.signature(self.confidence_interval).parameters
         if "random_state" in parameters:
             ci_kwargs.setdefault("random_state", 0)
-        low, high = self.confidence_interval(confidence_level=confidence_level, **ci_kwargs)
+        interval = self.confidence_interval(confidence_level=confidence_level, **ci_kwargs)
+        low, high = interval
         out: dict[str, Any] = {
             "statistic": _json_number(getattr(self, "statistic")),  # noqa: B009
             "ci_low": _json_number(low),
@@ -86,6 +93,8 @@ class ResultMixin:
         reason = getattr(self, "reason", None)
         if reason is not None:
             out["reason"] = reason
+        elif getattr(interval, "reason", None):
+            out["note"] = getattr(interval, "reason")  # noqa: B009 (why there is no interval)
         return out
 
 
@@ -113,6 +122,26 @@ class _TwoRaterTable(ResultMixin):
 
     _has_analytic_se: ClassVar[bool] = True
 
+    def _fixed_by_construction(self) -> str | None:
+        """Why every resample must give the same value, or None."""
+        return None
+
+    def _perfect_sample_interval(self, level: float, clusters: Any) -> Interval:
+        """Boundary-aware interval when the raters agree on every item.
+
+        Every resample of a perfect sample is perfect, so the bootstrap (and the
+        analytic SE, which is 0) would claim certainty. Observed agreement is at
+        least the Wilson lower bound L of units/units (each cluster counted once when
+        clusters are given), and the statistic rises with agreement, so
+        (L - p_e) / (1 - p_e) bounds it from below; the upper bound is 1.
+        """
+        units = self.n if clusters is None else len(set(used_clusters(clusters, self._used)))
+        low = _resample.wilson_bounds(units, units, level)[0]
+        p_e = self.p_expected
+        if not (math.isfinite(p_e) and p_e < 1.0):
+            return refused("chance agreement p_e = 1, so the statistic has no interval")
+        return ConfidenceInterval(max(-1.0, (low - p_e) / (1.0 - p_e)), 1.0)
+
     def _statistic_of_tables(self, tables: FloatArray) -> FloatArray:
         raise NotImplementedError
 
@@ -139,16 +168,23 @@ class _TwoRaterTable(ResultMixin):
         )
         if not math.isfinite(self.statistic):
             return NAN_INTERVAL
+        if method == "analytic" and not self._has_analytic_se:
+            raise ValueError(
+                "analytic intervals are implemented for Cohen's kappa only; "
+                "use method='bootstrap'"
+            )
+        fixed = self._fixed_by_construction()
+        if fixed is not None:
+            return refused(fixed)
+        if int(np.trace(self.confusion)) == self.n:
+            return self._perfect_sample_interval(level, clusters)
         if method == "analytic":
-            if not self._has_analytic_se:
-                raise ValueError(
-                    "analytic intervals are implemented for Cohen's kappa only; "
-                    "use method='bootstrap'"
-                )
-            if not math.isfinite(self.standard_error):
-                return NAN_INTERVAL
+            if not math.isfinite(self.standard_error) or self.standard_error <= 0:
+                return refused("the analytic standard error is undefined or 0 on these items")
             half = _resample.z_critical(level) * self.standard_error
-            return max(-1.0, self.statistic - half), min(1.0, self.statistic + half)
+            return ConfidenceInterval(
+                max(-1.0, self.statistic - half), min(1.0, self.statistic + half)
+            )
         k2 = len(self.labels) ** 2
         if clusters is None:
             patterns = np.eye(k2)
@@ -175,6 +211,18 @@ class _TwoRaterTable(ResultMixin):
 @dataclass(frozen=True)
 class KappaResult(_TwoRaterTable):
     """Cohen's kappa (weighted or not) of two raters; ``confusion`` rows = rater a."""
+
+    def _fixed_by_construction(self) -> str | None:
+        """A rater who used one category makes kappa exactly 0, whatever the other does."""
+        for side, margin in (("a", self.confusion.sum(axis=1)), ("b", self.confusion.sum(axis=0))):
+            used = np.flatnonzero(margin)
+            if used.size == 1:
+                return (
+                    f"rater {side} used only {self.labels[int(used[0])]!r}, so kappa is 0 by "
+                    "construction whatever the other rater does; an interval would describe "
+                    "nothing"
+                )
+        return None
 
     def _statistic_of_tables(self, tables: FloatArray) -> FloatArray:
         w = _tables.agreement_weights(len(self.labels), self.weights)
@@ -264,11 +312,30 @@ class _SumsResult(ResultMixin):
         random_state: RandomState = 0,
         clusters: Any = None,
     ) -> Interval:
-        """Percentile (or BCa) bootstrap over units, or over clusters of units when given."""
+        """Percentile (or BCa) bootstrap over units, or over clusters of units when given.
+
+        At a perfect sample (no observed disagreement) every resample is perfect too,
+        so a boundary-aware bound replaces the bootstrap (see ``_perfect_bound``).
+        """
         level = _check_bootstrap_args(confidence_level, method, n_resamples, BOOTSTRAP_METHODS)
         if not math.isfinite(float(getattr(self, "statistic"))):  # noqa: B009
             return NAN_INTERVAL
+        if self._is_perfect():
+            _, used = self._contributions()
+            units = (
+                int(used.sum()) if clusters is None else len(set(used_clusters(clusters, used)))
+            )
+            low = _resample.wilson_bounds(units, units, level)[0]
+            return ConfidenceInterval(max(-1.0, self._perfect_bound(low)), 1.0)
         return self._bootstrap(level, method, n_resamples, random_state, clusters)
+
+    def _is_perfect(self) -> bool:
+        """No observed disagreement at all (then the bootstrap cannot move the estimate)."""
+        return False
+
+    def _perfect_bound(self, agreement_low: float) -> float:
+        """Lower bound on the statistic when the agreeing share is at least ``agreement_low``."""
+        raise NotImplementedError
 
 
 @dataclass(frozen=True)
@@ -290,6 +357,12 @@ class FleissKappaResult(_SumsResult):
 
     def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
         return _tables.fleiss_from_sums(sums, self.n_raters)[0]
+
+    def _is_perfect(self) -> bool:
+        return self.p_observed >= 1.0 - _tables.EPS
+
+    def _perfect_bound(self, agreement_low: float) -> float:
+        return (agreement_low - self.p_expected) / (1.0 - self.p_expected)
 
 
 @dataclass(frozen=True)
@@ -313,6 +386,17 @@ class AlphaResult(_SumsResult):
 
     def _statistic_of_sums(self, sums: FloatArray) -> FloatArray:
         return _tables.alpha_from_sums(sums, self.level, self._numeric_domain)[0]
+
+    def _is_perfect(self) -> bool:
+        return self.observed_disagreement <= _tables.EPS
+
+    def _perfect_bound(self, agreement_low: float) -> float:
+        """D_o <= (1 - L) * the largest distance between values seen, so alpha >= 1 - that / D_e."""
+        totals = self._value_counts[self._used].sum(axis=0)[None, :]
+        distances = _tables.alpha_distances(self.level, self._numeric_domain, totals)[0]
+        seen = totals[0] > 0
+        largest = float(distances[np.ix_(seen, seen)].max())
+        return 1.0 - (1.0 - agreement_low) * largest / self.expected_disagreement
 
     def _bootstrap(
         self,

@@ -16,6 +16,7 @@ from typing import Any, ClassVar, Literal
 import numpy as np
 
 from judgekit.stats import _resample
+from judgekit.stats._interval import ConfidenceInterval
 from judgekit.stats._result import (
     Interval,
     ResultMixin,
@@ -201,7 +202,8 @@ class PairedBootstrapResult(ResampledResult):
     """statistic(a) - statistic(b) over the same items, with a paired bootstrap interval.
 
     ``pvalue`` is the two-sided bootstrap p-value of "no difference": twice the
-    share of replicates on the far side of zero (Efron & Tibshirani 1993, 16.4).
+    share of replicates on the far side of zero, counted as (1 + #) / (B + 1) so
+    that it is never 0 (Efron & Tibshirani 1993, 16.4; Davison & Hinkley 1997, 4.11).
     """
 
     statistic_a: float = float("nan")
@@ -292,4 +294,12 @@ class GroupedAccuracyResult(ResultMixin):
             replicates = np.mean(correct / sizes, axis=1)
         else:
             replicates = correct.sum(axis=1) / sizes.sum()
-        return _resample.percentile_interval(replicates.astype(np.float64), level)
+        interval = _resample.percentile_interval(replicates.astype(np.float64), level)
+        if which == "macro" and not interval.defined and np.all((rates == 0) | (rates == 1)):
+            # every group at 0/n or n/n: the binomial draws cannot move, so a
+            # boundary-aware interval replaces them: the mean of the groups' Wilson bounds
+            bounds = [g.confidence_interval(level) for g in self.groups.values()]
+            return ConfidenceInterval(
+                float(np.mean([b[0] for b in bounds])), float(np.mean([b[1] for b in bounds]))
+            )
+        return interval

@@ -119,6 +119,18 @@ def check_labels(labels: Iterable[Hashable]) -> tuple[Hashable, ...]:
     return declared
 
 
+def _reject_infinite_labels(arr: np.ndarray, name: str) -> None:
+    """An infinite value is a failed conversion upstream, never a category: say so."""
+    if arr.dtype.kind == "f":
+        bad = bool(np.isinf(arr).any())
+    elif arr.dtype.kind == "O":
+        bad = any(isinstance(v, float | np.floating) and math.isinf(v) for v in arr.tolist())
+    else:
+        bad = False
+    if bad:
+        raise ValueError(f"{name} contains an infinite value, which cannot be a label")
+
+
 def encode(
     columns: Sequence[tuple[str, np.ndarray]],
     labels: Iterable[Hashable] | None,
@@ -128,6 +140,8 @@ def encode(
     With ``labels`` the categories and their order are the declared ones and any
     other value is an error; without, they are the sorted distinct values seen.
     """
+    for name, arr in columns:
+        _reject_infinite_labels(arr, name)
     kinds = {"U" if arr.dtype.kind == "U" else arr.dtype.kind in "biuf" for _, arr in columns}
     if labels is None and kinds in ({True}, {"U"}):
         return _encode_numpy([arr for _, arr in columns])
@@ -217,10 +231,17 @@ def as_float_with_missing(values: Iterable[Any] | npt.ArrayLike, name: str) -> F
     arr = as_1d(values, name)
     if arr.dtype.kind in "iub":
         return arr.astype(np.float64)
+    if arr.dtype.kind in "USa":
+        raise ValueError(f"{name} must contain numbers (None/NaN for missing), not text")
     if arr.dtype.kind == "f":
         out = arr.astype(np.float64)
     else:
         mask = missing_mask(arr)
+        text = [v for v in arr[~mask].tolist() if isinstance(v, str | bytes)]
+        if text:
+            raise ValueError(
+                f"{name} must contain numbers (None/NaN for missing), not text such as {text[0]!r}"
+            )
         out = np.full(arr.shape, np.nan)
         try:
             out[~mask] = np.asarray([float(v) for v in arr[~mask]], dtype=np.float64)

@@ -111,6 +111,31 @@ def _two_rater_result(
     )
 
 
+def _check_consecutive_scale(categories: tuple[Hashable, ...]) -> None:
+    """Weights over the values seen are the scale's weights only if no level is missing.
+
+    Without ``labels=`` the categories are the sorted values seen; a 1-5 scale whose 3
+    and 4 were never used would then be weighted as if 2 and 5 were neighbours
+    (quadratic kappa 0.478 instead of 0.530 on the issue's example).
+    """
+    numeric = all(
+        isinstance(c, int | float | np.integer | np.floating) and not isinstance(c, bool)
+        for c in categories
+    )
+    if not numeric:
+        return
+    values = np.asarray(categories, dtype=np.float64)
+    consecutive = bool(np.all(values == np.round(values))) and bool(
+        np.all(np.diff(values) == 1.0)
+    )
+    if not consecutive:
+        raise ValueError(
+            f"weighted kappa over the values seen {list(categories)!r} would change the "
+            "scale's spacing (a level is unused or the values are not consecutive integers); "
+            "pass labels= with the full scale in order"
+        )
+
+
 def cohen_kappa(
     a: Iterable[Any] | npt.ArrayLike,
     b: Iterable[Any] | npt.ArrayLike,
@@ -123,14 +148,18 @@ def cohen_kappa(
     kappa = (p_o - p_e) / (1 - p_e), with p_o the (weighted) observed agreement
     and p_e the agreement expected from the two raters' marginals. A pair with
     None/NaN on either side is dropped; ``n`` counts the pairs used. With
-    ``weights`` the category order is ``labels`` if given, else the sorted
-    values. The analytic standard error is Fleiss, Cohen & Everitt (1969).
+    ``weights`` the category order is ``labels`` if given (the declared scale,
+    used or not), else the sorted values, which must then be consecutive integers
+    when numeric (a gap would silently change the spacing: ValueError). The
+    analytic standard error is Fleiss, Cohen & Everitt (1969).
     Undefined (NaN, with ``reason``) when both raters used one identical
     category (p_e = 1) or no pair is complete.
     """
     check_choice(weights, "weights", (None, "linear", "quadratic"))
     table = _table(a, b, labels)
     confusion, cells, _, categories = table
+    if weights is not None and labels is None:
+        _check_consecutive_scale(categories)
     n = int(cells.size)
     k = len(categories)
     w = _tables.agreement_weights(k, weights)

@@ -280,7 +280,13 @@ def _as_index(arr: np.ndarray, name: str) -> FloatArray:
     for i, (v, m) in enumerate(zip(arr.tolist(), missing.tolist(), strict=True)):
         if m:
             continue
-        if isinstance(v, bool) or not float(v).is_integer() or v < 0:
+        if (
+            isinstance(v, bool)
+            or not isinstance(v, int | float | np.integer | np.floating)
+            or not math.isfinite(float(v))
+            or not float(v).is_integer()
+            or v < 0
+        ):
             raise ValueError(f"{name} must hold level indices (integers >= 0) or None; got {v!r}")
         out[i] = float(v)
     return out

@@ -9,6 +9,7 @@ pairs (Fisher z is available as ``method="fisher"``).
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -188,19 +189,41 @@ def _kendall_fisher_variance(n: int) -> float:
     return 0.437 / (n - 4) if n > 4 else float("nan")
 
 
+#: Up to this many pairs the Spearman p-value is the exact permutation p (n! orderings).
+EXACT_PERMUTATION_MAX_N = 8
+
+
+def _spearman_exact_pvalue(x: FloatArray, y: FloatArray, rho: float) -> float:
+    """Two-sided exact permutation p of rho: share of the n! pairings with |rho*| >= |rho|.
+
+    At small n the t approximation is badly off (n = 4 in perfect order gives 0.0
+    where the exact p is 2/24 = 1/12; n = 2 gives NaN where it is 1).
+    """
+    n = x.size
+    ry = stats.rankdata(y)
+    orders = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
+    permuted = _spearman_batch(np.broadcast_to(x, (orders.shape[0], n)), ry[orders])
+    extreme = np.count_nonzero(np.abs(permuted) >= abs(rho) - 1e-12)
+    return float(extreme / orders.shape[0])
+
+
 def spearman(
     x: Iterable[Any] | npt.ArrayLike, y: Iterable[Any] | npt.ArrayLike
 ) -> CorrelationResult:
     """Spearman's rank correlation (Pearson correlation of mid-ranks).
 
-    Pairs with None/NaN on either side are dropped. The p-value is scipy's
-    (t distribution with n-2 degrees of freedom). Undefined (NaN) with fewer
-    than two pairs or a constant variable.
+    Pairs with None/NaN on either side are dropped. The p-value is the exact
+    permutation p up to ``EXACT_PERMUTATION_MAX_N`` pairs, scipy's t approximation
+    (n-2 degrees of freedom) beyond. Undefined (NaN) with fewer than two pairs or a
+    constant variable.
     """
 
     def compute(a: FloatArray, b: FloatArray) -> tuple[float, float]:
         res = stats.spearmanr(a, b)
-        return float(res.statistic), float(res.pvalue)
+        rho = float(res.statistic)
+        if a.size <= EXACT_PERMUTATION_MAX_N:
+            return rho, _spearman_exact_pvalue(a, b, rho)
+        return rho, float(res.pvalue)
 
     return _correlation(
         x, y, "spearman", compute, _spearman_batch, _spearman_weighted, _spearman_fisher_variance

@@ -16,6 +16,7 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit.stats import _resample
+from judgekit.stats._interval import ConfidenceInterval, refused
 from judgekit.stats._result import used_clusters
 from judgekit.stats._result_outcomes import PairedBootstrapResult
 from judgekit.stats._validate import (
@@ -130,7 +131,7 @@ def bootstrap_ci(
     method: Literal["percentile", "bca"] = "percentile",
     vectorized: bool = False,
     strata: npt.ArrayLike | None = None,
-) -> tuple[float, float]:
+) -> ConfidenceInterval:
     """Bootstrap interval of ``statistic_fn(*arrays)``, resampling items jointly.
 
     All arrays are indexed by the same resampled item indices (a paired
@@ -158,7 +159,7 @@ def bootstrap_ci(
     else:
         estimate = float(statistic_fn(*data))
     if not np.isfinite(estimate):
-        return float("nan"), float("nan")
+        return refused("the statistic is undefined on the data")
     replicates = _replicates(
         statistic_fn, data, n, n_resamples, rng, codes, vectorized, unit_strata
     )
@@ -166,15 +167,6 @@ def bootstrap_ci(
         jackknife = _jackknife(statistic_fn, data, n, codes, vectorized)
         return _resample.bca_interval(replicates, estimate, jackknife, None, level)
     return _resample.percentile_interval(replicates, level)
-
-
-def _bootstrap_pvalue(replicates: FloatArray) -> float:
-    finite = replicates[np.isfinite(replicates)]
-    if finite.size == 0:
-        return float("nan")
-    below = np.count_nonzero(finite <= 0) / finite.size
-    above = np.count_nonzero(finite >= 0) / finite.size
-    return float(min(1.0, 2.0 * min(below, above)))
 
 
 def paired_bootstrap(
@@ -249,7 +241,7 @@ def paired_bootstrap(
         _jackknife=np.asarray(jackknife, dtype=float),
         statistic_a=stat_a,
         statistic_b=stat_b,
-        pvalue=_bootstrap_pvalue(replicates),
+        pvalue=_resample.bootstrap_pvalue(replicates),
         ci_low=low,
         ci_high=high,
         confidence_level=level,

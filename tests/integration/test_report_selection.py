@@ -361,9 +361,8 @@ def test_estimate_above_threshold_is_never_a_fail(tmp_path: Path) -> None:
     human = [r.humans["h"] for r in rows]
     kappa = stats.cohen_kappa(judge, human, labels=["pass", "fail"])
     margin = stat.statistic - 0.7
-    planned = stats.kappa_sample_size(
-        half_width=margin, p_observed=kappa.p_observed, p_expected=kappa.p_expected
-    )
+    # planned with the analysis SE on the observed table, as the interval is
+    planned = stats.kappa_sample_size(half_width=margin, table=kappa.confusion)
     scaled = math.ceil(400 * ((stat.statistic - stat.ci_low) / margin) ** 2)
     assert v.labels_needed == max(planned, scaled) - 400
     assert f"about {v.labels_needed} more labels" in v.reason
