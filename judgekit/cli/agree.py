@@ -25,6 +25,27 @@ def render_agree_text(result: AgreeResult) -> str:
     for pair in result.pairs:
         name = f"{pair.rater_a} vs {pair.rater_b}"
         lines.append(f"  {name:<{width}}{stat_text(pair.stat)}")
+    parity = result.parity
+    if parity is not None:
+        lines += [
+            "",
+            f"Judge parity: {result.judge} against the other raters",
+            f"  {'Judge - human agreement':<28}{stat_text(parity.gap)}",
+        ]
+        test = parity.alt_test
+        if test is not None:
+            for row in test.annotators:
+                outcome = "judge wins" if row.judge_wins else "annotator holds"
+                lines.append(
+                    f"  alt-test vs {row.annotator}: judge advantage {row.judge_advantage:.2f}, "
+                    f"annotator {row.annotator_advantage:.2f}, adjusted p "
+                    f"{row.adjusted_pvalue:.3g}, n={row.n} ({outcome})"
+                )
+            if test.skipped:
+                lines.append(
+                    f"  alt-test skipped (too few shared items): {', '.join(test.skipped)}"
+                )
+        lines.append(f"  {parity.sentence}")
     return "\n".join(lines) + "\n"
 
 
@@ -49,16 +70,48 @@ def render_agree_text(result: AgreeResult) -> str:
 @click.option("--resamples", type=RESAMPLES, default=1000, show_default=True,
               help="Bootstrap resamples.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
-def command(file: str, level: Level, fmt: str, min_overlap: int, resamples: int, seed: int) -> None:
+@click.option(
+    "--judge",
+    "judge",
+    default=None,
+    metavar="RATER",
+    help="Treat this rater as the candidate to replace the others: adds the judge-human minus "
+    "human-human agreement gap and, with 3+ other raters, the alternative annotator test.",
+)
+@click.option(
+    "--epsilon",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=0.2,
+    show_default=True,
+    help="Alternative annotator test cost-benefit margin (0.2 experts, 0.15 skilled, "
+    "0.1 crowd workers).",
+)
+def command(
+    file: str,
+    level: Level,
+    fmt: str,
+    min_overlap: int,
+    resamples: int,
+    seed: int,
+    judge: str | None,
+    epsilon: float,
+) -> None:
     """Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label).
 
     Prints pairwise Cohen's kappa for every rater pair, Fleiss' kappa,
     Krippendorff's alpha and percent agreement, each with its n and a bootstrap
-    interval. No judge and no store are involved.
+    interval. With --judge RATER, that rater (e.g. an LLM's labels in the same
+    file) is tested as a stand-in for the others. No store is involved.
     """
     ratings = read_ratings(file, level)
     result = agreement_from_ratings(
-        ratings, level, min_overlap=min_overlap, n_resamples=resamples, random_state=seed
+        ratings,
+        level,
+        min_overlap=min_overlap,
+        n_resamples=resamples,
+        random_state=seed,
+        judge=judge,
+        epsilon=epsilon,
     )
     if fmt == "json":
         echo_json(result.to_dict(), indent=2, allow_nan=False)

@@ -22,6 +22,7 @@ from judgekit.errors import InputError
 from judgekit.io.records import iter_records
 from judgekit.report.agreement import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.report.model import Stat, undefined
+from judgekit.report.parity import ALT_TEST_EPSILON, Parity, judge_parity
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -58,8 +59,24 @@ class AgreeResult:
     pairs_skipped: int
     min_overlap: int
     kappa_weights: str | None
+    #: With ``judge=``: that rater against the others (gap, alt-test, sentence).
+    parity: Parity | None = None
+    judge: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
+        out = self._figures()
+        if self.parity is not None:
+            out["judge_parity"] = {
+                "judge": self.judge,
+                "judge_minus_human_agreement": self.parity.gap.to_dict(),
+                "alt_test": None
+                if self.parity.alt_test is None
+                else self.parity.alt_test.to_dict(),
+                "sentence": self.parity.sentence,
+            }
+        return out
+
+    def _figures(self) -> dict[str, Any]:
         return {
             "level": self.level,
             "n_items": self.n_items,
@@ -183,8 +200,17 @@ def agreement_from_ratings(
     confidence_level: float = 0.95,
     n_resamples: int = 1000,
     random_state: int = 0,
+    judge: str | None = None,
+    epsilon: float = ALT_TEST_EPSILON,
 ) -> AgreeResult:
-    """Every inter-rater figure for the ratings, each with n and interval."""
+    """Every inter-rater figure for the ratings, each with n and interval.
+
+    ``judge`` names one rater as the candidate to stand in for the others: its
+    agreement gap (judge-human minus human-human agreement, on items it and two or
+    more others rated) and, with three or more others, the alternative annotator
+    test with cost-benefit margin ``epsilon``. The multi-rater figures still
+    count every rater.
+    """
     spec = IntervalSpec(confidence_level, n_resamples, random_state)
     by_item: dict[str, dict[str, Any]] = {}
     for r in ratings:
@@ -222,6 +248,7 @@ def agreement_from_ratings(
             labels=domain,
         )
         pairs.append(PairKappa(a, b, to_stat(result, spec)))
+    parity = None if judge is None else _parity(by_item, items, raters, judge, level, spec, epsilon)
     return AgreeResult(
         level=level,
         n_items=len(items),
@@ -234,4 +261,30 @@ def agreement_from_ratings(
         pairs_skipped=skipped,
         min_overlap=min_overlap,
         kappa_weights=weights,
+        parity=parity,
+        judge=judge,
     )
+
+
+def _parity(
+    by_item: Mapping[str, Mapping[str, Any]],
+    items: list[str],
+    raters: list[str],
+    judge: str,
+    level: str,
+    spec: IntervalSpec,
+    epsilon: float,
+) -> Parity:
+    """The named rater against the others, on the items it and two or more others rated."""
+    if judge not in raters:
+        raise InputError(
+            f"--judge {judge!r} is not a rater in the file (raters: {', '.join(raters)})"
+        )
+    others = [r for r in raters if r != judge]
+    shared = [i for i in items if judge in by_item[i] and sum(r in by_item[i] for r in others) >= 2]
+    if not shared:
+        raise InputError(f"no item was rated by {judge!r} and two or more other raters")
+    labels = [by_item[i][judge] for i in shared]
+    per_rater = {r: [by_item[i].get(r) for i in shared] for r in others}
+    numeric = None if level == "nominal" else (labels, per_rater)
+    return judge_parity(labels, per_rater, spec, numeric=numeric, epsilon=epsilon)

@@ -10,6 +10,7 @@ Rendering is separate, so all four formats show the same numbers.
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
 import numpy as np
 
@@ -23,6 +24,7 @@ from judgekit.report.manifest import health, provenance
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import ItemKey, cluster_ids, pair_up
+from judgekit.report.parity import GAP_KEY, parity_section
 from judgekit.report.planning import planned_total
 from judgekit.report.reference import human_reference, label_counts, reference_notes
 from judgekit.report.scale_probes import with_paired_probes
@@ -102,6 +104,15 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         keys = sorted(grouped)
         cluster_map = dict(zip(keys, cluster_ids(keys, items, cluster_by), strict=True))
     ceiling = sections.human_ceiling(grouped, scale, spec, cluster_map)
+    if ceiling is not None and pairing.keys:
+        parity = parity_section(pairing.keys, pairing.judge, grouped, scale, spec)
+        if parity is not None:
+            ceiling = replace(
+                ceiling,
+                stats={**ceiling.stats, GAP_KEY: parity.gap},
+                parity=parity.sentence,
+                alt_test=None if parity.alt_test is None else parity.alt_test.to_dict(),
+            )
     sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
     datasets = (selection.dataset,) if selection.dataset else summary.datasets
     bias = sections.bias_section(

@@ -175,6 +175,10 @@ class Ceiling:
     n_annotators: int
     stats: Mapping[str, Stat]
     reason: str | None = None
+    #: One sentence: does the judge agree with people as well as they agree with each other?
+    parity: str | None = None
+    #: The alternative annotator test (``AltTestResult.to_dict()``), with 3+ annotators.
+    alt_test: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

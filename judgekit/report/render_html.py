@@ -167,6 +167,8 @@ def render_html(report: Report) -> str:
         if c.reason:
             parts.append(f"<p>{_e(c.reason)}</p>")
         parts.append(_stat_table(c.stats))
+        if c.parity:
+            parts.append(f"<p>{_e(c.parity)}</p>")
     sens = report.failure_sensitivity
     if sens is not None and sens.n_failed:
         parts.append(

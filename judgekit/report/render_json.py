@@ -80,6 +80,8 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "n_annotators": ceiling.n_annotators,
             "statistics": _stats(ceiling.stats),
             "reason": ceiling.reason,
+            "parity": ceiling.parity,
+            "alt_test": None if ceiling.alt_test is None else dict(ceiling.alt_test),
         }
     )
     slices = report.slices

@@ -134,6 +134,8 @@ def render_markdown(report: Report) -> str:
         if c.reason:
             out += [_cell(c.reason), ""]
         out += _stat_table(c.stats)
+        if c.parity:
+            out += ["", c.parity]
 
     sens = report.failure_sensitivity
     if sens is not None and sens.n_failed:

@@ -113,6 +113,8 @@ def render_text(report: Report) -> str:
         if ceiling.reason:
             out.append(f"  {ceiling.reason}")
         out.extend(_stat_lines(ceiling.stats))
+        if ceiling.parity:
+            out.append(f"  {ceiling.parity}")
 
     sens = report.failure_sensitivity
     if sens is not None and sens.n_failed:

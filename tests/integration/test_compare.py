@@ -281,7 +281,7 @@ UNCLUSTERED_CANDIDATES_TEXT = (
     "judgment failed)\n"
     "  A pass rate             0.517 [0.400, 0.634] n=60\n"
     "  B pass rate             0.467 [0.333, 0.617] n=60\n"
-    "  A - B micro               0.050 [-0.100, 0.184] n=60 p=0.650\n"
+    "  A - B micro               0.050 [-0.100, 0.184] n=60 p=0.657\n"
     "  A - B macro over slices   0.088 [-0.081, 0.213] n=60\n"
     "    s1                      -0.025 [-0.176, 0.150] n=40\n"
     "    s2                      0.200 [-0.100, 0.450] n=20\n"

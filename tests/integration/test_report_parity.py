@@ -1,0 +1,71 @@
+"""Human parity in the report: the agreement gap, the alt-test and the one sentence."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import jsonschema
+from test_report_support import BINARY, REPO, Row, open_fresh, populate, rubric
+
+from judgekit.report import ReportOptions, build_report, render_json, render_markdown, render_text
+from judgekit.stats.parity import agreement_gap, alt_test
+
+
+def _rows(n: int, n_annotators: int, judge_accuracy: float, seed: int) -> list[Row]:
+    rng = random.Random(seed)
+    rows = []
+    for i in range(n):
+        truth = rng.choice(["pass", "fail"])
+
+        def rate(accuracy: float, truth: str = truth) -> str:
+            return truth if rng.random() < accuracy else rng.choice(["pass", "fail"])
+
+        humans = {f"h{j}": rate(0.8) for j in range(n_annotators)}
+        rows.append(Row(f"x{i}", rate(judge_accuracy), humans))
+    return rows
+
+
+def _report(tmp_path: Path, rows: list[Row]):
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    populate(store, rub, rows)
+    return build_report(store, rub, ReportOptions(n_resamples=300))
+
+
+def test_report_states_parity_and_runs_the_alt_test(tmp_path: Path) -> None:
+    rows = _rows(60, 3, 0.95, seed=1)
+    report = _report(tmp_path, rows)
+    ceiling = report.ceiling
+    assert ceiling is not None and ceiling.parity is not None and ceiling.alt_test is not None
+    # the same numbers as the stats functions on the per-annotator labels
+    judge = [r.judge for r in rows]
+    labels = {a: [r.humans[a] for r in rows] for a in ("h0", "h1", "h2")}
+    gap = agreement_gap(judge, labels, n_resamples=300, random_state=0)
+    stat = ceiling.stats["judge_minus_human_agreement"]
+    assert (stat.statistic, stat.ci_low, stat.ci_high) == (gap.statistic, gap.ci_low, gap.ci_high)
+    expected = alt_test(judge, labels, epsilon=0.2, min_items=30)
+    assert ceiling.alt_test["winning_rate"] == expected.winning_rate
+    assert ceiling.alt_test["passed"] == expected.passed
+    verdict = "passes" if expected.passed else "fails"
+    assert f"it {verdict} the alternative annotator test" in ceiling.parity
+    # the sentence reads the interval: here it includes 0, so it decides nothing
+    assert stat.ci_low < 0 < stat.ci_high
+    assert ceiling.parity.startswith("The data cannot tell whether the judge agrees")
+    text = render_text(report)
+    assert ceiling.parity in text and ceiling.parity in render_markdown(report)
+    out = json.loads(render_json(report))
+    schema = json.loads((REPO / "docs" / "report.schema.json").read_text())
+    jsonschema.validate(out, schema)
+    assert out["human_ceiling"]["parity"] == ceiling.parity
+
+
+def test_two_annotators_get_the_gap_but_no_alt_test(tmp_path: Path) -> None:
+    # a judge close to coin-flipping agrees with people less than they agree with each other
+    report = _report(tmp_path, _rows(80, 2, 0.1, seed=2))
+    ceiling = report.ceiling
+    assert ceiling is not None and ceiling.alt_test is None
+    assert ceiling.parity is not None and "alternative annotator" not in ceiling.parity
+    assert ceiling.parity.startswith("The judge agrees with people less well")
+    assert "judge_minus_human_agreement" in ceiling.stats
