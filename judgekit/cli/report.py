@@ -119,8 +119,9 @@ def write_output(text: str, out: str | None, store: Path | None = None) -> None:
     "--cluster-by",
     default=None,
     metavar="FIELD",
-    help="Resample clusters of items sharing FIELD (cluster, slice, meta.NAME); "
-    "default: 'cluster' when items have one.",
+    help="Resample clusters of items sharing FIELD (cluster, prompt, slice, meta.NAME); "
+    "default: 'cluster' when items have one, else 'prompt' when items share one; "
+    "'item' turns clustering off.",
 )
 @click.option(
     "--queue",

@@ -33,6 +33,8 @@ from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
 from judgekit.types import Item, Rubric
 
+#: Below this many clusters the report warns that cluster-bootstrap intervals undercover.
+MIN_TRUSTED_CLUSTERS = 50
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
 MAX_SCATTER_POINTS = 2000
 
@@ -63,9 +65,12 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     pairing = pair_up(judgments, references, scale)
     notes.extend(pairing_notes(pairing, n_stale, references, scale, opts.annotator))
 
-    cluster_by = opts.cluster_by
-    if cluster_by is None and any(items.get(k) and items[k].cluster for k in pairing.keys):
-        cluster_by = "cluster"
+    cluster_by = default_cluster_by(opts.cluster_by, pairing.keys, items)
+    if opts.cluster_by is None and cluster_by == "prompt":
+        notes.append(
+            "Items share prompts and have no cluster field, so intervals resample whole prompts "
+            "(answers to one prompt are not independent); --cluster-by item turns this off."
+        )
 
     def spec_for(keys: list[ItemKey]) -> IntervalSpec:
         ids = (
@@ -76,6 +81,9 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         return IntervalSpec(opts.confidence_level, opts.n_resamples, opts.random_state, ids)
 
     spec = spec_for(pairing.keys)
+    warning = few_clusters_note(spec, cluster_by)
+    if warning is not None:
+        notes.append(warning)
     agreement: Agreement | None = None
     primary = opts.primary or PRIMARY_BY_KIND[scale.kind]
     primary_stat = Stat(math.nan, n=0, reason="no item has both an ok judgment and a human label")
@@ -177,6 +185,34 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         confidence_level=opts.confidence_level,
         n_resamples=opts.n_resamples,
         estimate=estimates,
+    )
+
+
+def default_cluster_by(
+    requested: str | None, keys: list[ItemKey], items: dict[ItemKey, Item]
+) -> str | None:
+    """``--cluster-by`` as given; else ``cluster`` when items have one, else ``prompt`` when
+    two compared items share an input (their answers are not independent), else None."""
+    if requested is not None:
+        return requested
+    present = [items[k] for k in keys if items.get(k) is not None]
+    if any(item.cluster for item in present):
+        return "cluster"
+    inputs = [item.input for item in present]
+    return "prompt" if len(set(inputs)) < len(inputs) else None
+
+
+def few_clusters_note(spec: IntervalSpec, cluster_by: str | None) -> str | None:
+    """The warning when there are too few clusters for a cluster bootstrap to be trusted."""
+    if spec.clusters is None:
+        return None
+    k = len(set(spec.clusters.tolist()))
+    if k >= MIN_TRUSTED_CLUSTERS or k == len(spec.clusters):
+        return None
+    return (
+        f"Only {k} clusters (by {cluster_by}): with fewer than {MIN_TRUSTED_CLUSTERS} the cluster "
+        "bootstrap tends to give intervals that are too narrow (see docs/statistics.md, "
+        "coverage); treat the intervals as optimistic and add clusters, not items."
     )
 
 

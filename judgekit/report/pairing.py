@@ -100,7 +100,8 @@ def pair_up(
 def cluster_ids(
     keys: Sequence[ItemKey], items: Mapping[ItemKey, Item], cluster_by: str
 ) -> list[str]:
-    """Cluster id per item from ``cluster``, ``slice``, ``meta.NAME`` or a bare meta key.
+    """Cluster id per item from ``cluster``, ``prompt`` (the input), ``slice``, ``meta.NAME``
+    or a bare meta key.
 
     An item without the field is its own cluster (it shares nothing known).
     """
@@ -112,6 +113,8 @@ def cluster_ids(
         if item is not None:
             if cluster_by == "cluster":
                 value = item.cluster
+            elif cluster_by == "prompt":
+                value = item.input
             elif cluster_by == "slice":
                 value = item.slice
             else:

@@ -69,3 +69,24 @@ def test_two_annotators_get_the_gap_but_no_alt_test(tmp_path: Path) -> None:
     assert ceiling.parity is not None and "alternative annotator" not in ceiling.parity
     assert ceiling.parity.startswith("The judge agrees with people less well")
     assert "judge_minus_human_agreement" in ceiling.stats
+
+
+def test_items_sharing_prompts_are_clustered_by_prompt_and_few_clusters_warned(
+    tmp_path: Path,
+) -> None:
+    rng = random.Random(5)
+    rows = []
+    for i in range(60):
+        h = rng.choice(["pass", "fail"])
+        rows.append(
+            Row(f"x{i}", h if rng.random() < 0.8 else "pass", {"h": h}, prompt=f"p{i % 12}")
+        )
+    report = _report(tmp_path, rows)
+    assert report.agreement is not None and report.agreement.cluster_by == "prompt"
+    assert report.agreement.n_clusters == 12
+    notes = " ".join(report.provenance.notes)
+    assert "resample whole prompts" in notes and "Only 12 clusters (by prompt)" in notes
+    # distinct prompts: no clustering, no warning
+    plain = _report(tmp_path / "plain", [Row(r.item_id, r.judge, r.humans) for r in rows])
+    assert plain.agreement is not None and plain.agreement.cluster_by is None
+    assert "clusters" not in " ".join(plain.provenance.notes)

@@ -34,6 +34,7 @@ class Row:
     slice: str | None = None
     cluster: str | None = None
     response: str = "a response"
+    prompt: str | None = None  # the item's input (default: one of its own)
 
 
 def rubric(path: Path) -> Rubric:
@@ -126,7 +127,7 @@ def populate(
     items = [
         Item(
             id=r.item_id,
-            input=f"question {r.item_id}",
+            input=r.prompt or f"question {r.item_id}",
             response=r.response,
             slice=r.slice,
             cluster=r.cluster,
