@@ -144,6 +144,14 @@ def write_output(text: str, out: str | None, store: Path | None = None) -> None:
     help="Bootstrap resamples per interval.",
 )
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
+@click.option(
+    "--max-position-conflict",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.3,
+    show_default=True,
+    help="FAIL when the position probe's conflict rate (verdict changes when the responses "
+    "swap places) has its lower bound above this; 1 turns the gate off.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -165,6 +173,7 @@ def command(
     confidence: float,
     resamples: int,
     seed: int,
+    max_position_conflict: float,
 ) -> None:
     """Calibration report: does the judge agree with humans well enough to trust?
 
@@ -196,6 +205,7 @@ def command(
             confidence_level=confidence,
             n_resamples=resamples,
             random_state=seed,
+            max_position_conflict=max_position_conflict,
         )
         report = build_report(store, rub, options)
     finally:

@@ -38,6 +38,8 @@ STAT_LABELS: dict[str, str] = {
     "mean_bias": "Mean signed bias (judge - human)",
     "agreement_with_ties": "Agreement (ties included)",
     "agreement_without_ties": "Agreement (ties excluded)",
+    "decisive_kappa": "Cohen's kappa (decisive pairs: both chose a side)",
+    "judge_minus_human_agreement": "Judge-human minus human-human agreement",
     "fleiss_kappa": "Fleiss' kappa",
     # probe statistics (docs/probes.md); the JSON keeps the stored keys
     "position_consistency": "Position consistency",

@@ -260,6 +260,8 @@ def _pairwise(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> d
         else undefined("every pair has a tie on one side"),
         "percent_agreement": to_stat(stats.percent_agreement(j, h), spec),
         "krippendorff_alpha": to_stat(stats.krippendorff_alpha([j, h], level="nominal"), spec),
+        "decisive_kappa": decisive_kappa(j, h, list(scale.labels), spec),
+        **per_class(j, h, list(scale.labels), spec),
     }
 
 
@@ -269,8 +271,11 @@ def _categorical(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -
         "percent_agreement": to_stat(stats.percent_agreement(j, h), spec),
         "gwet_ac1": to_stat(stats.gwet_ac1(j, h, labels=list(scale.labels)), spec),
         "krippendorff_alpha": to_stat(stats.krippendorff_alpha([j, h], level="nominal"), spec),
+        **per_class(j, h, list(scale.labels), spec),
     }
 
+
+from judgekit.report.per_class import decisive_kappa, per_class  # noqa: E402 (uses the above)
 
 _BY_KIND = {
     "binary": _binary,

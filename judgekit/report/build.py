@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from judgekit.report import sections
+from judgekit.report import bias_gate, sections
 from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
 from judgekit.report.bias_probes import probe_results
@@ -160,6 +160,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         estimate=estimate,
         weighted=use_weights,
     )
+    verdict = bias_gate.gate(verdict, bias, opts.max_position_conflict, opts.fdr_q)
     return Report(
         provenance=provenance(
             store,

@@ -30,6 +30,8 @@ class ReportOptions:
     random_state: int = 0
     fdr_q: float = 0.05
     estimate_by: str | None = None  # "slice": stratified PPI++ in the estimate section
+    #: FAIL when the position probe's conflict rate has its lower bound above this.
+    max_position_conflict: float = 0.3
 
 
 __all__ = ["ReportOptions"]

@@ -1,0 +1,72 @@
+"""Bias moves the verdict: a position-conflict gate and a first-slot warning.
+
+Agreement with humans on one presentation order says nothing about what the
+judge does when the order changes. So the stored probes of the reported judge
+can change the verdict: when the lower bound of the position probe's conflict
+rate (the share of pairs whose verdict changes when the responses swap places)
+exceeds ``max_position_conflict``, the verdict is FAIL whatever the agreement.
+A first-slot preference whose p-value survives Benjamini-Hochberg across every
+probe test in the report is added to the reason as a warning; it does not
+change the decision on its own.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import replace
+
+from judgekit import stats
+from judgekit.report._format import num
+from judgekit.report.model import Bias, Stat, VerdictResult
+
+#: Default ``--max-position-conflict``: a judge that flips on more than 30% of swapped pairs
+#: (the lower bound of the conflict rate's interval above 0.3) fails.
+MAX_POSITION_CONFLICT = 0.3
+
+
+def _find(bias: Bias, key: str) -> Stat | None:
+    for entry in bias.probes:
+        if key in entry.stats:
+            return entry.stats[key]
+    return None
+
+
+def gate(verdict: VerdictResult, bias: Bias, max_conflict: float, q: float) -> VerdictResult:
+    """The verdict after the bias probes: FAIL on too much position conflict, and warnings."""
+    out = verdict
+    conflict = _find(bias, "conflict_rate")
+    if conflict is not None and math.isfinite(conflict.ci_low) and conflict.ci_low > max_conflict:
+        out = replace(
+            out,
+            decision="FAIL",
+            labels_needed=None,
+            reason=(
+                f"The judge changes its verdict when the two responses swap places on "
+                f"{num(conflict.statistic)} [{num(conflict.ci_low)}, {num(conflict.ci_high)}] of "
+                f"{conflict.n} pairs: the lower bound exceeds --max-position-conflict "
+                f"{max_conflict:g}, so its verdicts depend on the order it is shown. "
+                f"(Agreement: {verdict.reason})"
+            ),
+        )
+    tests = [
+        (key, s, float(s.pvalue))
+        for entry in bias.probes
+        for key, s in entry.stats.items()
+        if s.pvalue is not None and math.isfinite(s.pvalue)
+    ]
+    if tests:
+        _, adjusted = stats.benjamini_hochberg([p for _, _, p in tests], q=q)
+        for (key, s, _), p in zip(tests, adjusted, strict=True):
+            if key == "first_slot_test" and p <= q:
+                out = replace(
+                    out,
+                    reason=(
+                        f"{out.reason} Warning: the judge prefers the response shown first "
+                        f"({num(s.statistic)} of {s.n} inconsistent pairs; Benjamini-Hochberg "
+                        f"adjusted p = {p:.3g} across the {len(tests)} probe tests)."
+                    ),
+                )
+    return out
+
+
+__all__ = ["MAX_POSITION_CONFLICT", "gate"]
