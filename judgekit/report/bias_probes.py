@@ -27,24 +27,43 @@ def probe_results(
 ) -> list[dict[str, Any]]:
     """Stored probe results of the reported judge (model and endpoint) on its dataset(s).
 
+    With no judge selected (no judge or import run, only probe runs), the probes of the
+    one judge that ran them are shown; with probes of several judges, none.
+
     A length probe's human length correlation is recomputed from the current labels
     (the stored one is as of the probe run), with at most ``max_points`` plotted points.
     ``labels`` are the rubric's latest labels, covering at least ``datasets`` (the
     report passes those it already loaded).
     """
-    if selection.model is None:
-        return []
     runs: dict[str, Any] = {}
-    out = []
+    rows = []
     for row in store.probe_results(rubric.sha256):
         run_id = str(row.get("run_id", ""))
         if run_id not in runs:
             runs[run_id] = store.get_run(run_id)
-        run = runs[run_id]
+        if runs[run_id] is not None:
+            rows.append((row, runs[run_id]))
+    model, endpoint = selection.model, selection.endpoint
+    if model is None:
+        # no judge or import run selected (e.g. only `probe` was run): the probes still
+        # describe a judge when they all come from one, so show them rather than nothing
+        wanted = selection.dataset
+        judges = {
+            (run.model, judge_endpoint(run.base_url))
+            for _, run in rows
+            if wanted is None or run.dataset == wanted
+        }
+        if len(judges) != 1:
+            return []
+        model, endpoint = next(iter(judges))
+        datasets = tuple(
+            {run.dataset for _, run in rows if wanted is None or run.dataset == wanted}
+        )
+    out = []
+    for row, run in rows:
         if (
-            run is None
-            or run.model != selection.model
-            or judge_endpoint(run.base_url) != selection.endpoint
+            run.model != model
+            or judge_endpoint(run.base_url) != endpoint
             or run.dataset not in datasets
         ):
             continue
