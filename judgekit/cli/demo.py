@@ -88,10 +88,17 @@ def made_by_demo(path: Path) -> bool:
     """Whether the store at ``path`` carries the demo's mark (read without changing the file).
 
     Anything else (another store, an older demo's unmarked store, a file that is
-    not a store at all) is not the demo's to delete.
+    not a store at all) is not the demo's to delete. The file is read
+    ``immutable`` (no -wal/-shm created beside someone's store); only when a
+    ``-wal`` exists, where the mark may still sit, is it read through SQLite's log.
     """
+    queries = ["mode=ro&immutable=1"] + (["mode=ro"] if Path(f"{path}-wal").exists() else [])
+    return any(_marked(path, query) for query in queries)
+
+
+def _marked(path: Path, query: str) -> bool:
     try:
-        conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+        conn = sqlite3.connect(f"{path.resolve().as_uri()}?{query}", uri=True)
     except sqlite3.Error:
         return False
     try:

@@ -32,8 +32,8 @@ def _saved(store: Store, rubric_hash: str, dataset: str) -> str:
         done = len(store.judgments(rubric_hash=rubric_hash, dataset=dataset))
     except (StoreError, sqlite3.Error):  # unreadable too: the message must still be printed
         return "judgments committed before the failure are kept; rerun to continue"
-    return (f"{done} judgment(s) of this rubric and dataset are saved in {store.path}; "
-            "rerun the same command to continue (saved ones are not judged again)")
+    return (f"{done} judgment(s) of this rubric and dataset are saved; rerun the same "
+            "command to continue (saved ones are not judged again)")
 
 
 @click.command("judge")
@@ -57,6 +57,6 @@ def command(**params: Any) -> None:
                 summary = run_judgments(store, loaded, items, spec, dataset=name,
                                         progress=params["progress"], **run_args)
             except StoreError as exc:
-                raise StoreError(f"{exc}; {_saved(store, loaded.sha256, name)}") from exc
+                raise StoreError(f"{exc}: {_saved(store, loaded.sha256, name)}") from exc
         echo(summary.format())
         echo(f"  database: {store.path}")

@@ -46,7 +46,7 @@ def write_failure(path: Path, exc: sqlite3.Error) -> str:
     if "locked" in text or "busy" in text:
         return f"store {path} is busy: {text}"
     if "full" in text:
-        return f"store {path}: the disk is full ({text}); everything committed before is kept"
+        return f"store {path}: the disk is full ({text}); what was committed before is kept"
     if "readonly" in text:
         return f"store {path} is read-only ({text})"
     return f"cannot write to store {path}: {text}"

@@ -76,9 +76,14 @@ def run_process(*args: str, stdout: int | None = subprocess.PIPE,
 
 
 def fingerprint(path: Path) -> tuple[str, dict[str, int]]:
-    """The store file's sha256 and the row count of every table."""
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
+    """The sha256 of the store file (and of its -wal, if any) and every table's row count.
+
+    Read ``immutable`` so that looking leaves no -wal/-shm file behind.
+    """
+    wal = Path(f"{path}-wal")
+    digest = hashlib.sha256(path.read_bytes()
+                            + (wal.read_bytes() if wal.exists() else b"")).hexdigest()
+    conn = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True)
     try:
         tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")]
         counts = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
