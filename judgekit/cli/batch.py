@@ -17,7 +17,7 @@ from typing import Any
 
 import click
 
-from judgekit.cli._common import check_out_path, db_option, resolve_db_path, rubric_option
+from judgekit.cli._common import check_out_path, db_option, echo, resolve_db_path, rubric_option
 from judgekit.cli._endpoint import (
     BASE_URL_ENV,
     LOGPROBS_OPTION,
@@ -155,9 +155,9 @@ def prepare(**params: Any) -> None:
             max_requests=params["max_requests"], max_bytes=params["max_bytes"],
             batch_id=batch_id,
         )
-    click.echo(prepared.format())
+    echo(prepared.format())
     if prepared.id is not None:
-        click.echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}"
+        echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}"
                    f"; next: judgekit batch submit {prepared.files[0].path}")
 
 
@@ -211,11 +211,11 @@ def collect(batch_id: str | None, output: Path | None, errors: Path | None, db: 
             assert batch_id is not None
             report = collect_job(store, batch_id, base_url=base_url,
                                  api_key=resolve_api_key(None, api_key_env), echo=_stderr)
-    click.echo(report.format())
+    echo(report.format())
 
 
 def _stderr(message: str) -> None:
-    click.echo(message, err=True)
+    echo(message, err=True)
 
 
 @command.command("submit")
@@ -236,8 +236,8 @@ def submit(file: Path, db: str, base_url: str | None, endpoint_name: str | None,
     with existing_store(db) as store:
         job = submit_file(store, file, base_url=base_url, endpoint_name=endpoint_name,
                           api_key=resolve_api_key(None, api_key_env))
-    click.echo(f"submitted {file} as batch {job.id} ({job.state}) at {job.base_url}")
-    click.echo(f"  follow it with: judgekit batch status {job.id}")
+    echo(f"submitted {file} as batch {job.id} ({job.state}) at {job.base_url}")
+    echo(f"  follow it with: judgekit batch status {job.id}")
 
 
 def _job_line(job: Any) -> str:
@@ -263,16 +263,16 @@ def status(batch_id: str | None, db: str, api_key_env: str) -> None:
     with existing_store(db) as store:
         if batch_id is not None:
             job = refresh_job(store, batch_id, api_key=resolve_api_key(None, api_key_env))
-            click.echo(_job_line(job).strip())
+            echo(_job_line(job).strip())
             return
         batches = store.list_batches()
         if not batches:
-            click.echo(f"no prepared batches in {store.path}")
+            echo(f"no prepared batches in {store.path}")
         for batch in batches:
-            click.echo(f"{batch.id}  {batch.kind:<18} {batch.dataset}  {batch.model} at "
+            echo(f"{batch.id}  {batch.kind:<18} {batch.dataset}  {batch.model} at "
                        f"{batch.base_url}  {batch.n_requests} request(s)")
             jobs = store.list_jobs(batch_id=batch.id)
             for job in jobs:
-                click.echo(_job_line(job))
+                echo(_job_line(job))
             if not jobs:
-                click.echo("  not submitted")
+                echo("  not submitted")

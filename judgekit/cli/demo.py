@@ -16,7 +16,7 @@ from pathlib import Path
 
 import click
 
-from judgekit.cli._common import write_out
+from judgekit.cli._common import echo, write_out
 from judgekit.cli._endpoint import EndpointOptions, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
@@ -53,7 +53,7 @@ class DemoContext:
     db_path: Path
     base_url: str | None = None
     model: str | None = None
-    echo: Callable[[str], None] = click.echo
+    echo: Callable[[str], None] = echo
     store: Store | None = None
     rubrics: dict[str, Rubric] = field(default_factory=dict)
     items: dict[str, list[Item]] = field(default_factory=dict)
@@ -232,7 +232,7 @@ def run_demo(
     *,
     base_url: str | None = None,
     model: str | None = None,
-    echo: Callable[[str], None] = click.echo,
+    echo: Callable[[str], None] = echo,
     steps: list[Callable[[DemoContext], None]] | None = None,
 ) -> DemoContext:
     """Run the demo steps; returns the context (the store is closed on return)."""

@@ -7,7 +7,6 @@ runs its variants through the same cached runner, stores the summary for
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -16,6 +15,7 @@ from typing import Any
 
 import click
 
+from judgekit.cli._common import echo, echo_json
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
@@ -186,10 +186,10 @@ def format_outcome(outcome: ProbeOutcome) -> str:
 
 def _finish(outcome: ProbeOutcome, as_json: bool) -> None:
     if as_json:
-        click.echo(json.dumps(outcome.result, indent=2, sort_keys=True))
+        echo_json(outcome.result, indent=2, sort_keys=True)
         return
-    click.echo(outcome.summary.format(), err=True)
-    click.echo(format_outcome(outcome))
+    echo(outcome.summary.format(), err=True)
+    echo(format_outcome(outcome))
 
 
 # -- commands ---------------------------------------------------------------------
@@ -236,11 +236,11 @@ def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
     with open_store(opts["db"]) as store:
         outcome = imported_position_probe(store, rubric, opts["dataset"], judge)
     if outcome.warning is not None:
-        click.echo(f"warning: {outcome.warning}", err=True)
+        echo(f"warning: {outcome.warning}", err=True)
     if opts["as_json"]:
-        click.echo(json.dumps(outcome.result, indent=2, sort_keys=True))
+        echo_json(outcome.result, indent=2, sort_keys=True)
         return
-    click.echo(format_position(outcome.result))
+    echo(format_position(outcome.result))
 
 
 def _parse_levels(text: str) -> tuple[int, ...]:
