@@ -49,10 +49,13 @@ def test_hostile_items_are_one_line_errors(case: str, store_path: Path, tmp_path
     run("rubric", "show", "correctness", "--data", str(data)).assert_clean_error(needle)
 
 
-@pytest.mark.parametrize("label", ['"\\ud83d"', "[" * 100_000 + "]" * 100_000, "9" * 5000])
-def test_hostile_labels_are_one_line_errors(label: str, store_path: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("annotator", ['"ann\\ud83d"', "[" * 100_000 + "]" * 100_000,
+                                       "9" * 5000], ids=["surrogate", "deep", "5000 digits"])
+def test_hostile_labels_are_one_line_errors(
+    annotator: str, store_path: Path, tmp_path: Path
+) -> None:
     data = _write(tmp_path / "labels.jsonl",
-                  '{"item_id": "q01a", "annotator": "a", "label": ' + label + "}\n")
+                  '{"item_id": "q01a", "annotator": ' + annotator + ', "label": "pass"}\n')
     before = fingerprint(store_path)
     result = run("labels", "import", str(data), "-r", "correctness", "--db", str(store_path))
     assert result.code == 2 and "Traceback" not in result.err, result.err
@@ -60,7 +63,8 @@ def test_hostile_labels_are_one_line_errors(label: str, store_path: Path, tmp_pa
     assert fingerprint(store_path) == before
 
 
-@pytest.mark.parametrize("sample", ["1e30", str(10**30), "-1", '"12345678901234567890"'])
+@pytest.mark.parametrize("sample", ["1e30", str(10**30), "-1", '"12345678901234567890"'],
+                         ids=["1e30", "10**30", "-1", "20-digit string"])
 def test_sample_out_of_range_in_a_judgments_import(
     sample: str, store_path: Path, tmp_path: Path
 ) -> None:
