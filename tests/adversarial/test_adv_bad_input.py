@@ -156,10 +156,14 @@ def test_disk_full_during_judge_keeps_finished_judgments_and_says_so(
     data.unlink()
     result = run("judge", "-r", "correctness", "--dataset", "many", "--db", str(db),
                  "--base-url", openai_server.base_url, "--model", "m", "--no-progress")
-    # stderr: the "judging 1500 item(s)" status line, then the one error line
-    status, error = result.err.strip().splitlines()
-    assert status.startswith("judging 1500 item(s)")
+    # stderr: status lines ("judging 1500 item(s)" ...), then the one error line
+    lines = result.err.strip().splitlines()
+    assert lines[0].startswith("judging 1500 item(s)")
+    errors = [line for line in lines if line.startswith("error:")]
+    assert len(errors) == 1 and errors[0] == lines[-1], result.err
+    error = errors[0]
     Outcome(result.code, result.out, error).assert_clean_error("disk is full", "rerun")
+    assert "Traceback" not in result.err
     found = re.search(r"(\d+) judgment\(s\) of this rubric and dataset are saved", error)
     assert found is not None, error
     saved = int(found.group(1))
