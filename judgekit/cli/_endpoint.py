@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, fields
 from itertools import islice
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
@@ -28,8 +28,10 @@ from judgekit.clients.spec import DEFAULT_MAX_RESPONSE_BYTES, named_endpoint
 from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, load_items
 from judgekit.judging.local import LOCAL_MODEL, LocalJudge
-from judgekit.store import Store
 from judgekit.types import Item, SamplingParams
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.store import Store
 
 F = TypeVar("F", bound=Callable[..., Any])
 Decorator = Callable[[Any], Any]

@@ -14,7 +14,6 @@ from typing import Any
 
 import numpy as np
 
-from judgekit import stats
 from judgekit.errors import InputError
 
 
@@ -66,6 +65,8 @@ def plan_estimate(
     current: int,
 ) -> dict[str, Any]:
     """Labels needed by PPI++ and by labels only (what ``--format json`` prints)."""
+    from judgekit import stats
+
     try:
         ppi = stats.ppi_sample_size(
             half_width=half_width,

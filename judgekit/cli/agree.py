@@ -2,15 +2,23 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
 from judgekit.cli._common import RESAMPLES, SEED, echo, echo_json, text_or_json_option
-from judgekit.compare.agree import LEVELS, AgreeResult, Level, agreement_from_ratings, read_ratings
-from judgekit.report._format import stat_text
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.compare.agree import AgreeResult, Level
+
+#: Measurement levels (``judgekit.compare.agree.LEVELS``, named here for a fast ``--help``).
+LEVELS = ("nominal", "ordinal", "interval", "ratio")
 
 
 def render_agree_text(result: AgreeResult) -> str:
     """A readable table: the multi-rater figures, then every rater pair."""
+    from judgekit.report._format import stat_text
+
     lines = [
         f"Agreement ({result.level}): {result.n_ratings} ratings of {result.n_items} items "
         f"by {result.n_raters} raters; 95% intervals",
@@ -103,6 +111,8 @@ def command(
     interval. With --judge RATER, that rater (e.g. an LLM's labels in the same
     file) is tested as a stand-in for the others. No store is involved.
     """
+    from judgekit.compare.agree import agreement_from_ratings, read_ratings
+
     ratings = read_ratings(file, level)
     result = agreement_from_ratings(
         ratings,

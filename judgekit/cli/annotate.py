@@ -10,15 +10,20 @@ items come back after the rest, as within a session).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import click
 
 from judgekit.cli._common import SEED, db_option, echo, resolve_db_path, rubric_option
 from judgekit.errors import InputError, JudgekitError
-from judgekit.rubrics import load_rubric
-from judgekit.sampling import STRATEGIES, Candidate, default_queue_name, plan_queue
-from judgekit.store import QueueEntry, Store, open_store
 from judgekit.types import Judgment, Rubric
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.sampling import Candidate
+    from judgekit.store import QueueEntry, Store
+
+#: The queue strategies (``judgekit.sampling.STRATEGIES``, named here for a fast ``--help``).
+STRATEGIES = ("random", "stratified", "disagreement", "uncertain")
 
 DEFAULT_SAMPLE = 200
 
@@ -54,6 +59,8 @@ def prepare_queue(
     name: str | None = None,
 ) -> PreparedQueue:
     """Load the named (or default-named) queue, drawing and saving it on first use."""
+    from judgekit.sampling import Candidate, default_queue_name, plan_queue
+
     queue_name = name or default_queue_name(
         rubric.name, rubric.sha256, dataset, strategy, seed, sample
     )
@@ -129,6 +136,8 @@ def command(
     u or backspace back, f flag, n note, ? help, q quit. Every label is saved
     the moment it is given; run the same command again to resume.
     """
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
     from judgekit.tui.app import make_app  # Textual loads only when the app opens
 
     if not annotator.strip():

@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import islice
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -32,9 +32,10 @@ from judgekit.clients.spec import named_endpoint
 from judgekit.errors import InputError
 from judgekit.judging.batch.lines import MAX_FILE_BYTES, MAX_FILE_REQUESTS
 from judgekit.judging.units import WorkUnit, unit_for
-from judgekit.rubrics import load_rubric
-from judgekit.store import Store, open_store
 from judgekit.types import Item, Rubric
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.store import Store
 
 _PROBES = ("position", "length", "consistency")
 
@@ -139,6 +140,8 @@ def prepare(**params: Any) -> None:
     collect its answers with `judgekit batch collect`.
     """
     from judgekit.judging.batch.prepare import new_batch_id, prepare_batch, request_shape
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
 
     endpoint = EndpointOptions.take(params)
     rubric = load_rubric(params["rubric"])
@@ -173,6 +176,8 @@ def _spec(endpoint: EndpointOptions) -> JudgeSpec:
 
 def existing_store(db: str) -> Store:
     """The store at ``--db``; a missing file is an error (never created silently)."""
+    from judgekit.store import open_store
+
     return open_store(resolve_db_path(db), create=False)
 
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,18 +19,14 @@ from judgekit.cli._common import (
     rubric_option,
     text_or_json_option,
 )
-from judgekit.compare import (
-    CandidateComparison,
-    Clustering,
-    JudgeComparison,
-    compare_candidates,
-    compare_judges,
-)
-from judgekit.report._format import label_of, pvalue_text, stat_text
-from judgekit.report.agreement import IntervalSpec
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.compare import CandidateComparison, Clustering, JudgeComparison
 
 
 def render_judges(c: JudgeComparison) -> str:
+    from judgekit.report._format import label_of, pvalue_text, stat_text
+
     lines = [f"Judges compared on {c.n_items} items with an ok verdict from both and a human label"]
     for side in (c.a, c.b):
         run = f", run {side.run_id}" if side.run_id else ""
@@ -58,6 +54,8 @@ def _clustering_lines(clustering: Clustering | None, notes: tuple[str, ...]) -> 
 
 
 def render_candidates(c: CandidateComparison) -> str:
+    from judgekit.report._format import pvalue_text, stat_text
+
     lines = [
         f"Candidates compared on {c.n_items} shared items ({c.score}; {c.excluded} item(s) "
         "excluded because a judgment failed)",
@@ -134,6 +132,9 @@ def judges(
     cluster_by: str | None,
 ) -> None:
     """Two judges (two runs or two rubric versions) against the same human labels."""
+    from judgekit.compare import compare_judges
+    from judgekit.report.agreement import IntervalSpec
+
     store = read_store(db)
     try:
         rub_a = resolve_rubric(store, rubric)
@@ -178,6 +179,9 @@ def candidates(
     cluster_by: str | None,
 ) -> None:
     """Two candidate models scored by one judge on the same item ids."""
+    from judgekit.compare import compare_candidates
+    from judgekit.report.agreement import IntervalSpec
+
     store = read_store(db)
     try:
         rub = resolve_rubric(store, rubric)

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -21,11 +22,12 @@ from judgekit.cli._endpoint import EndpointOptions, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
 from judgekit.io.items import load_items
-from judgekit.judging.probes import ProbeOutcome, run_position_probe
-from judgekit.judging.runner import RunSummary, run_judgments
-from judgekit.rubrics import load_rubric
-from judgekit.store import Store, open_store
 from judgekit.types import Item, Label, Rubric
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.judging.probes import ProbeOutcome
+    from judgekit.judging.runner import RunSummary
+    from judgekit.store import Store
 
 #: Where the demo's data files live inside the package.
 DEMO_DATA_DIR = Path(__file__).resolve().parent.parent / "data" / "demo"
@@ -118,6 +120,8 @@ def step_fresh_database(ctx: DemoContext) -> None:
     The demo marks its store (``store_meta.created_by = demo``); a store without
     the mark may hold someone's judgments and labels, so the demo stops instead.
     """
+    from judgekit.store import open_store
+
     if ctx.db_path.exists() or ctx.db_path.is_symlink():
         if not made_by_demo(ctx.db_path):
             raise InputError(
@@ -134,6 +138,8 @@ def step_fresh_database(ctx: DemoContext) -> None:
 
 def step_import(ctx: DemoContext) -> None:
     """Import the demo items and remember each dataset's rubric."""
+    from judgekit.rubrics import load_rubric
+
     for name, (filename, rubric_name) in DEMO_DATASETS.items():
         items = load_items(DEMO_DATA_DIR / filename)
         ctx.db.import_items(name, items)
@@ -148,6 +154,8 @@ def step_import(ctx: DemoContext) -> None:
 
 def step_judge(ctx: DemoContext) -> None:
     """Judge every dataset with its rubric (the local judge unless an endpoint is given)."""
+    from judgekit.judging.runner import run_judgments
+
     ctx.echo("3. judging" + (f" with {ctx.model} at {ctx.base_url}" if ctx.base_url
                              else " with the local judge (about 1 s per item)"))
     spec = ctx.judge_spec()
@@ -178,6 +186,8 @@ def step_position_probe(ctx: DemoContext) -> None:
     The as-written verdicts come from the judging step's cache, so only the
     swapped calls are made. The stored result feeds the report's bias section.
     """
+    from judgekit.judging.probes import run_position_probe
+
     items = ctx.items[PROBE_DATASET]
     ctx.echo(f"5. position probe: {len(items)} {PROBE_DATASET} judged again with A and B swapped")
     outcome = run_position_probe(ctx.db, ctx.rubrics[PROBE_DATASET], items, ctx.judge_spec(),

@@ -11,33 +11,28 @@ from __future__ import annotations
 
 import json
 from html import escape
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from judgekit.cli._common import db_option, read_store, resolve_rubric, rubric_option
-from judgekit.cli.report import format_for, write_output
+from judgekit.cli.report import FORMATS, format_for, write_output
 from judgekit.errors import InputError
-from judgekit.report import FORMATS, ReportOptions, build_report
-from judgekit.report.estimate_section import (
-    EstimateComparison,
-    EstimateSection,
-    compare_sections,
-)
-from judgekit.report.model import Report
-from judgekit.report.render_estimate import (
-    estimate_html,
-    estimate_markdown_lines,
-    estimate_text_lines,
-)
-from judgekit.store import Store
 from judgekit.textsafe import json_safe, markdown_text, terminal_safe
 from judgekit.types import Rubric
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.report import ReportOptions
+    from judgekit.report.estimate_section import EstimateComparison, EstimateSection
+    from judgekit.report.model import Report
+    from judgekit.store import Store
 
 
 def _section(
     store: Store, rubric: Rubric, options: ReportOptions
 ) -> tuple[Report, EstimateSection]:
+    from judgekit.report import build_report
+
     report = build_report(store, rubric, options)
     section = report.estimate
     assert section is not None
@@ -58,6 +53,12 @@ def _title(report: Report) -> str:
 
 def render_section(report: Report, section: EstimateSection, fmt: str, level: float) -> str:
     """The estimate alone as a document in ``fmt``."""
+    from judgekit.report.render_estimate import (
+        estimate_html,
+        estimate_markdown_lines,
+        estimate_text_lines,
+    )
+
     title = _title(report)
     if fmt == "json":
         data: dict[str, Any] = {
@@ -130,6 +131,9 @@ def render_comparison(comparison: EstimateComparison, fmt: str, level: float) ->
 def _compare(
     store: Store, rubric: Rubric, datasets: tuple[str, str], options: ReportOptions
 ) -> EstimateComparison:
+    from judgekit.report import ReportOptions
+    from judgekit.report.estimate_section import compare_sections
+
     if options.judge_run is not None:
         selection = store.run_judge_selection(options.judge_run, rubric_hash=rubric.sha256)
         options = ReportOptions(**{**options.__dict__, "judge_run": None, "model": selection.model})
@@ -229,6 +233,8 @@ def command(
     Binary scales: pass rate (plus Rogan-Gladen); ordinal: mean score and the
     share at or above each level; pairwise: win rate of A over B, ties as half.
     """
+    from judgekit.report import ReportOptions
+
     if not 0.0 < confidence < 1.0:
         raise InputError(f"--confidence must be between 0 and 1, got {confidence}")
     if compare and dataset:

@@ -21,8 +21,6 @@ from judgekit.cli._common import (
     rubric_option,
     write_out,
 )
-from judgekit.rubrics import load_rubric
-from judgekit.store import JudgmentSelection
 from judgekit.textsafe import json_safe, terminal_safe
 from judgekit.types import Judgment
 
@@ -105,6 +103,9 @@ def command(
     --rubric takes a rubric file or name (its current sha256 selects the
     judgments) or the sha256 of a rubric version saved in the store.
     """
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import JudgmentSelection
+
     rubric_hash = rubric if SHA256.match(rubric) else load_rubric(rubric).sha256
     if fmt is None:
         fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"

@@ -10,7 +10,6 @@ import click
 from judgekit.cli._common import db_option, echo, resolve_db_path
 from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, load_items
-from judgekit.store import open_store
 
 #: The tools ``--from`` reads (judgekit.io.tools.TOOLS, listed here to keep --help fast).
 TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "lm-eval", "openai-batch")
@@ -43,6 +42,8 @@ def command(file: Path, name: str | None, db: str, replace: bool, tool: str | No
     same file adds nothing. With --from TOOL, FILE is another eval tool's output
     (see docs/import.md for each tool's field mapping).
     """
+    from judgekit.store import open_store
+
     dataset = name if name is not None else dataset_name_for(file)
     if not dataset.strip():
         raise InputError("--name: the dataset name must not be empty")
@@ -67,6 +68,7 @@ def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
     from judgekit.cli.judgments import echo_import
     from judgekit.io.tools import import_tool_run, read_tool
     from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
 
     if rubric is None:
         raise InputError(f"--from {tool} needs --rubric (the rubric its verdicts are on)")

@@ -10,7 +10,7 @@ never stored, logged or printed.
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,9 +18,9 @@ from judgekit.cli._common import echo
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import StoreError
-from judgekit.judging.runner import has_pending_calls, run_judgments
-from judgekit.rubrics import load_rubric
-from judgekit.store import Store, open_store
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.store import Store
 
 _SAMPLES = click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
                         help="Independent samples per item (for self-consistency).")
@@ -40,6 +40,10 @@ def _saved(store: Store, rubric_hash: str, dataset: str) -> str:
 @endpoint_options(verb="Judge", after_concurrency=[_SAMPLES])
 def command(**params: Any) -> None:
     """Judge a dataset with a rubric; finished judgments are reused on reruns."""
+    from judgekit.judging.runner import has_pending_calls, run_judgments
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
+
     endpoint = EndpointOptions.take(params)
     loaded = load_rubric(params["rubric"])
     run_args = {"samples": params["samples"], "force": params["force"],

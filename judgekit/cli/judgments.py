@@ -8,15 +8,20 @@ errors and nothing is imported). Re-importing the same verdicts adds nothing.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from judgekit.cli._common import echo, import_file_options, resolve_db_path
-from judgekit.io.judgments import ORIENTATIONS, Orientation
-from judgekit.io.verdict_store import JudgmentImportResult, import_judgments
-from judgekit.rubrics import load_rubric
-from judgekit.store import open_store
 from judgekit.types import Rubric
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.io.judgments import Orientation
+    from judgekit.io.verdict_store import JudgmentImportResult
+
+#: How a verdict's label is oriented (``judgekit.io.judgments.ORIENTATIONS``, named here
+#: for a fast ``--help``).
+ORIENTATIONS = ("presented", "original")
 
 _FIELDS_HELP = """\b
 One verdict per JSONL line or CSV/TSV/parquet row (docs/import.md):
@@ -55,6 +60,10 @@ def import_command(
     orientation: Orientation,
 ) -> None:
     """Import the verdicts in FILE as runs of kind "import" (one per judge and dataset)."""
+    from judgekit.io.verdict_store import import_judgments
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
+
     loaded = load_rubric(rubric)
     with open_store(resolve_db_path(db), create=False) as store:
         result = import_judgments(store, file, loaded, dataset=dataset, judge=judge,

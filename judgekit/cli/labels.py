@@ -24,11 +24,7 @@ from judgekit.cli._common import (
     rubric_option,
     write_out,
 )
-from judgekit.io.labeling_tools import export_tasks, import_tool_labels
-from judgekit.io.labels import ExportFormat, export_labels, import_labels
-from judgekit.rubrics import load_rubric
-from judgekit.sampling import STRATEGIES
-from judgekit.store import open_store
+from judgekit.cli.annotate import STRATEGIES
 from judgekit.textsafe import terminal_safe
 
 
@@ -46,6 +42,11 @@ def import_command(
     file: Path, rubric: str, db: str, dataset: str | None, tool: str | None
 ) -> None:
     """Import the labels in FILE (JSONL, CSV, TSV, parquet); a bad line imports nothing."""
+    from judgekit.io.labeling_tools import import_tool_labels
+    from judgekit.io.labels import import_labels
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
+
     loaded = load_rubric(rubric)
     with open_store(resolve_db_path(db), create=False) as store:
         if tool is None:
@@ -74,6 +75,9 @@ def export_command(
     annotators: tuple[str, ...],
 ) -> None:
     """Write each annotator's current label per item (skips left out)."""
+    from judgekit.io.labels import ExportFormat, export_labels
+    from judgekit.rubrics import load_rubric
+
     loaded = load_rubric(rubric)
     export_format = cast(ExportFormat, fmt)
     buffer = io.StringIO()
@@ -114,6 +118,9 @@ def export_tasks_command(
 ) -> None:
     """Write a labeling queue as Label Studio tasks, the judge's verdict as a prediction."""
     from judgekit.cli.annotate import prepare_queue
+    from judgekit.io.labeling_tools import export_tasks
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
 
     loaded = load_rubric(rubric)
     with open_store(resolve_db_path(db), create=False) as store:

@@ -3,6 +3,12 @@
 Each command lives in its own module under ``judgekit/cli/`` and exposes a
 click command named ``command``. This module only wires them together and turns
 :class:`~judgekit.errors.JudgekitError` into a clean one-line message.
+
+``judgekit --help`` lists every command with its one-line summary from
+:data:`COMMAND_SUMMARIES`, so it imports no command module; a test holds each
+summary equal to its command's own. ``judgekit CMD --help`` imports only that
+command's module, and command modules import numpy, scipy, sqlite-utils and the
+like inside the functions that use them, so help stays as fast as click itself.
 """
 
 from __future__ import annotations
@@ -43,11 +49,59 @@ COMMAND_MODULES: dict[str, str] = {
 }
 
 
+#: command name -> its one-line help, as ``judgekit --help`` lists it without importing it
+#: (``tests/unit/test_cli_help.py`` checks each against the command's own short help).
+COMMAND_SUMMARIES: dict[str, str] = {
+    "agree": "Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label).",
+    "annotate": "Label items in the terminal, blind to the judge, one key per label.",
+    "batch": "Judge through Batch API files: OpenAI's Batch API or `vllm run-batch`.",
+    "compare": "Compare two judges, or two candidate models scored by one judge.",
+    "demo": "Run the whole flow on shipped demo data with the local judge and a fresh database.",
+    "estimate": "Estimate the humans' rate on every judged item: judge only, labels only, PPI++.",
+    "export": "Write the judgments of a rubric with their provenance (judge, endpoint, rubric, "
+    "sampling).",
+    "import": "Load the items in FILE (.jsonl, .csv, .tsv or .parquet) into the store as a "
+    "dataset.",
+    "judge": "Judge a dataset with a rubric; finished judgments are reused on reruns.",
+    "judgments": "Judge verdicts made elsewhere (item_id, judge, label[, order, sample, status, "
+    "raw]).",
+    "labels": "Import or export human labels (CSV or JSONL: item_id, annotator, label[, note]).",
+    "plan": "How many labels for a confidence interval of +/- HALF-WIDTH.",
+    "probe": "Measure position, length and self-consistency bias of a judge.",
+    "report": "Calibration report: does the judge agree with humans well enough to trust?",
+    "queue": "Labeling queues for a team (see also `judgekit queues` for progress).",
+    "queues": "Per-annotator progress (labeled, skipped, flagged, remaining) through each queue.",
+    "rubric": "List, check and preview rubrics.",
+    "runs": "List the runs in the store, oldest first, with their judge, rubric and outcome "
+    "counts.",
+    "serve": "Serve the store to a team: API under /api/v1/, /report/RUBRIC, /annotate.",
+    "serve-local": "Serve the local judge (llama.cpp + SmolLM2-135M) on an OpenAI-compatible URL.",
+    "tokens": "API tokens for `judgekit serve`: create, list, revoke.",
+}
+
+
 class LazyGroup(click.Group):
-    """Imports a command's module only when that command runs (fast ``--help``)."""
+    """Imports a command's module only when that command runs or shows its own help."""
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted(COMMAND_MODULES)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The command list from :data:`COMMAND_SUMMARIES` (a command without one is imported)."""
+        names = self.list_commands(ctx)
+        if not names:
+            return
+        limit = formatter.width - 6 - max(len(name) for name in names)
+        rows = []
+        for name in names:
+            summary = COMMAND_SUMMARIES.get(name)
+            # a bare command with the summary as its help shortens it exactly as click does
+            command = self.get_command(ctx, name) if summary is None else click.Command(
+                name, help=summary
+            )
+            rows.append((name, "" if command is None else command.get_short_help_str(limit)))
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
         module_name = COMMAND_MODULES.get(cmd_name)

@@ -15,7 +15,6 @@ from typing import Any
 
 import click
 
-from judgekit import stats
 from judgekit.cli._common import db_option, text_or_json_option
 from judgekit.errors import InputError
 
@@ -44,6 +43,8 @@ def plan(
     current: int,
 ) -> dict[str, Any]:
     """The plan as a dict (what ``--format json`` prints)."""
+    from judgekit import stats
+
     out: dict[str, Any] = {
         "statistic": statistic,
         "half_width": half_width,

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -19,22 +19,13 @@ from judgekit.cli._common import echo, echo_json
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
-from judgekit.judging.probes import (
-    DEFAULT_FILLER,
-    DEFAULT_LEVELS,
-    ProbeOutcome,
-    check_levels,
-    length_units,
-    load_filler,
-    position_units,
-    run_consistency_probe,
-    run_length_probe,
-    run_position_probe,
-)
-from judgekit.judging.runner import WorkUnit, has_pending_calls
-from judgekit.rubrics import load_rubric
-from judgekit.store import Store, open_store
+from judgekit.judging.probe_variants import DEFAULT_LEVELS
+from judgekit.judging.units import WorkUnit
 from judgekit.types import Item, Rubric
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.judging.probes import ProbeOutcome
+    from judgekit.store import Store
 
 _JSON = click.option("--json", "as_json", is_flag=True,
                      help="Print the stored result as JSON instead of the summary.")
@@ -67,6 +58,10 @@ def _prepared(opts: dict[str, Any], plan: Plan) -> Iterator[_Context]:
     ``plan`` lists the probe's calls, so the local judge is started only when
     one of them is not cached yet.
     """
+    from judgekit.judging.runner import has_pending_calls
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
+
     endpoint = EndpointOptions.take(opts)
     rubric = load_rubric(opts["rubric"])
     with open_store(opts["db"]) as store:
@@ -213,6 +208,8 @@ def position(imported: bool, judge: str | None, **opts: Any) -> None:
     With --imported nothing is called: the verdicts imported in both orders are read
     from the store, and the result is stored and reported like a live probe's.
     """
+    from judgekit.judging.probes import position_units, run_position_probe
+
     if imported:
         _imported_position(opts, judge)
         return
@@ -226,6 +223,8 @@ def position(imported: bool, judge: str | None, **opts: Any) -> None:
 
 def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
     from judgekit.judging.probe_imported import imported_position_probe
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
 
     if opts["base_url"] or opts["data"] is not None:
         raise InputError("--imported reads stored verdicts: give --dataset NAME, not "
@@ -261,6 +260,14 @@ def _parse_levels(text: str) -> tuple[int, ...]:
               help="Length gap in characters for P(prefer longer) (pairwise rubrics).")
 def length(levels: str, filler: Path | None, min_gap: int, **opts: Any) -> None:
     """Score vs length, padding with content-free filler, and P(prefer the longer answer)."""
+    from judgekit.judging.probes import (
+        DEFAULT_FILLER,
+        check_levels,
+        length_units,
+        load_filler,
+        run_length_probe,
+    )
+
     templates = load_filler(filler) if filler is not None else DEFAULT_FILLER
     parsed = check_levels(_parse_levels(levels))
 
@@ -280,6 +287,8 @@ def length(levels: str, filler: Path | None, min_gap: int, **opts: Any) -> None:
               help="Repeated samples per item (K).")
 def consistency(samples: int, **opts: Any) -> None:
     """K repeated samples per item: repetition stability, flip rate, kappa and alpha."""
+    from judgekit.judging.probes import run_consistency_probe
+
     with _prepared(opts, lambda rubric, items: ([WorkUnit(i) for i in items], samples)) as ctx:
         outcome = run_consistency_probe(ctx.store, ctx.rubric, ctx.items, ctx.spec,
                                         dataset=ctx.dataset, samples=samples,

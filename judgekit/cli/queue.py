@@ -10,15 +10,8 @@ from __future__ import annotations
 
 import click
 
-from judgekit.assignment import (
-    ASSIGNED_STRATEGY,
-    assignment_queue_name,
-    parse_annotators,
-    plan_assignment,
-)
 from judgekit.cli._common import db_option, echo, read_store, resolve_rubric, rubric_option
 from judgekit.errors import InputError
-from judgekit.store import QueueEntry
 
 
 @click.group("queue")
@@ -39,6 +32,14 @@ def command() -> None:
 def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str | None,
            seed: int) -> None:
     """Give every item to one annotator and a share to two; saved as one queue each."""
+    from judgekit.assignment import (
+        ASSIGNED_STRATEGY,
+        assignment_queue_name,
+        parse_annotators,
+        plan_assignment,
+    )
+    from judgekit.store import QueueEntry
+
     names = parse_annotators(annotators)
     with read_store(db) as store:
         rub = resolve_rubric(store, rubric)

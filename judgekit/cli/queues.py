@@ -12,7 +12,6 @@ from judgekit.cli._common import (
     resolve_rubric,
     text_or_json_option,
 )
-from judgekit.serve.progress import queue_rows
 
 
 @click.command("queues")
@@ -22,6 +21,8 @@ from judgekit.serve.progress import queue_rows
 @text_or_json_option
 def command(db: str, rubric: str | None, fmt: str) -> None:
     """Per-annotator progress (labeled, skipped, flagged, remaining) through each queue."""
+    from judgekit.serve.progress import queue_rows
+
     with read_store(db) as store:
         rubric_hash = resolve_rubric(store, rubric).sha256 if rubric else None
         rows = queue_rows(store, rubric_hash)

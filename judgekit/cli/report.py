@@ -23,7 +23,9 @@ from judgekit.cli._common import (
     write_out,
 )
 from judgekit.errors import InputError
-from judgekit.report import FORMATS, ReportOptions, build_report, render
+
+#: The report formats (``judgekit.report.FORMATS``, named here so ``--help`` imports no numpy).
+FORMATS = ("text", "md", "html", "json")
 
 #: Report format by ``--out`` suffix when ``--format`` is not given.
 _SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
@@ -179,6 +181,8 @@ def command(
 
     Exits 0 on PASS, 1 on FAIL, 3 on INSUFFICIENT DATA.
     """
+    from judgekit.report import ReportOptions, build_report, render
+
     if not 0.0 < half_width < 1.0:
         raise InputError(f"--half-width must be between 0 and 1, got {half_width}")
     if not 0.0 < confidence < 1.0:

@@ -13,13 +13,6 @@ import click
 from judgekit.cli._common import echo, echo_json
 from judgekit.errors import InputError, JudgekitError
 from judgekit.io.items import load_items
-from judgekit.rubrics import (
-    BUNDLED_RUBRICS_DIR,
-    REPO_RUBRICS_DIR,
-    load_rubric,
-    render_messages,
-    verdict_json_schema,
-)
 from judgekit.types import Item, Rubric
 
 #: Shown by ``show`` when no ``--data`` is given: every placeholder visibly filled.
@@ -47,6 +40,8 @@ def _describe(rubric: Rubric) -> str:
 @command.command("list")
 def list_command() -> None:
     """Rubrics found by bare name: ./rubrics/ first, then the shipped examples."""
+    from judgekit.rubrics import BUNDLED_RUBRICS_DIR, REPO_RUBRICS_DIR, load_rubric
+
     seen: set[str] = set()
     for folder in (Path("rubrics"), REPO_RUBRICS_DIR, BUNDLED_RUBRICS_DIR):
         if not folder.is_dir():
@@ -67,6 +62,8 @@ def list_command() -> None:
 @click.argument("rubrics", nargs=-1, required=True, metavar="NAME_OR_PATH...")
 def check_command(rubrics: tuple[str, ...]) -> None:
     """Validate rubric files; exits 1 if any is invalid (each error names its field)."""
+    from judgekit.rubrics import load_rubric
+
     bad = 0
     for name in rubrics:
         try:
@@ -91,6 +88,8 @@ def check_command(rubrics: tuple[str, ...]) -> None:
 def show_command(rubric: str, data: Path | None, item_id: str | None, reverse_levels: bool,
                  fmt: str) -> None:
     """Print the messages the judge receives for one item, and the verdict JSON schema."""
+    from judgekit.rubrics import load_rubric, render_messages, verdict_json_schema
+
     loaded = load_rubric(rubric)
     item = EXAMPLE_ITEM
     if data is not None:

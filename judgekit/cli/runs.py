@@ -3,13 +3,15 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from judgekit.cli._common import db_option, echo, echo_json, read_store, text_or_json_option
 from judgekit.errors import InputError
-from judgekit.store import RunRecord
+
+if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
+    from judgekit.store import RunRecord
 
 
 def _rubric_names(rubrics: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
