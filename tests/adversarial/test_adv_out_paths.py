@@ -8,6 +8,7 @@ its ``-wal`` file, must be refused the same way, and the store stay byte-identic
 from __future__ import annotations
 
 import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -69,10 +70,31 @@ def test_out_through_a_symlink_writes_the_target_and_keeps_the_link(
     assert target.read_text(encoding="utf-8").startswith("# judgekit calibration report")
 
 
-def test_out_to_a_device_is_written_through_not_renamed_over(store_path: Path) -> None:
-    result = run("export", "-r", "correctness", "--db", str(store_path), "--out", os.devnull)
+@pytest.fixture
+def devices(tmp_path: Path) -> dict[str, Path]:
+    """Private copies of /dev/null and /dev/full (root only; else skip).
+
+    The tests never name the real devices as --out: code that renamed over its
+    --out (the bug) would replace the machine's /dev/null with a regular file.
+    """
+    made = {}
+    for name, minor in (("null", 3), ("full", 7)):
+        path = tmp_path / f"dev-{name}"
+        try:
+            os.mknod(path, stat.S_IFCHR | 0o666, os.makedev(1, minor))
+        except (PermissionError, OSError):
+            pytest.skip("cannot make device nodes here (needs root)")
+        made[name] = path
+    return made
+
+
+def test_out_to_a_device_is_written_through_not_renamed_over(
+    store_path: Path, devices: dict[str, Path]
+) -> None:
+    null = devices["null"]
+    result = run("export", "-r", "correctness", "--db", str(store_path), "--out", str(null))
     assert result.code == 0, result.err
-    assert Path(os.devnull).is_char_device()
+    assert null.is_char_device()
 
 
 @pytest.mark.parametrize(
@@ -84,13 +106,14 @@ def test_out_to_a_device_is_written_through_not_renamed_over(store_path: Path) -
         ("/".join(["d"] * 2100) + "/r.md", "too long"),
         ("/proc/self/comm", "/proc"),
         ("/sys/kernel/x.md", "/sys"),
-        ("/dev/full", "No space left"),
+        ("FULL", "No space left"),  # a private /dev/full, see ``devices``
     ],
 )
 @pytest.mark.parametrize("command", sorted(WRITERS))
 def test_bad_out_paths_are_one_line_errors(
-    command: str, out: str, needle: str, store_path: Path
+    command: str, out: str, needle: str, store_path: Path, devices: dict[str, Path]
 ) -> None:
+    out = str(devices["full"]) if out == "FULL" else out
     before = fingerprint(store_path)
     result = run(*WRITERS[command], "--db", str(store_path), "--out", out)
     result.assert_clean_error(needle)
