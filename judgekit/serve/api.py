@@ -12,6 +12,7 @@ assigned to it, under its own name; it can never read a judge's verdict.
 
 from __future__ import annotations
 
+import json
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query
@@ -211,6 +212,18 @@ def report(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
 
     built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples)
     return Response(render(built, "json"), media_type="application/json")
+
+
+@router.get("/estimate", summary="The corrected estimate (the `estimate` section of the report)")
+def estimate(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
+             judge_run: JudgeRun = None, model: Model = None,
+             resamples: Resamples = 1000) -> Response:
+    """Judge only, labels only, PPI++ and Rogan-Gladen per target, as `judgekit estimate`."""
+    from judgekit.report import render
+
+    built = _report(store, rubric, dataset, judge_run, model, 0.6, resamples)
+    section = json.loads(render(built, "json")).get("estimate")
+    return Response(json.dumps(section), media_type="application/json")
 
 
 @router.get("/gate", summary="PASS, FAIL or INSUFFICIENT DATA, as `report`'s exit code")

@@ -55,6 +55,7 @@ def queue_items(db: Path, annotator: str) -> list[str]:
 
 ENDPOINTS = ["/api/v1/rubrics", "/api/v1/datasets", "/api/v1/runs", "/api/v1/queues",
              "/api/v1/gate?rubric=correct", "/api/v1/report?rubric=correct",
+             "/api/v1/estimate?rubric=correct",
              "/api/v1/openapi.json", "/report/correct"]
 
 
@@ -207,6 +208,10 @@ def test_gate_matches_the_report_exit_code(served: tuple[Service, dict[str, str]
     assert gate["decision"] == json.loads(cli_run.stdout)["verdict"]["decision"]
     report = service.get("/api/v1/report?rubric=correct&model=judge-model", tokens["read"])
     assert report.json()["verdict"]["decision"] == gate["decision"]
+    estimate = service.get("/api/v1/estimate?rubric=correct&model=judge-model", tokens["read"])
+    assert estimate.status_code == 200
+    assert estimate.json() == report.json()["estimate"]
+    assert all(f'"{key}"' in estimate.text for key in ("judge_only", "labels_only", "ppi"))
 
 
 def _sha_of(db: Path) -> str:
