@@ -81,6 +81,7 @@ class _RubricSpec(_Strict):
     name: str
     version: Any  # a string or an integer; checked in _build for a clear message
     description: str = ""
+    guidelines: str = ""
     scale: _ScaleSpec
     prompt: _PromptSpec
 
@@ -182,6 +183,7 @@ def _build(spec: _RubricSpec, data: Mapping[str, Any], source_text: str, path: s
         name=spec.name,
         version=version,
         description=spec.description,
+        guidelines=spec.guidelines.strip(),
         scale=scale,
         system_prompt=spec.prompt.system,
         user_prompt=spec.prompt.user,

@@ -114,6 +114,8 @@ class Rubric:
     source_text: str
     path: str | None = None
     options: Mapping[str, Any] = field(default_factory=dict)
+    #: Markdown for human annotators (never sent to the judge); shown by ``annotate``
+    guidelines: str = ""
 
 
 @dataclass(frozen=True)

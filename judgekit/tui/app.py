@@ -28,6 +28,7 @@ class AnnotateApp(App[None]):
 
     def __init__(self, session: LabelingSession) -> None:
         super().__init__()
+        self.animation_level = "none"  # scrolling jumps: an animated End took a second
         self.session = session
         self.sub_title = one_line(f"{session.rubric.name} · {session.annotator}")
         bindings = scale_bindings(session.rubric.scale)
@@ -93,12 +94,15 @@ def make_app(
     show_judge: bool = False,
     dataset: str | None = None,
     clock: Callable[[], float] = time.monotonic,
+    notices: Sequence[str] = (),
 ) -> AnnotateApp:
     """Build the annotate app for ``annotator`` over a queue (its stored name, or entries).
 
     Blind unless ``show_judge``: then the judge's verdict and reasoning are
     shown, agreement appears in the header, and every label records
     ``blind=False``. ``dataset`` keeps only that dataset's entries of the queue.
+    ``notices`` (how the queue was drawn, earlier rubric versions) are shown in
+    the app when it opens, and in its help.
     """
     if isinstance(queue, str):
         found = store.get_queue(queue)
@@ -121,6 +125,6 @@ def make_app(
     )
     session = LabelingSession(
         store, rubric, entries, annotator=annotator, blind=not show_judge, judge=judge,
-        clock=clock,
+        clock=clock, notices=notices,
     )
     return AnnotateApp(session)

@@ -23,18 +23,19 @@ from textual.binding import Binding, BindingType
 from textual.containers import Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen, Screen
-from textual.widgets import Footer, Input, Static
+from textual.widgets import Footer, Input, Markdown, Static
 
 from judgekit.errors import JudgekitError
+from judgekit.tui.document import DocumentView
 from judgekit.tui.session import LabelingSession
 from judgekit.tui.widgets import (
-    ItemPanel,
     ProgressHeader,
     ScalePanel,
     StatusLine,
     header_content,
+    item_sections,
+    message_sections,
     plain,
-    scale_levels,
     status_content,
 )
 from judgekit.types import Label, Scale
@@ -44,27 +45,41 @@ Operation = Callable[[], Awaitable[None]]
 
 @dataclass(frozen=True)
 class Command:
-    """A non-scale action, the keys that trigger it (first free one shown) and its label."""
+    """A non-scale action, its keys (the first is shown) and its descriptions."""
 
     action: str
     keys: tuple[str, ...]
     description: str
     help: str
-    fallback: tuple[str, ...] = ()  # used only when a scale level claims every key in ``keys``
+    show: bool = True
 
 
-#: Commands in footer order. A key a scale level claims (binary ``f`` = fail)
-#: is dropped from the command, which then answers to its next key (flag: ``!``).
+#: Commands in footer order. No command key is a scale key on any scale (scale
+#: keys are p/f, a/b/t and digits), so a key means the same on every rubric:
+#: the flag is ``!`` everywhere, never the ``f`` that is *fail* on a binary scale.
 COMMANDS: tuple[Command, ...] = (
     Command("skip", ("s",), "skip", "skip this item (it comes back at the end)"),
     Command("back", ("u", "backspace"), "back", "go back to the previous item to change its label"),
-    Command("flag", ("f",), "flag", "flag / unflag the item for review", ("exclamation_mark",)),
+    Command("flag", ("exclamation_mark",), "flag", "flag / unflag the item for review"),
     Command("note", ("n",), "note", "add or edit a note on the item"),
-    Command("help", ("question_mark",), "help", "show all keys"),
+    Command("jump(1)", ("right_square_bracket",), "sections",
+            "jump to the next section (Input, Response, Reference)"),
+    Command("jump(-1)", ("left_square_bracket",), "section", "jump to the previous section",
+            show=False),
+    Command("page(1)", ("pagedown", "space"), "scroll",
+            "scroll down a page (up/down arrows: a row)"),
+    Command("page(-1)", ("pageup",), "page up", "scroll up a page", show=False),
+    Command("edge(-1)", ("home",), "top", "go to the top of the item", show=False),
+    Command("edge(1)", ("end",), "end", "go to the end of the item", show=False),
+    Command("help", ("question_mark",), "help", "show the guidelines and every key"),
     Command("quit", ("q",), "quit", "save and quit (everything given is already saved)"),
 )
 
-_KEY_DISPLAY = {"question_mark": "?", "exclamation_mark": "!", "backspace": "⌫"}
+_KEY_DISPLAY = {
+    "question_mark": "?", "exclamation_mark": "!", "backspace": "⌫",
+    "right_square_bracket": "]", "left_square_bracket": "[", "pagedown": "PgDn",
+    "pageup": "PgUp", "space": "space", "home": "Home", "end": "End",
+}
 
 
 def display_key(key: str) -> str:
@@ -72,19 +87,16 @@ def display_key(key: str) -> str:
 
 
 def command_keys(scale: Scale) -> dict[str, tuple[str, ...]]:
-    """Command action -> its keys once the scale's keys are taken out."""
+    """Command action -> its keys; an error if a scale key would collide with one."""
     taken = {level.key for level in scale.levels}
     result: dict[str, tuple[str, ...]] = {}
     for command in COMMANDS:
-        keys = tuple(k for k in command.keys if k not in taken)
-        if not keys:
-            keys = tuple(k for k in command.fallback if k not in taken)
-        if not keys:
+        clash = sorted(taken.intersection(command.keys))
+        if clash:
             raise JudgekitError(
-                f"the scale's keys leave no key for {command.action!r}: "
-                f"use keys other than {', '.join(command.keys + command.fallback)}"
+                f"the scale key {clash[0]!r} is also the key of {command.action!r}"
             )
-        result[command.action] = keys
+        result[command.action] = command.keys
     return result
 
 
@@ -103,9 +115,11 @@ def scale_bindings(scale: Scale) -> list[BindingType]:
     keys_of = command_keys(scale)
     for command in COMMANDS:
         free = keys_of[command.action]
-        shown_keys = "/".join(display_key(k) for k in free)
+        shown_key = display_key(free[0])
+        if command.action == "jump(1)":
+            shown_key = "[ ]"
         bindings.append(Binding(",".join(free), command.action, command.description,
-                                key_display=shown_keys))
+                                key_display=shown_key, show=command.show))
     return bindings
 
 
@@ -115,6 +129,10 @@ class LabelScreen(Screen[None]):
     DEFAULT_CSS = """
     LabelScreen { layout: vertical; }
     """
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "scroll(-1)", "up", show=False),
+        Binding("down", "scroll(1)", "down", show=False),
+    ]
 
     def __init__(self, session: LabelingSession) -> None:
         super().__init__()
@@ -124,14 +142,22 @@ class LabelScreen(Screen[None]):
 
     def compose(self) -> ComposeResult:
         yield ProgressHeader(markup=False)
-        yield ItemPanel()
+        yield DocumentView(id="item")
         yield StatusLine(markup=False)
         yield ScalePanel(markup=False)
-        yield Footer()
+        yield Footer(compact=True)
 
     def on_mount(self) -> None:
         self.run_worker(self._consume(), name="label-writer", group="label-writer")
         self.refresh_view()
+        for notice in self.session.notices:
+            self.notify(notice, title="Queue", timeout=12)
+        if self.session.opens_guidelines:
+            self.app.push_screen(HelpScreen(self.session))
+
+    @property
+    def document(self) -> DocumentView:
+        return self.query_one(DocumentView)
 
     # -- the operation queue -----------------------------------------------
     async def _consume(self) -> None:
@@ -157,39 +183,55 @@ class LabelScreen(Screen[None]):
 
     # -- view ------------------------------------------------------------------
     def refresh_view(self) -> None:
-        """Redraw every panel from the session (cheap: one indexed item read)."""
+        """Redraw every panel from the session (the item's text only when the item changes)."""
         session = self.session
         self.query_one(ProgressHeader).update(
             header_content(session.rubric, session.annotator, session.blind,
                            session.progress(), session.agreement())
         )
-        panel = self.query_one(ItemPanel)
         status = self.query_one(StatusLine)
         entry = session.current
         row = session.current_label()
         if entry is None:
-            panel.show_item(
-                None, None,
-                f"Queue complete: all {session.total} items are labeled.\n\n"
+            self.document.show(message_sections(
+                "Queue complete",
+                f"All {session.total} items are labeled.\n\n"
                 "Press u to go back and change a label, q to quit.",
-            )
+            ))
             status.update(plain(f" done · {session.total}/{session.total} labeled"))
         else:
             item = session.current_item()
-            panel.show_item(
-                item, session.current_judge(),
-                f"Item {entry.item_id!r} of dataset {entry.dataset!r} is no longer in the "
-                "store. Press s to skip it.",
+            self.document.show(
+                item_sections(item, session.current_judge()) if item is not None
+                else message_sections(
+                    "Item missing from the store",
+                    f"Item {entry.item_id!r} of dataset {entry.dataset!r} is no longer in the "
+                    "store. Press s to skip it.",
+                )
             )
             status.update(
                 status_content(
-                    session.index + 1, session.total, entry.item_id, entry.stratum,
+                    session.index + 1, session.total, entry.item_id,
+                    None if session.blind else entry.stratum,  # strata come from the judges
                     item.slice if item else None, row, session.current_flag(),
                     session.current_note(),
                 )
             )
         chosen = row.label if row is not None else None
         self.query_one(ScalePanel).show(session.rubric, chosen)
+
+    # -- reading ---------------------------------------------------------------------
+    def action_scroll(self, rows: int) -> None:
+        self.document.scroll_rows(rows)
+
+    def action_page(self, direction: int) -> None:
+        self.document.page(direction)
+
+    def action_edge(self, direction: int) -> None:
+        self.document.edge(direction)
+
+    def action_jump(self, direction: int) -> None:
+        self.document.jump(direction)
 
     # -- actions -------------------------------------------------------------------
     def action_label(self, value: str) -> None:
@@ -243,6 +285,7 @@ class LabelScreen(Screen[None]):
         self.enqueue(operation)
 
     async def _annotate(self, *, note: str | None = None, flagged: bool | None = None) -> None:
+        """Save a note or flag at once (a killed app must not lose it)."""
         row = self.session.annotation_row(note=note, flagged=flagged)
         if row is not None:
             await self._commit(row)
@@ -271,35 +314,42 @@ class LabelScreen(Screen[None]):
         self.app.push_screen(HelpScreen(self.session))
 
     def action_quit(self) -> None:
-        """Quit once everything queued is saved (and unsaved notes/flags as skips)."""
+        """Quit once everything queued is saved (every label, note and flag already is)."""
 
         async def operation() -> None:
             if self._quitting:
                 return
             self._quitting = True
-            for row in self.session.pending_rows():
-                await self._commit(row)
-                self.session.apply(row, advance=False)
             self.app.exit()
 
         self.enqueue(operation)
 
 
 class HelpScreen(ModalScreen[None]):
-    """Every key, including the scale's levels; any of escape, ? or q closes it."""
+    """The rubric's description and guidelines, the scale and every key; escape, ? or q closes.
+
+    Shown on ``?``, and when a session opens on a queue this annotator has not
+    started, if the rubric has a description or guidelines to read first.
+    """
 
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("escape,question_mark,q", "close", "close"),
+        Binding("escape,question_mark,q,enter", "close", "close"),
+        Binding("pagedown,space", "page(1)", "page down", show=False),
+        Binding("pageup", "page(-1)", "page up", show=False),
+        Binding("down", "rows(1)", "down", show=False),
+        Binding("up", "rows(-1)", "up", show=False),
     ]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > Vertical {
-        width: auto; max-width: 90%; height: auto; max-height: 90%;
-        border: round $accent; padding: 0 2; background: $surface;
+        width: 90%; max-width: 110; height: auto; max-height: 95%;
+        border: round $accent; padding: 0 1; background: $surface;
     }
-    HelpScreen VerticalScroll { width: auto; height: auto; max-height: 1fr; }
-    HelpScreen Static { width: auto; }
-    HelpScreen #help-close { margin-top: 1; }
+    HelpScreen VerticalScroll { height: auto; max-height: 1fr; }
+    HelpScreen #help-scale { border-top: none; padding: 0; }
+    HelpScreen Markdown { margin: 0; padding: 0; }
+    HelpScreen .help-heading { text-style: bold; color: $text-accent; margin-top: 1; }
+    HelpScreen #help-close { dock: bottom; margin-top: 1; }
     """
 
     def __init__(self, session: LabelingSession) -> None:
@@ -307,39 +357,55 @@ class HelpScreen(ModalScreen[None]):
         self._session = session
 
     def compose(self) -> ComposeResult:
-        rubric = self._session.rubric
+        session = self._session
+        rubric = session.rubric
         scale = rubric.scale
-        lines: list[Content] = [
-            Content.assemble(
-                (f"{rubric.name} v{rubric.version}", "bold"), f" · {scale.kind} scale"
-            ),
-            Content(""),
-        ]
-        for level, label, description in scale_levels(rubric):
-            parts: list[str | tuple[str, str]] = [(f"  {level.key:<6}", "bold")]
-            if label is not None:
-                parts += [(label, "bold"), "  "]
-            parts.append(description)
-            lines.append(Content.assemble(*parts))
-        keys = command_keys(scale)
-        for command in COMMANDS:
-            shown = " / ".join(display_key(k) for k in keys[command.action])
-            lines.append(Content.assemble((f"  {shown:<6}", "bold"), command.help))
-        lines += [
-            Content(""),
-            Content("Labels are saved as you give them; a change keeps the history."),
-            Content("Blind mode hides the judge's verdict." if self._session.blind
-                    else "The judge's verdict is shown (--show-judge); labels record that."),
-        ]
-        # The body scrolls on a short terminal; the closing hint always stays in view.
         with Vertical():
-            with VerticalScroll():
+            with VerticalScroll(id="help-body"):
+                yield Static(Content.assemble(
+                    (f"{rubric.name} v{rubric.version}", "bold"), f" · {scale.kind} scale"
+                ), markup=False)
+                if rubric.description.strip():
+                    yield Static(plain(rubric.description.strip()), markup=False)
+                if rubric.guidelines:
+                    yield Static("Guidelines", classes="help-heading", markup=False)
+                    yield Markdown(rubric.guidelines, open_links=False)
+                yield Static("Scale", classes="help-heading", markup=False)
+                yield ScalePanel(markup=False, id="help-scale")
+                yield Static("Keys", classes="help-heading", markup=False)
+                keys = command_keys(scale)
+                lines = [
+                    Content.assemble((f"  {' / '.join(map(display_key, keys[c.action])):<14}",
+                                      "bold"), c.help)
+                    for c in COMMANDS
+                ]
+                lines.append(Content.assemble((f"  {'↑ / ↓':<14}", "bold"), "scroll a row"))
                 yield Static(Content("\n").join(lines), markup=False)
+                notes = [
+                    "Labels, notes and flags are saved as you give them; a change keeps the "
+                    "history.",
+                    "Blind mode: nothing the judge said is shown." if session.blind
+                    else "The judge's verdict is shown (--show-judge); labels record that.",
+                    *session.notices,
+                ]
+                yield Static(plain("\n".join(notes)), markup=False)
             yield Static(
-                Content.assemble(("escape", "bold"), " or ", ("?", "bold"), " closes this help"),
+                Content.assemble(("escape", "bold"), " or ", ("?", "bold"),
+                                 " closes this help; PgDn/PgUp scroll it"),
                 id="help-close",
                 markup=False,
             )
+
+    def on_mount(self) -> None:
+        self.query_one("#help-scale", ScalePanel).show(self._session.rubric, None)
+
+    def action_page(self, direction: int) -> None:
+        body = self.query_one("#help-body", VerticalScroll)
+        body.scroll_to(y=body.scroll_y + direction * max(1, body.size.height - 1), animate=False)
+
+    def action_rows(self, rows: int) -> None:
+        body = self.query_one("#help-body", VerticalScroll)
+        body.scroll_to(y=body.scroll_y + rows, animate=False)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -21,9 +21,11 @@ Rules:
 - Skipping an unlabeled item records a skip row (label NULL, with the time
   spent); skipping an item that already has a label just moves on, because a
   skip row would withdraw that label.
-- A flag or note on a labeled item is saved at once as a new row repeating the
-  label (history is append-only; the latest row wins). On an unlabeled item it
-  travels with the label or skip that follows, or is saved as a skip on quit.
+- A flag or note is saved the moment it is given, as a new row (history is
+  append-only; the latest row wins): on a labeled item the row repeats the
+  label; on an unlabeled item it has no label and no time (a *note row*), so a
+  killed app loses nothing. A note row does not count as a skip: the item stays
+  unlabeled, and a later session opens at it like at any untouched item.
 """
 
 from __future__ import annotations
@@ -41,6 +43,11 @@ __all__ = [
 ]
 
 Key = tuple[str, str]  # (dataset, item_id)
+
+
+def is_note_row(row: Label) -> bool:
+    """A row with no label and no time: a note or flag on an item not yet labeled or skipped."""
+    return row.label is None and row.seconds is None
 
 
 @dataclass(frozen=True)
@@ -65,6 +72,7 @@ class LabelingSession:
         blind: bool = True,
         judge: Mapping[Key, JudgeView] | None = None,
         clock: Callable[[], float] = time.monotonic,
+        notices: Sequence[str] = (),
     ) -> None:
         if not annotator.strip():
             raise ValueError("annotator must be a non-empty name")
@@ -74,6 +82,8 @@ class LabelingSession:
         self.annotator = annotator
         self.blind = blind
         self.judge: Mapping[Key, JudgeView] = judge or {}
+        #: what the annotator should know about the queue (shown in the app at start)
+        self.notices: tuple[str, ...] = tuple(notices)
         self._clock = clock
         self._keys = [(e.dataset, e.item_id) for e in self.entries]
         in_queue = set(self._keys)
@@ -89,17 +99,22 @@ class LabelingSession:
                     self.latest[key] = row
                 if row.label is not None:
                     self._all_labels[key] = row.label
-        self.pending_note: dict[Key, str] = {}
-        self.pending_flag: dict[Key, bool] = {}
         self._item_cache: tuple[Key, Item | None] | None = None
         self._agreement_cache: tuple[int, Agreement | None] | None = None
         self._labels_version = 0  # bumped whenever a current label changes
         self.started_at = clock()
-        self.session_labels = 0
+        self.session_labels = 0  # labels given this session (new and changed): the rate
+        self.new_labels: set[Key] = set()  # items first labeled this session
+        self.changed_labels: set[Key] = set()  # items whose earlier label was changed
         self.index = self._opening_position()
         self.shown_at = clock()
 
     # -- where we are ------------------------------------------------------
+    @property
+    def opens_guidelines(self) -> bool:
+        """Whether to show the guidelines first: a queue not yet started, a rubric with text."""
+        has_text = bool(self.rubric.description.strip() or self.rubric.guidelines.strip())
+        return has_text and not self.latest
     @property
     def total(self) -> int:
         return len(self.entries)
@@ -139,22 +154,17 @@ class LabelingSession:
         return None if key is None else self.latest.get(key)
 
     def current_note(self) -> str | None:
-        key = self.current_key
-        if key is None:
-            return None
-        if key in self.pending_note:
-            return self.pending_note[key] or None
-        row = self.latest.get(key)
-        return row.note if row is not None else None
+        row = self.current_label()
+        return (row.note or None) if row is not None else None
 
     def current_flag(self) -> bool:
-        key = self.current_key
-        if key is None:
-            return False
-        if key in self.pending_flag:
-            return self.pending_flag[key]
-        row = self.latest.get(key)
+        row = self.current_label()
         return bool(row is not None and row.flagged)
+
+    def is_skipped(self, key: Key) -> bool:
+        """Whether the item's latest row is a skip (not a label, not a note row)."""
+        row = self.latest.get(key)
+        return row is not None and row.label is None and not is_note_row(row)
 
     def current_judge(self) -> JudgeView | None:
         """The judge's verdict on the current item; always None in blind mode."""
@@ -180,7 +190,8 @@ class LabelingSession:
         skipped items are left, the first of them; len() when all are labeled.
         """
         for position, key in enumerate(self._keys):
-            if key not in self.latest:
+            row = self.latest.get(key)
+            if row is None or (row.label is None and is_note_row(row)):
                 return position
         return self._first_unlabeled(0)
 
@@ -255,39 +266,35 @@ class LabelingSession:
         key = self.current_key
         if key is None or self.is_labeled(key):
             return False
-        previous = self.latest.get(key)
-        already_skipped = (
-            previous is not None
-            and previous.label is None
-            and (previous.note or None) == self.current_note()
-            and bool(previous.flagged) == self.current_flag()
-        )
-        return not already_skipped
+        # the latest row already is a skip, with the note and flag shown: nothing to add
+        return not self.is_skipped(key)
 
     def annotation_row(
         self, *, note: str | None = None, flagged: bool | None = None
     ) -> Label | None:
-        """Set the current item's note/flag; the row to commit now, or None if it waits.
+        """The row that saves a new note/flag on the current item (None: nothing changes).
 
-        On a labeled item the change is saved at once as a row repeating the label;
-        on an unlabeled item it is kept until the label or skip that follows.
+        On a labeled item it repeats the label; on a skipped item it repeats the
+        skip (its time included, so it still reads as skipped); on an untouched
+        item it is a note row (no label, no time).
         """
         key = self.current_key
         if key is None:
             return None
-        if note is not None:
-            self.pending_note[key] = note.strip()
-        if flagged is not None:
-            self.pending_flag[key] = flagged
-        row = self.latest.get(key)
-        if row is None or row.label is None:
+        new_note = self.current_note() if note is None else (note.strip() or None)
+        new_flag = self.current_flag() if flagged is None else flagged
+        if (new_note, new_flag) == (self.current_note(), self.current_flag()):
             return None
+        row = self.latest.get(key)
+        if row is None:
+            return Label(key[0], key[1], self.rubric.sha256, self.annotator, None,
+                         note=new_note, flagged=new_flag, blind=self.blind, source="annotate")
         return replace(
             row,
-            note=self.current_note(),
-            flagged=self.current_flag(),
-            blind=self.blind,
-            seconds=None,
+            note=new_note,
+            flagged=new_flag,
+            blind=self.blind if row.label is not None else row.blind,
+            seconds=row.seconds if row.label is None else None,
             created_at="",
             source="annotate",
         )
@@ -297,39 +304,21 @@ class LabelingSession:
         key = (row.dataset, row.item_id)
         previous = self.latest.get(key)
         self.latest[key] = row
-        self.pending_note.pop(key, None)
-        self.pending_flag.pop(key, None)
         if row.label is not None:
             if self._all_labels.get(key) != row.label:
                 self._labels_version += 1
             self._all_labels[key] = row.label
             if previous is None or previous.label != row.label:
                 self.session_labels += 1
+                if previous is None or previous.label is None or key in self.new_labels:
+                    self.new_labels.add(key)
+                else:
+                    self.changed_labels.add(key)
         if advance:
             if row.label is None:
                 self.step()
             else:
                 self.forward()
-
-    def pending_rows(self) -> list[Label]:
-        """Notes/flags not yet saved (unlabeled items): saved as skips when the app quits."""
-        rows = []
-        for key in sorted(set(self.pending_note) | set(self.pending_flag)):
-            if self.is_labeled(key):
-                continue
-            previous = self.latest.get(key)
-            note = self.pending_note.get(key, previous.note if previous else None)
-            flagged = self.pending_flag.get(key, bool(previous and previous.flagged))
-            unchanged = (note or None, flagged) == (
-                (previous.note or None, previous.flagged) if previous else (None, False)
-            )
-            if unchanged:  # e.g. flagged then unflagged: nothing to keep
-                continue
-            rows.append(
-                Label(key[0], key[1], self.rubric.sha256, self.annotator, None,
-                      note=note or None, flagged=flagged, blind=self.blind, source="annotate")
-            )
-        return rows
 
     # -- figures for the header ---------------------------------------------------
     def progress(self) -> Progress:
@@ -339,7 +328,7 @@ class LabelingSession:
         if self.session_labels and elapsed > 0:
             rate = self.session_labels / (elapsed / 60.0)
         left = len(self.entries) - labeled
-        eta = (left / rate * 60.0) if rate else None
+        eta = (left / rate * 60.0) if rate and left > 0 else None
         return Progress(labeled, len(self.entries), self.session_labels, rate, eta)
 
     def agreement(self) -> Agreement | None:

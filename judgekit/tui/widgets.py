@@ -11,18 +11,15 @@ terminal or rename its window.
 
 from __future__ import annotations
 
-from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.content import Content
 from textual.widgets import Static
 
 from judgekit.textsafe import one_line, terminal_safe
+from judgekit.tui.document import Section
 from judgekit.tui.figures import Agreement, Progress
-from judgekit.tui.session import JudgeView
+from judgekit.tui.session import JudgeView, is_note_row
+from judgekit.tui.wrapping import wrap
 from judgekit.types import Item, Label, Rubric, ScaleLevel
-
-#: Below this many columns the two responses of a pair are stacked, not side by side.
-STACK_BELOW_COLUMNS = 100
 
 
 def plain(text: str | None) -> Content:
@@ -93,88 +90,27 @@ class ProgressHeader(Static):
     """
 
 
-class Section(Vertical):
-    """A titled block of literal text inside the item panel."""
-
-    DEFAULT_CSS = """
-    Section { height: auto; margin: 0 0 1 0; }
-    Section > .section-title { color: $text-accent; text-style: bold; height: 1; }
-    Section > .section-body { height: auto; padding: 0 0 0 1; }
-    """
-
-    def __init__(self, title: str, *, id: str) -> None:
-        super().__init__(id=id)
-        self._title = title
-
-    def compose(self) -> ComposeResult:
-        yield Static(plain(self._title), classes="section-title", markup=False)
-        yield Static("", classes="section-body", markup=False)
-
-    def set_text(self, text: str | None, *, title: str | None = None) -> None:
-        if title is not None:
-            self.query_one(".section-title", Static).update(plain(title))
-        self.query_one(".section-body", Static).update(plain(text))
+def item_sections(item: Item, judge: JudgeView | None) -> list[Section]:
+    """The sections the item view shows for ``item`` (the judge only when given)."""
+    sections = [Section("input", "Input", item.input)]
+    if item.is_pairwise:
+        sections.append(Section("response-a", "Response A", item.response_a or "",
+                                pair_with=Section("response-b", "Response B",
+                                                  item.response_b or "")))
+    else:
+        sections.append(Section("response", "Response", item.response or ""))
+    if item.reference is not None:
+        sections.append(Section("reference", "Reference", item.reference))
+    if judge is not None:
+        who = f"Judge ({judge.model})" if judge.model else "Judge"
+        sections.append(Section("judge", f"{who}: {judge.label}",
+                                judge.reasoning or "(no reasoning given)"))
+    return sections
 
 
-class ItemPanel(VerticalScroll):
-    """The item itself, dominant and scrollable: input, response(s), reference, judge."""
-
-    DEFAULT_CSS = """
-    ItemPanel { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
-    ItemPanel #pair { height: auto; }
-    ItemPanel #pair > Section { width: 1fr; }
-    ItemPanel #pair > #response-a { margin-right: 2; }
-    ItemPanel.stacked #pair { layout: vertical; }
-    ItemPanel.stacked #pair > #response-a { margin: 0 0 1 0; }
-    ItemPanel #judge { border-left: thick $warning; padding-left: 1; }
-    ItemPanel #done { height: auto; padding: 1 2; text-style: bold; }
-    """
-
-    def compose(self) -> ComposeResult:
-        yield Section("Input", id="input")
-        yield Section("Response", id="response")
-        with Horizontal(id="pair"):
-            yield Section("Response A", id="response-a")
-            yield Section("Response B", id="response-b")
-        yield Section("Reference", id="reference")
-        yield Section("Judge", id="judge")
-        yield Static("", id="done", markup=False)
-
-    def on_resize(self) -> None:
-        self.set_class(self.size.width < STACK_BELOW_COLUMNS, "stacked")
-
-    def _section(self, name: str) -> Section:
-        return self.query_one(f"#{name}", Section)
-
-    def show_item(self, item: Item | None, judge: JudgeView | None, missing: str = "") -> None:
-        """Show ``item`` (None: show ``missing`` instead) and scroll back to its top."""
-        done = self.query_one("#done", Static)
-        if item is None:
-            for name in ("input", "response", "reference", "judge"):
-                self._section(name).display = False
-            self.query_one("#pair").display = False
-            done.update(plain(missing))
-            done.display = True
-            return
-        done.display = False
-        self._section("input").display = True
-        self._section("input").set_text(item.input)
-        pairwise = item.is_pairwise
-        self._section("response").display = not pairwise
-        self.query_one("#pair").display = pairwise
-        if pairwise:
-            self._section("response-a").set_text(item.response_a)
-            self._section("response-b").set_text(item.response_b)
-        else:
-            self._section("response").set_text(item.response)
-        self._section("reference").display = item.reference is not None
-        self._section("reference").set_text(item.reference)
-        self._section("judge").display = judge is not None
-        if judge is not None:
-            who = f"Judge ({judge.model})" if judge.model else "Judge"
-            title = f"{who}: {judge.label}"
-            self._section("judge").set_text(judge.reasoning or "(no reasoning given)", title=title)
-        self.scroll_home(animate=False)
+def message_sections(title: str, text: str) -> list[Section]:
+    """A message in place of an item (queue complete, item missing)."""
+    return [Section("message", title, text)]
 
 
 def status_content(
@@ -187,11 +123,15 @@ def status_content(
     flagged: bool,
     note: str | None,
 ) -> Content:
-    """What this annotator said about the item first (it matters most), then where it is from."""
+    """What this annotator said about the item first (it matters most), then where it is from.
+
+    ``stratum`` is built from the judges' verdicts, so callers pass it only when
+    the judge is shown; a blind session passes None.
+    """
     parts: list[str | tuple[str, str]] = [(f" item {position}/{total}", "bold"), "  │  "]
     if row is not None and row.label is not None:
         parts += ["your label: ", (one_line(row.label), "bold $success")]
-    elif row is not None:
+    elif row is not None and not is_note_row(row):
         parts.append(("skipped", "$warning"))
     else:
         parts.append(("unlabeled", "dim"))
@@ -202,7 +142,7 @@ def status_content(
     parts += ["  │  ", one_line(item_id)]
     if slice_:
         parts += [" · slice ", one_line(slice_)]
-    if stratum:
+    if stratum and stratum != "all":  # "all": the queue holds every item, nothing to say
         parts += [" · ", (one_line(stratum), "dim")]
     return Content.assemble(*parts)
 
@@ -236,8 +176,9 @@ def scale_levels(rubric: Rubric) -> list[tuple[ScaleLevel, str | None, str]]:
     ]
 
 
-def scale_content(rubric: Rubric, current: str | None) -> Content:
-    """One line per level: key, label, description; the annotator's label highlighted."""
+def scale_content(rubric: Rubric, current: str | None, width: int = 0) -> Content:
+    """Each level: key, label, description wrapped in full under itself (``width`` cells;
+    0: one line per level); the annotator's label highlighted."""
     lines: list[Content] = []
     for level, label, description in scale_levels(rubric):
         chosen = level.label == current
@@ -247,32 +188,52 @@ def scale_content(rubric: Rubric, current: str | None) -> Content:
         ]
         if label is not None:
             parts += [(label, "bold $success" if chosen else "bold"), "  "]
-        parts.append((description, "bold" if chosen else ""))
-        if chosen:
-            parts.append(("  ← your label", "$success"))
-        lines.append(Content.assemble(*parts))
+        indent = len(level.key) + 3 + (len(label) + 2 if label is not None else 0)
+        tail = "  ← your label" if chosen else ""
+        rows = wrap(description + tail, width - indent) if width > indent + 10 else [
+            description + tail]
+        style = "bold" if chosen else ""
+        for index, row in enumerate(rows):
+            if index:
+                lines.append(Content.assemble(" " * indent, (row, style)))
+            else:
+                lines.append(Content.assemble(*parts, (row, style)))
     return Content("\n").join(lines)
 
 
 class ScalePanel(Static):
-    """The rubric's scale, always visible: the key for each level and what it means."""
+    """The rubric's scale, always visible: the key for each level and what it means.
+
+    Descriptions wrap in full at the panel's width (a word is never cut), each
+    continuation row indented under its description.
+    """
 
     DEFAULT_CSS = """
     ScalePanel {
         height: auto;
-        max-height: 12;
         border-top: solid $primary;
         padding: 0 1;
         text-wrap: nowrap;
-        text-overflow: ellipsis;
     }
     """
 
-    _shown: tuple[str, str | None] | None = None
+    _shown: tuple[str, str | None, int] | None = None
+    _wanted: tuple[Rubric, str | None] | None = None
 
     def show(self, rubric: Rubric, current: str | None) -> None:
-        """Redraw only when the highlighted level changes (it rarely does between items)."""
-        wanted = (rubric.sha256, current)
-        if wanted != self._shown:
-            self._shown = wanted
-            self.update(scale_content(rubric, current))
+        """Redraw only when the highlighted level or the width changes."""
+        self._wanted = (rubric, current)
+        self._draw()
+
+    def on_resize(self) -> None:
+        self._draw()
+
+    def _draw(self) -> None:
+        if self._wanted is None:
+            return
+        rubric, current = self._wanted
+        width = self.content_region.width
+        key = (rubric.sha256, current, width)
+        if key != self._shown:
+            self._shown = key
+            self.update(scale_content(rubric, current, width))

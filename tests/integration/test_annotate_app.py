@@ -16,7 +16,7 @@ from judgekit.cli.main import main
 from judgekit.errors import StoreError
 from judgekit.store import Store, open_store
 from judgekit.tui.app import AnnotateApp, make_app
-from judgekit.tui.widgets import ItemPanel
+from judgekit.tui.document import DocumentView, Section
 from judgekit.types import Item, Rubric
 from tests.support.annotate import (
     RUBRIC_TEXT,
@@ -91,14 +91,15 @@ async def test_each_label_is_committed_before_the_next_item_is_shown(
 ) -> None:
     rub, items = seed_store(tmp_db, "binary", 4)
     shown: list[tuple[str, int]] = []
-    original = ItemPanel.show_item
+    original = DocumentView.show
+    texts = {item.input: item.id for item in items}
 
-    def spy(self: ItemPanel, item: Item | None, judge: object, missing: str = "") -> None:
+    def spy(self: DocumentView, sections: list[Section]) -> None:
         # At the moment an item is put on screen, count committed rows from outside.
-        shown.append((item.id if item else "-", len(rows(tmp_db.path))))
-        original(self, item, judge, missing)  # type: ignore[arg-type]
+        shown.append((texts.get(sections[0].text, "-"), len(rows(tmp_db.path))))
+        original(self, sections)
 
-    monkeypatch.setattr(ItemPanel, "show_item", spy)
+    monkeypatch.setattr(DocumentView, "show", spy)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
         await keys(pilot, app, "p", "f", "p", "f")
@@ -153,7 +154,7 @@ async def test_pressing_the_label_an_item_already_has_writes_nothing(tmp_db: Sto
         await keys(pilot, app, "3")  # the same label again: already durable
         assert "item 2/3" in status(app)  # still moves on
         assert len(rows(tmp_db.path)) == 1
-        await keys(pilot, app, "u", "f")  # a flag is a change: saved at once
+        await keys(pilot, app, "u", "exclamation_mark")  # a flag is a change: saved at once
         assert len(rows(tmp_db.path)) == 2
         await keys(pilot, app, "3")  # same label, same flag: nothing new
         assert "item 2/3" in status(app) and "1/3 labeled" in screen_text(app)
@@ -172,7 +173,7 @@ async def test_skipping_an_item_already_skipped_writes_nothing(tmp_db: Store) ->
         assert len(rows(tmp_db.path)) == 1
         await keys(pilot, app, "u", "s")  # skipped again, nothing changed
         assert len(rows(tmp_db.path)) == 1
-        await keys(pilot, app, "u", "f", "s")  # a flag is news: a new skip row carries it
+        await keys(pilot, app, "u", "exclamation_mark", "s")  # the flag: a skip row carries it
     assert [r[2:5] for r in rows(tmp_db.path)] == [(None, None, 0), (None, None, 1)]
 
 
@@ -201,22 +202,24 @@ async def test_notes_and_flags(tmp_db: Store) -> None:
     rub, items = seed_store(tmp_db, "ordinal", 3)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
-        await keys(pilot, app, "f", "n")
+        await keys(pilot, app, "exclamation_mark", "n")
         await pilot.press(*"check units", "enter")
         await app.label_screen.settled()
         await pilot.pause()
         line = status(app)
-        assert "⚑ flagged" in line and "check units" in line
-        assert rows(tmp_db.path) == []  # travels with the label
+        assert "⚑ flagged" in line and "check units" in line and "unlabeled" in line
+        # saved on the key press, as note rows (no label, no time): a kill loses nothing
+        assert rows(tmp_db.path) == [("item-000", "alice", None, None, 1, 1, None),
+                                     ("item-000", "alice", None, "check units", 1, 1, None)]
         await keys(pilot, app, "3")
         assert rows(tmp_db.path)[-1][:5] == ("item-000", "alice", "3", "check units", 1)
         # On a labeled item, a flag change is saved at once, repeating the label.
-        await keys(pilot, app, "u", "f")
+        await keys(pilot, app, "u", "exclamation_mark")
         assert rows(tmp_db.path)[-1][:5] == ("item-000", "alice", "3", "check units", 0)
         await keys(pilot, app, "n")
         await pilot.press("escape")  # cancel: nothing saved
         await app.label_screen.settled()
-        assert len(rows(tmp_db.path)) == 2
+        assert len(rows(tmp_db.path)) == 4
         await keys(pilot, app, "n")
         await pilot.press("ctrl+a", "ctrl+k", "enter")  # empty note clears it
         await app.label_screen.settled()
@@ -227,24 +230,28 @@ async def test_binary_f_labels_fail_and_bang_flags(tmp_db: Store) -> None:
     rub, items = seed_store(tmp_db, "binary", 2)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
         footer = screen_text(app).splitlines()[-1]
         assert "p/f label" in footer and "! flag" in footer
         await keys(pilot, app, "exclamation_mark", "f")
-    assert rows(tmp_db.path)[0][2:5] == ("fail", None, 1)
+    assert [r[2:5] for r in rows(tmp_db.path)] == [(None, None, 1), ("fail", None, 1)]
 
 
 async def test_help_screen_lists_every_key(tmp_db: Store) -> None:
     rub, items = seed_store(tmp_db, "pairwise", 2)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
         footer = screen_text(app).splitlines()[-1]
-        for shown in ("a/b/t label", "s skip", "u/⌫ back", "f flag", "n note", "? help", "q quit"):
+        for shown in ("a/b/t label", "s skip", "u back", "! flag", "n note", "[ ] section",
+                      "? help", "q quit"):
             assert shown in footer
         await keys(pilot, app, "question_mark")
         text = screen_text(app)
-        for line in ("a     A    Response A is better.", "b     B    Response B is better.",
-                     "t     tie  Both are equally good, or equally bad.", "skip this item",
-                     "flag / unflag", "add or edit a note", "save and quit"):
+        for line in (" a  A    Response A is better.", " b  B    Response B is better.",
+                     " t  tie  Both are equally good, or equally bad.", "skip this item",
+                     "flag / unflag", "add or edit a note", "jump to the next section",
+                     "scroll down a page"):
             assert line in text
         await keys(pilot, app, "a")  # keys do not label while help is open
         assert rows(tmp_db.path) == []
@@ -260,7 +267,7 @@ async def test_help_shows_each_ordinal_level_with_its_description(tmp_db: Store)
         text = screen_text(app)
     assert "label 1" not in text and "label 5" not in text
     for level in rub.scale.levels:
-        assert f"  {level.key}     {level.description}" in text
+        assert f" {level.key}  {level.description}" in text
     assert "closes this help" in text, "the closing hint stays in view at 80x24"
 
 
@@ -270,7 +277,7 @@ async def test_resume_after_closing_mid_queue(tmp_db: Store) -> None:
     tmp_db.save_queue("q1", rub.sha256, "random", 0, entries)
     first = make_app(tmp_db, rub, "q1", annotator="alice")
     async with first.run_test(size=SIZE) as pilot:
-        await keys(pilot, first, "1", "s", "3", "f")  # item 3 gets a pending flag
+        await keys(pilot, first, "1", "s", "3", "exclamation_mark")  # item 4 is flagged
         await keys(pilot, first, "q")
     assert first.return_code == 0
     # A fresh process would open the file anew: so do we.
@@ -278,14 +285,13 @@ async def test_resume_after_closing_mid_queue(tmp_db: Store) -> None:
     try:
         again = make_app(reopened, rub, "q1", annotator="alice")
         async with again.run_test(size=SIZE) as pilot:
-            # Resumes at the first item neither labeled nor skipped; the flagged one was
-            # saved as a skip on quit, so like the skipped one it comes back at the end.
-            assert "item 5/6" in status(again) and "unlabeled" in status(again)
-            await keys(pilot, again, "5", "1")
+            # Resumes at the first item neither labeled nor skipped: the flagged one was
+            # saved on the key press, and a flag alone is not a skip.
+            line = status(again)
+            assert "item 4/6" in line and "unlabeled" in line and "⚑ flagged" in line
+            await keys(pilot, again, "4", "5", "1")
             assert "item 2/6" in status(again) and "skipped" in status(again)
             await keys(pilot, again, "2")
-            assert "item 4/6" in status(again) and "⚑ flagged" in status(again)
-            await keys(pilot, again, "4")
             assert "Queue complete" in screen_text(again)
         assert latest(reopened, rub, "alice") == {
             "item-000": "1", "item-001": "2", "item-002": "3", "item-003": "4",
@@ -353,16 +359,16 @@ async def test_pairwise_side_by_side_or_stacked(tmp_db: Store) -> None:
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=(120, 30)) as pilot:
         await pilot.pause()
-        a = app.screen.query_one("#response-a").region
-        b = app.screen.query_one("#response-b").region
-        assert a.y == b.y and b.x > a.x + 40  # side by side
-        text = screen_text(app)
-        assert "First answer to 0." in text and "Second answer to 0." in text
+        anchors = app.screen.query_one(DocumentView).anchors
+        assert anchors["response-a"] == anchors["response-b"]  # side by side
+        line = next(x for x in screen_text(app).splitlines() if "First answer to 0." in x)
+        assert line.index("Second answer to 0.") > line.index("First answer to 0.") + 40
         await pilot.resize_terminal(80, 24)
         await pilot.pause()
-        a = app.screen.query_one("#response-a").region
-        b = app.screen.query_one("#response-b").region
-        assert b.y > a.y and a.x == b.x  # stacked
+        anchors = app.screen.query_one(DocumentView).anchors
+        assert anchors["response-b"] > anchors["response-a"]  # stacked
+        text = screen_text(app)
+        assert text.index("Second answer to 0.") > text.index("First answer to 0.")
         await keys(pilot, app, "a", "b", "t")
     assert [r[2] for r in rows(tmp_db.path)] == ["A", "B", "tie"]
 
@@ -371,6 +377,7 @@ async def test_categorical_keys(tmp_db: Store) -> None:
     rub, items = seed_store(tmp_db, "categorical", 3)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
         assert "1-3 label" in screen_text(app).splitlines()[-1]
         await keys(pilot, app, "3", "1", "4", "2")  # 4 is not a level: ignored
     assert [r[2] for r in rows(tmp_db.path)] == ["unsafe", "safe", "borderline"]
@@ -448,11 +455,10 @@ async def test_huge_cjk_emoji_and_rtl_text(tmp_db: Store) -> None:
         text = screen_text(app)
         assert cjk in text and rtl in text
         await keys(pilot, app, "4")
-        panel = app.screen.query_one(ItemPanel)
+        panel = app.screen.query_one(DocumentView)
         assert panel.max_scroll_y > 1000
         assert "THE-VERY-END" not in screen_text(app)
-        assert app.focused is panel  # scroll keys work without focusing anything first
-        await keys(pilot, app, "end")
+        await keys(pilot, app, "end")  # scroll keys work without focusing anything first
         assert "THE-VERY-END" in screen_text(app)
         await keys(pilot, app, "3")
         assert panel.scroll_y == 0 and "item 3/3" in status(app)

@@ -71,7 +71,7 @@ def test_ordinal_screen_with_progress(snap_compare, tmp_db: Store) -> None:
             await pilot.press(key)
             await app.label_screen.settled()
         clock.now += 10.0
-        await pilot.press("f")  # flag the third item
+        await pilot.press("exclamation_mark")  # flag the third item
         await app.label_screen.settled()
         await pilot.pause()
 
