@@ -21,6 +21,7 @@ from judgekit.types import Judgment, Rubric
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.sampling import Candidate
     from judgekit.store import QueueEntry, Store
+    from judgekit.tui.session import LabelingSession
 
 #: The queue strategies (``judgekit.sampling.STRATEGIES``, named here for a fast ``--help``).
 STRATEGIES = ("random", "stratified", "disagreement", "uncertain")
@@ -48,6 +49,27 @@ class PreparedQueue:
         return len(self.entries)
 
 
+def earlier_versions(store: Store, rubric: Rubric, annotator: str) -> list[str]:
+    """Notices about labels this annotator gave under other versions of the rubric.
+
+    Editing a rubric's text (a level description, the guidelines) makes a new
+    version with its own labels and queues, so an annotator who sees 0/24 must
+    be told that their earlier work exists, and where.
+    """
+    notices = []
+    for row in store.list_rubrics():
+        if row["name"] != rubric.name or row["sha256"] == rubric.sha256:
+            continue
+        mine = store.label_counts(row["sha256"]).get(annotator, 0)
+        if mine:
+            notices.append(
+                f"{mine} label(s) of yours exist for an earlier version of rubric "
+                f"{rubric.name!r} (v{row['version']}, sha256 {row['sha256'][:12]}); this "
+                "version's queue starts empty (reports use the version they are given)"
+            )
+    return notices
+
+
 def prepare_queue(
     store: Store,
     rubric: Rubric,
@@ -72,7 +94,8 @@ def prepare_queue(
                 f"queue {queue_name!r} belongs to another rubric version; "
                 "choose another --queue name"
             )
-        return PreparedQueue(queue_name, tuple(entries), created=False)
+        notices = tuple(meta["params"].get("notices") or ())
+        return PreparedQueue(queue_name, tuple(entries), created=False, notices=notices)
     known = store.datasets()
     if dataset is not None and dataset not in known:
         raise InputError(
@@ -82,13 +105,29 @@ def prepare_queue(
     datasets = [dataset] if dataset is not None else known
     candidates: list[Candidate] = []
     judgments: list[Judgment] = []
+    pairwise = rubric.scale.kind == "pairwise"
+    misfits = 0
     for name_ in datasets:
-        candidates.extend(Candidate(name_, item.id, item.slice) for item in store.iter_items(name_))
+        for item in store.iter_items(name_):
+            if item.is_pairwise == pairwise:
+                candidates.append(Candidate(name_, item.id, item.slice))
+            else:
+                misfits += 1
         if strategy != "random":
             judgments.extend(store.judgments(rubric_hash=rubric.sha256, dataset=name_))
+    shape = "pairs (response_a and response_b)" if pairwise else "single responses"
+    where = f"dataset {dataset!r}" if dataset is not None else store.path
+    if not candidates and misfits:
+        raise InputError(
+            f"rubric {rubric.name!r} has a {rubric.scale.kind} scale, which labels {shape}, "
+            f"but none of the {misfits} item(s) in {where} is one"
+        )
     if not candidates:
         raise InputError(f"no items to label in {store.path} (import items first)")
     plan = plan_queue(candidates, judgments, strategy=strategy, sample=sample, seed=seed)
+    notices = plan.notices
+    if misfits:
+        notices += (f"{misfits} item(s) left out: a {rubric.scale.kind} scale labels {shape}",)
     store.save_rubric(rubric)
     store.save_queue(
         queue_name, rubric.sha256, strategy, seed, plan.entries,
@@ -97,10 +136,21 @@ def prepare_queue(
             "sample": sample,
             "population": plan.population,
             "strata": {k: list(v) for k, v in plan.strata.items()},
-            "notices": list(plan.notices),
+            "notices": list(notices),
         },
     )
-    return PreparedQueue(queue_name, plan.entries, created=True, notices=plan.notices)
+    return PreparedQueue(queue_name, plan.entries, created=True, notices=notices)
+
+
+def exit_line(session: LabelingSession, queue: str, path: str) -> str:
+    """What was done, counting a changed label as a change, not as a new one."""
+    progress = session.progress()
+    new, changed = len(session.new_labels), len(session.changed_labels)
+    done = f"{new} new" + (f", {changed} changed" if changed else "")
+    return (
+        f"{session.annotator}: {progress.labeled}/{progress.total} labeled in queue {queue} "
+        f"({done} this session); saved in {path}"
+    )
 
 
 @click.command("annotate")
@@ -149,21 +199,18 @@ def command(
             store, loaded, dataset=dataset, strategy=strategy, sample=sample, seed=seed,
             name=queue_name,
         )
-        for notice in prepared.notices:
+        notices = [*prepared.notices, *earlier_versions(store, loaded, annotator.strip())]
+        for notice in notices:
             echo(f"note: {notice}", err=True)
         verb = "drew" if prepared.created else "resuming"
         echo(f"{verb} queue {prepared.name} ({prepared.size} items)", err=True)
         # the entries prepare_queue read or drew (already checked against the rubric)
         app = make_app(store, loaded, prepared.entries, annotator=annotator.strip(),
-                       show_judge=show_judge)
+                       show_judge=show_judge, notices=notices)
         app.run()
         if app.return_code:  # Textual printed the traceback; labels given so far are saved
             raise AppCrashed(f"the annotate app stopped with an error (exit {app.return_code}); "
                              f"labels given before it are saved in {store.path}")
-        progress = app.session.progress()
-        echo(
-            f"{annotator}: {progress.labeled}/{progress.total} labeled in queue {prepared.name} "
-            f"({progress.session_labels} this session); saved in {store.path}"
-        )
+        echo(exit_line(app.session, prepared.name, str(store.path)))
     finally:
         store.close()

@@ -150,8 +150,12 @@ class LabelScreen(Screen[None]):
     def on_mount(self) -> None:
         self.run_worker(self._consume(), name="label-writer", group="label-writer")
         self.refresh_view()
+        self.call_after_refresh(self._opening)
+
+    def _opening(self) -> None:
+        """Once on screen: the start-up notes as notifications, then the guidelines if new."""
         for notice in self.session.notices:
-            self.notify(notice, title="Queue", timeout=12)
+            self.notify(notice, title="Queue", timeout=15, markup=False)
         if self.session.opens_guidelines:
             self.app.push_screen(HelpScreen(self.session))
 
