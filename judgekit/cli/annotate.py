@@ -142,6 +142,28 @@ def prepare_queue(
     return PreparedQueue(queue_name, plan.entries, created=True, notices=notices)
 
 
+def run_adjudication(store: Store, rubric: Rubric, annotator: str, dataset: str | None) -> None:
+    """Open the app on the items to review, storing each label given as an adjudication."""
+    from judgekit.review import adjudication_queue, opinion_text, review_items
+    from judgekit.tui.app import make_app
+
+    items = review_items(store, rubric, dataset=dataset)
+    if not items:
+        raise InputError(
+            f"nothing to adjudicate for rubric {rubric.name!r}: no item has disagreeing "
+            "annotators or a flag"
+        )
+    pending = sum(1 for item in items if item.adjudicated is None)
+    echo(f"adjudicating {len(items)} item(s) ({pending} not yet adjudicated)", err=True)
+    app = make_app(store, rubric, adjudication_queue(items), annotator=annotator,
+                   opinions={item.key: opinion_text(item.opinions) for item in items})
+    app.run()
+    if app.return_code:  # Textual printed the traceback; labels given so far are saved
+        raise AppCrashed(f"the annotate app stopped with an error (exit {app.return_code}); "
+                         f"adjudications given before it are saved in {store.path}")
+    echo(exit_line(app.session, "adjudication", str(store.path)))
+
+
 def exit_line(session: LabelingSession, queue: str, path: str) -> str:
     """What was done, counting a changed label as a change, not as a new one."""
     progress = session.progress()
@@ -169,6 +191,10 @@ def exit_line(session: LabelingSession, queue: str, path: str) -> str:
               help="Show the judge's verdict and reasoning (labels record they were not blind).")
 @click.option("--queue", "queue_name", default=None,
               help="Queue name (default: derived from rubric, dataset, strategy, seed and sample).")
+@click.option("--adjudicate", is_flag=True,
+              help="Adjudicate instead: walk through the items annotators disagree on or "
+              "flagged (judgekit labels disagreements), see each annotator's label and note, "
+              "and give the label that becomes the item's reference in reports.")
 def command(
     rubric: str,
     db: str,
@@ -179,12 +205,15 @@ def command(
     seed: int,
     show_judge: bool,
     queue_name: str | None,
+    adjudicate: bool,
 ) -> None:
     """Label items in the terminal, blind to the judge, one key per label.
 
     Keys: the scale's keys (p/f, 1-5, a/b/t, 1..n) label and advance; s skip,
-    u or backspace back, f flag, n note, ? help, q quit. Every label is saved
-    the moment it is given; run the same command again to resume.
+    u or backspace back, ! flag, n note, ] and [ next/previous section,
+    PgDn/PgUp/space/Home/End scroll, ? guidelines and help, q quit. Every label,
+    note and flag is saved the moment it is given; run the same command again
+    to resume. See docs/annotate.md.
     """
     from judgekit.rubrics import load_rubric
     from judgekit.store import open_store
@@ -193,8 +222,13 @@ def command(
     if not annotator.strip():
         raise InputError("--annotator must not be empty")
     loaded = load_rubric(rubric)
+    if adjudicate and show_judge:
+        raise InputError("--adjudicate never shows the judge: drop --show-judge")
     store = open_store(resolve_db_path(db), create=False)
     try:
+        if adjudicate:
+            run_adjudication(store, loaded, annotator.strip(), dataset)
+            return
         prepared = prepare_queue(
             store, loaded, dataset=dataset, strategy=strategy, sample=sample, seed=seed,
             name=queue_name,

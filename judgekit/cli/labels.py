@@ -30,7 +30,7 @@ from judgekit.textsafe import terminal_safe
 
 @click.group("labels")
 def command() -> None:
-    """Import or export human labels (CSV or JSONL: item_id, annotator, label[, note])."""
+    """Import, export or review human labels (CSV or JSONL: item_id, annotator, label[, note])."""
 
 
 @command.command("import")
@@ -58,6 +58,26 @@ def import_command(
         f"({result.unchanged} already current) for rubric {loaded.name} "
         f"[{loaded.sha256[:12]}]; annotators: {', '.join(result.annotators) or '-'}"
     )
+
+
+@command.command("disagreements")
+@rubric_option
+@db_option
+@click.option("--dataset", default=None, help="Only items of this dataset.")
+@click.option("--format", "fmt", type=click.Choice(["text", "json"]), default="text",
+              show_default=True, help="text, or JSON lines (one item per line).")
+def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -> None:
+    """Items whose annotators disagree, and flagged items, with each label and note.
+
+    Items with no majority are left out of reports until someone adjudicates
+    them with ``judgekit annotate --adjudicate``.
+    """
+    from judgekit.review import as_json, as_text, review_items
+
+    loaded = load_rubric(rubric)
+    with read_store(db) as store:
+        items = review_items(store, loaded, dataset=dataset)
+    echo(as_json(items) if fmt == "json" else as_text(items), nl=False)
 
 
 @command.command("export")

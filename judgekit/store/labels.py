@@ -85,17 +85,22 @@ class LabelQueueMixin(StoreBase):
         )
         return [R.row_to_label(row) for row in self._rows(sql, params)]
 
-    def adjudicated_labels(self, rubric_hash: str, *, dataset: str | None = None) -> list[Label]:
+    def adjudicated_labels(
+        self, rubric_hash: str, *, dataset: str | None = None, include_skips: bool = False
+    ) -> list[Label]:
         """The latest adjudication per item (``source="adjudicate"``), oldest first.
 
         An adjudication is the item's reference label in reports; a later one by
         anyone replaces it. Adjudicated rows are never among :meth:`latest_labels`.
+        ``include_skips`` keeps latest rows without a label (the adjudicate app's
+        skips and notes), which withdraw nothing but are where a session resumes.
         """
         filters, params = self._label_filters(rubric_hash, dataset, None)
         sql = (
             "SELECT * FROM labels WHERE id IN (SELECT MAX(id) FROM labels WHERE rubric_hash = ? "
-            f"AND source = '{ADJUDICATED_SOURCE}'{filters} GROUP BY dataset, item_id) "
-            "AND label IS NOT NULL ORDER BY id"
+            f"AND source = '{ADJUDICATED_SOURCE}'{filters} GROUP BY dataset, item_id)"
+            + ("" if include_skips else " AND label IS NOT NULL")
+            + " ORDER BY id"
         )
         return [R.row_to_label(row) for row in self._rows(sql, params)]
 

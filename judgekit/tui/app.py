@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 from textual.app import App
 
@@ -95,6 +95,7 @@ def make_app(
     dataset: str | None = None,
     clock: Callable[[], float] = time.monotonic,
     notices: Sequence[str] = (),
+    opinions: Mapping[Key, str] | None = None,
 ) -> AnnotateApp:
     """Build the annotate app for ``annotator`` over a queue (its stored name, or entries).
 
@@ -102,8 +103,12 @@ def make_app(
     shown, agreement appears in the header, and every label records
     ``blind=False``. ``dataset`` keeps only that dataset's entries of the queue.
     ``notices`` (how the queue was drawn, earlier rubric versions) are shown in
-    the app when it opens, and in its help.
+    the app when it opens, and in its help. ``opinions`` (item -> what each
+    annotator said) makes it an adjudication session: the labels given are
+    stored as adjudicated (see :mod:`judgekit.review`); the judge is never shown.
     """
+    if opinions is not None and show_judge:
+        raise InputError("adjudication never shows the judge: drop --show-judge")
     if isinstance(queue, str):
         found = store.get_queue(queue)
         if found is None:
@@ -125,6 +130,6 @@ def make_app(
     )
     session = LabelingSession(
         store, rubric, entries, annotator=annotator, blind=not show_judge, judge=judge,
-        clock=clock, notices=notices,
+        clock=clock, notices=notices, opinions=opinions,
     )
     return AnnotateApp(session)

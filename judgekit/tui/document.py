@@ -11,7 +11,8 @@ Sections are Input, Response (or Response A and B, side by side when the view is
 wide enough, stacked otherwise), Reference and, with ``--show-judge``, the judge.
 The labeling screen's ``]`` and ``[`` jump to the next and previous section
 title; scrolling never animates. Item text is never interpreted as markup, and
-control characters are shown as escapes (``\\x1b``) before it reaches the terminal. An empty text shows as ``(empty)``.
+control characters are shown as escapes (``\\x1b``) before it reaches the
+terminal. An empty text shows as ``(empty)``.
 """
 
 from __future__ import annotations

@@ -191,7 +191,7 @@ class LabelScreen(Screen[None]):
         session = self.session
         self.query_one(ProgressHeader).update(
             header_content(session.rubric, session.annotator, session.blind,
-                           session.progress(), session.agreement())
+                           session.progress(), session.agreement(), session.adjudicating)
         )
         status = self.query_one(StatusLine)
         entry = session.current
@@ -206,7 +206,8 @@ class LabelScreen(Screen[None]):
         else:
             item = session.current_item()
             self.document.show(
-                item_sections(item, session.current_judge()) if item is not None
+                item_sections(item, session.current_judge(), session.current_opinions())
+                if item is not None
                 else message_sections(
                     "Item missing from the store",
                     f"Item {entry.item_id!r} of dataset {entry.dataset!r} is no longer in the "
@@ -390,6 +391,9 @@ class HelpScreen(ModalScreen[None]):
                     "history.",
                     "Blind mode: nothing the judge said is shown." if session.blind
                     else "The judge's verdict is shown (--show-judge); labels record that.",
+                    *(["Adjudicating: your label becomes the item's reference in reports; "
+                       "the annotators' labels and notes are under the item."]
+                      if session.adjudicating else []),
                     *session.notices,
                 ]
                 yield Static(plain("\n".join(notes)), markup=False)

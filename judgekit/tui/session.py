@@ -36,7 +36,7 @@ from dataclasses import dataclass, replace
 
 from judgekit.store import QueueEntry, Store
 from judgekit.tui.figures import MIN_AGREEMENT_N, Agreement, Progress, agreement_of
-from judgekit.types import Item, Label, Rubric
+from judgekit.types import ADJUDICATED_SOURCE, Item, Label, Rubric
 
 __all__ = [
     "MIN_AGREEMENT_N", "Agreement", "JudgeView", "Key", "LabelingSession", "Progress",
@@ -73,6 +73,7 @@ class LabelingSession:
         judge: Mapping[Key, JudgeView] | None = None,
         clock: Callable[[], float] = time.monotonic,
         notices: Sequence[str] = (),
+        opinions: Mapping[Key, str] | None = None,
     ) -> None:
         if not annotator.strip():
             raise ValueError("annotator must be a non-empty name")
@@ -84,6 +85,10 @@ class LabelingSession:
         self.judge: Mapping[Key, JudgeView] = judge or {}
         #: what the annotator should know about the queue (shown in the app at start)
         self.notices: tuple[str, ...] = tuple(notices)
+        #: adjudicating: each item's annotator labels and notes, as shown (never the judge's)
+        self.opinions: Mapping[Key, str] | None = opinions
+        self.adjudicating = opinions is not None
+        self._source = ADJUDICATED_SOURCE if self.adjudicating else "annotate"
         self._clock = clock
         self._keys = [(e.dataset, e.item_id) for e in self.entries]
         in_queue = set(self._keys)
@@ -91,9 +96,7 @@ class LabelingSession:
         self.latest: dict[Key, Label] = {}
         self._all_labels: dict[Key, str] = {}  # this annotator's current labels, any item
         for dataset in datasets:
-            for row in store.latest_labels(
-                rubric.sha256, dataset=dataset, annotator=annotator, include_skips=True
-            ):
+            for row in self._own_rows(dataset):
                 key = (row.dataset, row.item_id)
                 if key in in_queue:
                     self.latest[key] = row
@@ -108,6 +111,21 @@ class LabelingSession:
         self.changed_labels: set[Key] = set()  # items whose earlier label was changed
         self.index = self._opening_position()
         self.shown_at = clock()
+
+    def _own_rows(self, dataset: str) -> list[Label]:
+        """The rows this session continues: the annotator's own, or the items' adjudications."""
+        if self.adjudicating:
+            return self.store.adjudicated_labels(self.rubric.sha256, dataset=dataset,
+                                                 include_skips=True)
+        return self.store.latest_labels(self.rubric.sha256, dataset=dataset,
+                                        annotator=self.annotator, include_skips=True)
+
+    def current_opinions(self) -> str | None:
+        """When adjudicating: what each annotator said about the current item."""
+        key = self.current_key
+        if self.opinions is None or key is None:
+            return None
+        return self.opinions.get(key, "")
 
     # -- where we are ------------------------------------------------------
     @property
@@ -238,7 +256,7 @@ class LabelingSession:
             flagged=self.current_flag(),
             blind=self.blind,
             seconds=round(max(0.0, self._clock() - self.shown_at), 3),
-            source="annotate",
+            source=self._source,
         )
 
     def is_repeat(self, row: Label) -> bool:
@@ -288,7 +306,7 @@ class LabelingSession:
         row = self.latest.get(key)
         if row is None:
             return Label(key[0], key[1], self.rubric.sha256, self.annotator, None,
-                         note=new_note, flagged=new_flag, blind=self.blind, source="annotate")
+                         note=new_note, flagged=new_flag, blind=self.blind, source=self._source)
         return replace(
             row,
             note=new_note,
@@ -296,7 +314,8 @@ class LabelingSession:
             blind=self.blind if row.label is not None else row.blind,
             seconds=row.seconds if row.label is None else None,
             created_at="",
-            source="annotate",
+            annotator=self.annotator,
+            source=self._source,
         )
 
     def apply(self, row: Label, *, advance: bool = True) -> None:

@@ -42,16 +42,19 @@ def header_content(
     blind: bool,
     progress: Progress,
     agreement: Agreement | None,
+    adjudicating: bool = False,
 ) -> Content:
     """One line: who and what on the left, progress (and agreement) on the right."""
     mode = ("blind", "bold $success") if blind else ("judge shown", "bold $warning")
+    if adjudicating:
+        mode = ("adjudicating", "bold $accent")
     parts: list[str | tuple[str, str]] = [
         (f" {one_line(rubric.name)} v{one_line(rubric.version)}", "bold"),
         f" · {one_line(annotator)} · ",
         mode,
         "  │  ",
         (f"{progress.labeled}/{progress.total}", "bold"),
-        " labeled",
+        " adjudicated" if adjudicating else " labeled",
     ]
     if progress.rate_per_min is not None:
         parts.append(f" · {progress.rate_per_min:.1f}/min")
@@ -90,8 +93,11 @@ class ProgressHeader(Static):
     """
 
 
-def item_sections(item: Item, judge: JudgeView | None) -> list[Section]:
-    """The sections the item view shows for ``item`` (the judge only when given)."""
+def item_sections(
+    item: Item, judge: JudgeView | None, opinions: str | None = None
+) -> list[Section]:
+    """The sections the item view shows for ``item`` (the judge only when given; the
+    annotators' labels and notes when adjudicating)."""
     sections = [Section("input", "Input", item.input)]
     if item.is_pairwise:
         sections.append(Section("response-a", "Response A", item.response_a or "",
@@ -101,6 +107,8 @@ def item_sections(item: Item, judge: JudgeView | None) -> list[Section]:
         sections.append(Section("response", "Response", item.response or ""))
     if item.reference is not None:
         sections.append(Section("reference", "Reference", item.reference))
+    if opinions is not None:
+        sections.append(Section("annotators", "Annotators' labels", opinions))
     if judge is not None:
         who = f"Judge ({judge.model})" if judge.model else "Judge"
         sections.append(Section("judge", f"{who}: {judge.label}",
