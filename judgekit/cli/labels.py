@@ -90,11 +90,17 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
 @click.option("--dataset", default=None, help="Only labels of this dataset.")
 @click.option("--annotator", "annotators", multiple=True,
               help="Only these annotators (repeatable).")
+@click.option("--labeled-only", is_flag=True,
+              help="Leave out skipped items and notes or flags on unlabeled items.")
 def export_command(
     rubric: str, db: str, fmt: str, out: str | None, dataset: str | None,
-    annotators: tuple[str, ...],
+    annotators: tuple[str, ...], labeled_only: bool,
 ) -> None:
-    """Write each annotator's current label per item (skips left out)."""
+    """Write each annotator's current label per item, with notes, flags and skips.
+
+    Adjudicated labels are rows with source "adjudicate"; rows with an empty
+    label are skips, or notes and flags on items not labeled.
+    """
     from judgekit.io.labels import ExportFormat, export_labels
     from judgekit.rubrics import load_rubric
 
@@ -105,7 +111,8 @@ def export_command(
         if out is not None:
             check_out_path(out, store=store.path)
         count = export_labels(store, loaded.sha256, buffer, fmt=export_format,
-                              dataset=dataset, annotators=annotators or None)
+                              dataset=dataset, annotators=annotators or None,
+                              labeled_only=labeled_only)
         if out is not None:
             write_out(out, buffer.getvalue(), store=store.path)
     if out is None:

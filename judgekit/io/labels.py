@@ -2,8 +2,10 @@
 
 A label file has one label per line or row: ``item_id``, ``annotator``,
 ``label`` and optionally ``note``, ``dataset``, ``flagged``, ``blind``,
-``seconds`` (everything :func:`export_labels` writes, so an export imports back
-unchanged). The whole file is checked before anything is stored: every
+``seconds``, ``source`` (everything :func:`export_labels` writes, so an export
+imports back unchanged: a row without a label is a skip, note or flag, and
+``source = "adjudicate"`` marks an adjudicated label). Labels match the scale
+ignoring case. The whole file is checked before anything is stored: every
 malformed line, unknown item id and label outside the rubric's scale is
 reported as ``file:line: problem`` (up to :data:`~judgekit.io.records.MAX_REPORTED_ERRORS`), and a
 file with any error imports nothing. Importing the same file twice adds
@@ -27,13 +29,13 @@ from judgekit.errors import InputError
 from judgekit.io.fields import bool_field, item_dataset_index, resolve_dataset, text_field
 from judgekit.io.records import ErrorList, Record, iter_records
 from judgekit.store import Store
-from judgekit.types import Label, Rubric
+from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric
 
 LABEL_FIELDS = (
     "dataset", "item_id", "annotator", "label", "note", "flagged", "blind", "seconds",
     "created_at", "source",
 )
-_REQUIRED = ("item_id", "annotator", "label")
+_REQUIRED = ("item_id", "annotator")
 
 ExportFormat = Literal["jsonl", "csv"]
 
@@ -99,13 +101,10 @@ def _label_from(
             raise ValueError(f"missing field {name!r}")
     item_id = text_field(record, "item_id")
     annotator = text_field(record, "annotator")
-    value = text_field(record, "label")
-    assert item_id is not None and annotator is not None and value is not None
-    if not rubric.scale.is_valid(value):
-        raise ValueError(
-            f"label {value!r} is not on the {rubric.name!r} scale "
-            f"(allowed: {', '.join(rubric.scale.labels)})"
-        )
+    assert item_id is not None and annotator is not None
+    value = scale_label(rubric, text_field(record, "label"))
+    note = text_field(record, "note")
+    flagged = bool_field(record, "flagged", False)
     row_dataset = text_field(record, "dataset")
     if dataset is not None and row_dataset is not None and row_dataset != dataset:
         raise ValueError(f"dataset {row_dataset!r} differs from --dataset {dataset!r}")
@@ -114,18 +113,34 @@ def _label_from(
         seconds_value = None if seconds is None else float(seconds)
     except (TypeError, ValueError):
         raise ValueError(f"'seconds' must be a number, got {seconds!r}") from None
+    if value is None and note is None and not flagged and seconds_value is None:
+        raise ValueError("missing field 'label' (only a skip, note or flag may have none)")
     return Label(
         dataset=resolve_dataset(item_id, row_dataset or dataset, index),
         item_id=item_id,
         rubric_hash=rubric.sha256,
         annotator=annotator,
         label=value,
-        note=text_field(record, "note"),
-        flagged=bool_field(record, "flagged", False),
+        note=note,
+        flagged=flagged,
         blind=bool_field(record, "blind", True),
         seconds=seconds_value,
         created_at=text_field(record, "created_at") or "",
-        source="import",
+        source=ADJUDICATED_SOURCE if record.get("source") == ADJUDICATED_SOURCE else "import",
+    )
+
+
+def scale_label(rubric: Rubric, value: str | None) -> str | None:
+    """The scale's spelling of ``value``, matched ignoring case (``a`` is ``A``, as its key is)."""
+    if value is None or rubric.scale.is_valid(value):
+        return value
+    wanted = value.strip().casefold()
+    for label in rubric.scale.labels:
+        if label.casefold() == wanted:
+            return label
+    raise ValueError(
+        f"label {value!r} is not on the {rubric.name!r} scale "
+        f"(allowed: {', '.join(rubric.scale.labels)})"
     )
 
 
@@ -142,9 +157,17 @@ def store_labels(store: Store, labels: Sequence[Label], rubric: Rubric) -> Label
         (lb.dataset, lb.item_id, lb.annotator): lb
         for lb in store.latest_labels(rubric.sha256, include_skips=True)
     }
-    fresh = [
-        lb for lb in labels if not _same(current.get((lb.dataset, lb.item_id, lb.annotator)), lb)
-    ]
+    adjudicated = {
+        (lb.dataset, lb.item_id): lb
+        for lb in store.adjudicated_labels(rubric.sha256, include_skips=True)
+    }
+
+    def now(lb: Label) -> Label | None:
+        if lb.source == ADJUDICATED_SOURCE:
+            return adjudicated.get((lb.dataset, lb.item_id))
+        return current.get((lb.dataset, lb.item_id, lb.annotator))
+
+    fresh = [lb for lb in labels if not _same(now(lb), lb)]
     store.save_rubric(rubric)
     store.add_labels(fresh)
     return LabelImportResult(
@@ -185,9 +208,17 @@ def export_labels(
     fmt: ExportFormat = "jsonl",
     dataset: str | None = None,
     annotators: Iterable[str] | None = None,
+    labeled_only: bool = False,
 ) -> int:
-    """Write each annotator's current label per item (skips left out); returns the count."""
-    labels = store.latest_labels(rubric_hash, dataset=dataset)
+    """Write each annotator's current row per item, and each adjudication; returns the count.
+
+    Skipped items and notes or flags on unlabeled items are written too (``label``
+    empty), so nothing an annotator said is lost; ``labeled_only`` leaves them out.
+    """
+    labels = [
+        *store.latest_labels(rubric_hash, dataset=dataset, include_skips=not labeled_only),
+        *store.adjudicated_labels(rubric_hash, dataset=dataset, include_skips=not labeled_only),
+    ]
     if annotators is not None:
         wanted = set(annotators)
         labels = [lb for lb in labels if lb.annotator in wanted]

@@ -151,7 +151,7 @@ def test_every_error_is_reported_with_file_line_and_nothing_imported(
             json.dumps({"item_id": "i1", "annotator": "a", "label": "pass"}),   # 1 ok
             '{"item_id": "i2", "annotator": ',                                 # 2 malformed
             json.dumps({"item_id": "nope", "annotator": "a", "label": "pass"}),  # 3 unknown id
-            json.dumps({"item_id": "i3", "annotator": "a", "label": "PASS"}),   # 4 off scale
+            json.dumps({"item_id": "i3", "annotator": "a", "label": "passed"}),  # 4 off scale
             json.dumps({"item_id": "i4", "annotator": "a"}),                    # 5 missing
             json.dumps({"item_id": "i4", "annotator": "a", "label": "pass", "x": 1}),  # 6 field
             json.dumps(["a", "list"]),                                         # 7 not object
@@ -168,7 +168,7 @@ def test_every_error_is_reported_with_file_line_and_nothing_imported(
     for line, fragment in [
         (2, "invalid JSON"),
         (3, "unknown item id 'nope'"),
-        (4, "label 'PASS' is not on the 'correct' scale (allowed: pass, fail)"),
+        (4, "label 'passed' is not on the 'correct' scale (allowed: pass, fail)"),
         (5, "missing field 'label'"),
         (6, "unknown field 'x'"),
         (7, "expected a JSON object"),
@@ -288,3 +288,63 @@ def test_cli_export_stdout_and_file(tmp_path: Path, db_path: Path, binary_path: 
     text = out.read_text(encoding="utf-8").splitlines()
     assert text[0].startswith("dataset,item_id,annotator,label,note")
     assert len(text) == 3
+
+
+def test_labels_match_the_scale_ignoring_case(tmp_path: Path, store: Store) -> None:
+    pairwise = load_rubric(rubric_file(tmp_path, """
+name = "prefer"
+version = "1"
+[scale]
+kind = "pairwise"
+allow_tie = true
+[prompt]
+user = "{input} A: {response_a} B: {response_b} {scale}"
+""", "prefer"))
+    store.import_items("pairs", [Item(id=f"p{n}", input="q", response_a="x", response_b="y")
+                                 for n in range(3)])
+    data = write_jsonl(tmp_path / "p.jsonl", [
+        {"item_id": "p0", "annotator": "a", "label": "a"},
+        {"item_id": "p1", "annotator": "a", "label": "B"},
+        {"item_id": "p2", "annotator": "a", "label": " TIE "},
+    ])
+    import_labels(store, data, pairwise)
+    assert [lb.label for lb in store.latest_labels(pairwise.sha256)] == ["A", "B", "tie"]
+
+
+def test_export_keeps_flags_notes_skips_and_adjudications(
+    tmp_path: Path, store: Store, rubric: Rubric
+) -> None:
+    from judgekit.types import ADJUDICATED_SOURCE, Label
+
+    store.save_rubric(rubric)
+    store.add_labels([
+        Label("ds", "i1", rubric.sha256, "a", None, note="unclear", flagged=True),  # note row
+        Label("ds", "i2", rubric.sha256, "a", None, seconds=3.0),  # a skip
+        Label("ds", "i3", rubric.sha256, "a", "pass"),
+        Label("ds", "i3", rubric.sha256, "b", "fail"),
+        Label("ds", "i3", rubric.sha256, "lead", "fail", source=ADJUDICATED_SOURCE),
+    ])
+    buffer = io.StringIO()
+    assert export_labels(store, rubric.sha256, buffer) == 5
+    records = [json.loads(line) for line in buffer.getvalue().splitlines()]
+    assert [(r["item_id"], r["label"], r["note"], r["flagged"], r["source"]) for r in records] == [
+        ("i1", None, "unclear", True, "annotate"), ("i2", None, None, False, "annotate"),
+        ("i3", "pass", None, False, "annotate"), ("i3", "fail", None, False, "annotate"),
+        ("i3", "fail", None, False, ADJUDICATED_SOURCE),
+    ]
+    labeled = io.StringIO()
+    assert export_labels(store, rubric.sha256, labeled, labeled_only=True) == 3
+    for fmt in ("jsonl", "csv"):
+        exported = tmp_path / f"all.{fmt}"
+        out = io.StringIO()
+        export_labels(store, rubric.sha256, out, fmt=fmt)  # type: ignore[arg-type]
+        exported.write_text(out.getvalue(), encoding="utf-8")
+        with open_store(tmp_path / f"copy-{fmt}.db") as copy:
+            copy.import_items("ds", list(store.iter_items("ds")))
+            assert import_labels(copy, exported, rubric).added == 5
+            rows = copy.latest_labels(rubric.sha256, include_skips=True)
+            assert [(r.item_id, r.label, r.note, r.flagged) for r in rows][:2] == [
+                ("i1", None, "unclear", True), ("i2", None, None, False)]
+            assert [(a.item_id, a.label, a.annotator) for a in
+                    copy.adjudicated_labels(rubric.sha256)] == [("i3", "fail", "lead")]
+            assert import_labels(copy, exported, rubric).added == 0  # idempotent
