@@ -1,4 +1,5 @@
-"""``judgekit agree FILE``: inter-rater agreement from a plain ratings file."""
+"""``judgekit agree FILE`` or ``agree --rubric R``: inter-rater agreement from a plain ratings
+file, a labels export, or the labels in the store."""
 
 from __future__ import annotations
 
@@ -6,7 +7,17 @@ from typing import TYPE_CHECKING
 
 import click
 
-from judgekit.cli._common import RESAMPLES, SEED, echo, echo_json, text_or_json_option
+from judgekit.cli._common import (
+    RESAMPLES,
+    SEED,
+    db_option,
+    echo,
+    echo_json,
+    read_store,
+    resolve_rubric,
+    text_or_json_option,
+)
+from judgekit.errors import InputError
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.compare.agree import AgreeResult, Level
@@ -58,14 +69,21 @@ def render_agree_text(result: AgreeResult) -> str:
 
 
 @click.command("agree")
-@click.argument("file", type=click.Path(exists=True, dir_okay=False))
+@click.argument("file", type=click.Path(exists=True, dir_okay=False), required=False)
+@click.option("--rubric", default=None,
+              help="Read the annotators' labels for this rubric from the store instead of FILE "
+              "(blind labels only, as in report).")
+@db_option
+@click.option("--dataset", default=None, help="With --rubric: only this dataset's items.")
+@click.option("--include-unblinded", is_flag=True,
+              help="With --rubric: also labels given with the judge's verdict shown.")
 @click.option(
     "--level",
     type=click.Choice(LEVELS),
-    default="nominal",
-    show_default=True,
+    default=None,
     help="Measurement level (Krippendorff); non-nominal labels must be numbers and "
-    "pairwise kappas use quadratic weights.",
+    "pairwise kappas use quadratic weights. Default: nominal; with --rubric, ordinal "
+    "for an ordinal scale.",
 )
 @text_or_json_option
 @click.option(
@@ -95,25 +113,38 @@ def render_agree_text(result: AgreeResult) -> str:
     "0.1 crowd workers).",
 )
 def command(
-    file: str,
-    level: Level,
-    fmt: str,
-    min_overlap: int,
-    resamples: int,
-    seed: int,
-    judge: str | None,
-    epsilon: float,
+    file: str | None, rubric: str | None, db: str, dataset: str | None, include_unblinded: bool,
+    level: Level | None, fmt: str, min_overlap: int, resamples: int, seed: int,
+    judge: str | None, epsilon: float,
 ) -> None:
-    """Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label).
+    """Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label),
+    or among the annotators in the store (--rubric, --db).
 
-    Prints pairwise Cohen's kappa for every rater pair, Fleiss' kappa,
+    FILE may be a `judgekit labels export` file: its annotator column is the
+    rater. Prints pairwise Cohen's kappa for every rater pair, Fleiss' kappa,
     Krippendorff's alpha and percent agreement, each with its n and a bootstrap
     interval. With --judge RATER, that rater (e.g. an LLM's labels in the same
-    file) is tested as a stand-in for the others. No store is involved.
+    file) is tested as a stand-in for the others.
     """
-    from judgekit.compare.agree import agreement_from_ratings, read_ratings
+    from judgekit.compare.agree import (
+        agreement_from_ratings,
+        default_level,
+        ratings_from_store,
+        read_ratings,
+    )
 
-    ratings = read_ratings(file, level)
+    if (file is None) == (rubric is None):
+        raise InputError("give a ratings FILE or --rubric (labels read from the store), not both")
+    if rubric is not None:
+        with read_store(db) as store:
+            loaded = resolve_rubric(store, rubric)
+            level = level or default_level(loaded)
+            ratings = ratings_from_store(store, loaded, level, dataset=dataset,
+                                         include_unblinded=include_unblinded)
+    else:
+        assert file is not None
+        level = level or "nominal"
+        ratings = read_ratings(file, level)
     result = agreement_from_ratings(
         ratings,
         level,

@@ -3,7 +3,10 @@
 A team that only needs the statistics writes one line per rating
 (``item_id``, ``rater``, ``label``) as CSV or JSONL and gets pairwise Cohen's
 kappa for every rater pair, Fleiss' kappa, Krippendorff's alpha and percent
-agreement, each with its n and interval. Errors name ``file:line``.
+agreement, each with its n and interval. Errors name ``file:line``. A
+``judgekit labels export`` file reads as it is (its ``annotator`` column is the
+rater; adjudicated rows are not a rater's and are left out), and
+:func:`ratings_from_store` reads the same labels straight from the store.
 """
 
 from __future__ import annotations
@@ -23,10 +26,15 @@ from judgekit.io.records import iter_records
 from judgekit.report.agreement import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.report.model import Stat, undefined
 from judgekit.report.parity import ALT_TEST_EPSILON, Parity, judge_parity
+from judgekit.report.reference import human_reference
+from judgekit.store import Store
+from judgekit.types import ADJUDICATED_SOURCE, Rubric
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 REQUIRED = ("item_id", "rater", "label")
+#: Columns read: ``annotator`` (a labels export) stands for ``rater``.
+_FIELDS = ("item_id", "rater", "annotator", "label")
 
 
 @dataclass(frozen=True)
@@ -99,7 +107,12 @@ class AgreeResult:
 
 def _records(path: Path) -> Iterable[tuple[str, Mapping[str, Any]]]:
     """``(file:line, record)``; other columns are allowed (and ignored)."""
-    for number, record in iter_records(path, REQUIRED, extras="meta"):
+    for number, record in iter_records(path, _FIELDS, extras="meta"):
+        meta = record.get("meta") or {}
+        if meta.get("source") == ADJUDICATED_SOURCE:
+            continue  # an adjudication is the reference, not one more rater
+        if record.get("rater") is None and record.get("annotator") is not None:
+            record = {**record, "rater": record["annotator"]}
         yield f"{path.name}:{number}", record
 
 
@@ -122,7 +135,8 @@ def read_ratings(path: str | Path, level: Level = "nominal") -> list[Rating]:
             if column not in record or record[column] is None:
                 if column == "label":
                     break
-                raise InputError(f"{where}: missing field {column!r}")
+                hint = " (or 'annotator')" if column == "rater" else ""
+                raise InputError(f"{where}: missing field {column!r}{hint}")
         raw = record.get("label")
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             continue
@@ -148,6 +162,41 @@ def read_ratings(path: str | Path, level: Level = "nominal") -> list[Rating]:
         out.append(Rating(item_id, rater, label, where))
     if not out:
         raise InputError(f"{p}: no ratings found")
+    return out
+
+
+def default_level(rubric: Rubric) -> Level:
+    """The measurement level of a rubric's scale: ordinal for an ordinal scale, else nominal."""
+    return "ordinal" if rubric.scale.kind == "ordinal" else "nominal"
+
+
+def ratings_from_store(
+    store: Store,
+    rubric: Rubric,
+    level: Level,
+    *,
+    dataset: str | None = None,
+    include_unblinded: bool = False,
+) -> list[Rating]:
+    """The annotators' labels for ``rubric`` as ratings (the report's rules: blind only by
+    default, adjudications not a rater); numeric levels use the scale's values."""
+    human = human_reference(store, rubric, dataset=dataset, include_unblinded=include_unblinded)
+    out = []
+    for (data, item_id), by in sorted(human.by_item.items()):
+        for rater, label in sorted(by.items()):
+            value: Any = label
+            if level != "nominal":
+                number = rubric.scale.value_of(label)
+                if number is None:
+                    raise InputError(
+                        f"--level {level} needs numeric labels; the {rubric.scale.kind} scale "
+                        f"of {rubric.name!r} has none"
+                    )
+                value = float(number)
+            key = item_id if dataset is not None else f"{data}/{item_id}"
+            out.append(Rating(key, rater, value, f"store:{data}/{item_id}"))
+    if not out:
+        raise InputError(f"no human labels for rubric {rubric.name!r} in {store.path}")
     return out
 
 
