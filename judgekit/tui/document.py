@@ -60,7 +60,7 @@ class DocumentView(ScrollView, can_focus=False):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"document--title", "document--empty"}
     DEFAULT_CSS = """
-    DocumentView { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; }
+    DocumentView { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; overflow-x: hidden; }
     DocumentView > .document--title { color: $text-accent; text-style: bold; }
     DocumentView > .document--empty { color: $text-muted; text-style: italic; }
     """
@@ -97,6 +97,8 @@ class DocumentView(ScrollView, can_focus=False):
         return [row.text + ("  " + row.right if row.right else "") for row in self._rows]
 
     def on_resize(self) -> None:
+        if self.scrollable_content_region.width == self._laid_out_width:
+            self._size_to_content()  # only the height changed
         self._layout()
 
     def _body_width(self) -> int:
@@ -126,7 +128,13 @@ class DocumentView(ScrollView, can_focus=False):
                 rows.extend(self._section_rows(partner, self._body_width()))
         self._rows = rows
         self._anchors = anchors
-        self.virtual_size = Size(width, len(rows))
+        self._size_to_content()
+
+    def _size_to_content(self) -> None:
+        """Room below the text so that a jump can bring the last section's title to the top."""
+        last = max(self._anchors.values(), default=0)
+        height = self.scrollable_content_region.height
+        self.virtual_size = Size(self._laid_out_width, max(len(self._rows), last + height))
         self.refresh()
 
     @staticmethod
@@ -189,8 +197,9 @@ class DocumentView(ScrollView, can_focus=False):
         self.scroll_rows(direction * max(1, self.scrollable_content_region.height - 1))
 
     def edge(self, direction: int) -> None:
-        self.scroll_to(y=0 if direction < 0 else self.max_scroll_y, animate=False,
-                       immediate=True)
+        """Home: the top; End: the last row of text at the bottom of the view."""
+        end = max(0, len(self._rows) - self.scrollable_content_region.height)
+        self.scroll_to(y=0 if direction < 0 else end, animate=False, immediate=True)
 
     def jump(self, direction: int) -> None:
         """Scroll to the next (1) or previous (-1) section title, without animation."""

@@ -49,6 +49,16 @@ async def shows(pilot, app: AnnotateApp, text: str, timeout: float = 3.0) -> boo
     return False
 
 
+async def footer(pilot, app: AnnotateApp) -> str:
+    """The footer line, once drawn (it is laid out after the first frame)."""
+    for _ in range(60):
+        line = screen_text(app).splitlines()[-1]
+        if "quit" in line:
+            return line
+        await pilot.pause(0.05)
+    return line
+
+
 def rows(path: Path) -> list[tuple]:
     """Label rows as a *separate* connection sees them: proof they are committed."""
     with sqlite3.connect(path) as conn:
@@ -230,9 +240,8 @@ async def test_binary_f_labels_fail_and_bang_flags(tmp_db: Store) -> None:
     rub, items = seed_store(tmp_db, "binary", 2)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        footer = screen_text(app).splitlines()[-1]
-        assert "p/f label" in footer and "! flag" in footer
+        line = await footer(pilot, app)
+        assert "p/f label" in line and "! flag" in line
         await keys(pilot, app, "exclamation_mark", "f")
     assert [r[2:5] for r in rows(tmp_db.path)] == [(None, None, 1), ("fail", None, 1)]
 
@@ -241,11 +250,10 @@ async def test_help_screen_lists_every_key(tmp_db: Store) -> None:
     rub, items = seed_store(tmp_db, "pairwise", 2)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        footer = screen_text(app).splitlines()[-1]
+        line = await footer(pilot, app)
         for shown in ("a/b/t label", "s skip", "u back", "! flag", "n note", "[ ] section",
                       "? help", "q quit"):
-            assert shown in footer
+            assert shown in line
         await keys(pilot, app, "question_mark")
         text = screen_text(app)
         for line in (" a  A    Response A is better.", " b  B    Response B is better.",
@@ -377,8 +385,7 @@ async def test_categorical_keys(tmp_db: Store) -> None:
     rub, items = seed_store(tmp_db, "categorical", 3)
     app = make_app(tmp_db, rub, queue_for("d", items), annotator="alice")
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        assert "1-3 label" in screen_text(app).splitlines()[-1]
+        assert "1-3 label" in await footer(pilot, app)
         await keys(pilot, app, "3", "1", "4", "2")  # 4 is not a level: ignored
     assert [r[2] for r in rows(tmp_db.path)] == ["unsafe", "safe", "borderline"]
 
