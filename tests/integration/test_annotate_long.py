@@ -11,7 +11,6 @@ import pytest
 
 from judgekit.store import Store
 from judgekit.tui.app import AnnotateApp, make_app
-from judgekit.tui.document import DocumentView
 from judgekit.types import Item
 from tests.support import squality
 from tests.support.annotate import queue_for, rubric, screen_text

@@ -7,7 +7,6 @@ absent. Used by the long-document annotate test and ``benchmarks/bench_annotate_
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 from judgekit.rubrics import rubric_from_text
 from judgekit.types import Item, Rubric
