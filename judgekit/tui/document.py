@@ -60,7 +60,10 @@ class DocumentView(ScrollView, can_focus=False):
 
     COMPONENT_CLASSES: ClassVar[set[str]] = {"document--title", "document--empty"}
     DEFAULT_CSS = """
-    DocumentView { height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; overflow-x: hidden; }
+    DocumentView {
+        height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; scrollbar-gutter: stable;
+        overflow-x: hidden;
+    }
     DocumentView > .document--title { color: $text-accent; text-style: bold; }
     DocumentView > .document--empty { color: $text-muted; text-style: italic; }
     """
@@ -134,7 +137,9 @@ class DocumentView(ScrollView, can_focus=False):
         """Room below the text so that a jump can bring the last section's title to the top."""
         last = max(self._anchors.values(), default=0)
         height = self.scrollable_content_region.height
-        self.virtual_size = Size(self._laid_out_width, max(len(self._rows), last + height))
+        rows = len(self._rows)
+        self.virtual_size = Size(self._laid_out_width,
+                                 rows if rows <= height else max(rows, last + height))
         self.refresh()
 
     @staticmethod

@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 from textual.pilot import Pilot
 
-from judgekit.store import Store
+from judgekit.rubrics import rubric_from_text
+from judgekit.store import QueueEntry, Store
 from judgekit.tui.app import AnnotateApp, make_app
 from judgekit.types import Item
-from tests.support.annotate import judgment, queue_for, record_judgments, rubric
+from tests.support.annotate import RUBRIC_TEXT, judgment, queue_for, record_judgments, rubric
 
 QUESTION = "What is the boiling point of water at sea level, in degrees Celsius?"
 ANSWER = (
@@ -96,3 +98,60 @@ def test_judge_shown_screen(snap_compare, tmp_db: Store) -> None:
 
 def test_help_screen(snap_compare, tmp_db: Store) -> None:
     assert snap_compare(build(tmp_db, "binary"), terminal_size=(80, 24), press=["question_mark"])
+
+
+SIZES = [(80, 24), (160, 48)]
+GUIDED = RUBRIC_TEXT["ordinal"].replace('version = "1"\n', '''version = "1"
+description = "How much does the answer help the person who asked?"
+guidelines = """
+Judge the answer **as written**; do not reward length.
+
+- A correct answer with one wrong number is a *3* at most.
+- Refusals of harmless requests are a *1*.
+"""
+''')
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_blind_stratified_screen(snap_compare, tmp_db: Store, size: tuple[int, int]) -> None:
+    """A stratified queue, blind: the status line names no stratum."""
+    rub = rubric("binary")
+    items = [Item(id=f"q-{i}", input=QUESTION, response=ANSWER, slice="science")
+             for i in range(4)]
+    tmp_db.import_items("demo", items)
+    entries = [QueueEntry(i, "demo", item.id, 0.5, "slice=science|verdict=fail")
+               for i, item in enumerate(items)]
+    app = make_app(tmp_db, rub, entries, annotator="alice", clock=ManualClock())
+    assert snap_compare(app, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_guidelines_on_first_open(snap_compare, tmp_db: Store, size: tuple[int, int]) -> None:
+    rub = rubric_from_text(GUIDED, path="helpful.toml")
+    items = [Item(id=f"q-{i}", input=QUESTION, response=ANSWER) for i in range(2)]
+    tmp_db.import_items("demo", items)
+    app = make_app(tmp_db, rub, queue_for("demo", items), annotator="alice",
+                   clock=ManualClock())
+    assert snap_compare(app, terminal_size=size)
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_long_document_after_a_jump(snap_compare, tmp_db: Store, size: tuple[int, int]) -> None:
+    rub = rubric("binary")
+    story = "\n\n".join(f"Chapter {c}. " + "The ship drifted on. " * 40 for c in range(30))
+    items = [Item(id="story", input=story, response=ANSWER, reference="100 °C at 1 atm.")]
+    tmp_db.import_items("demo", items)
+    app = make_app(tmp_db, rub, queue_for("demo", items), annotator="alice",
+                   clock=ManualClock())
+    assert snap_compare(app, terminal_size=size, press=["right_square_bracket"])
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_adjudication_screen(snap_compare, tmp_db: Store, size: tuple[int, int]) -> None:
+    rub = rubric("binary")
+    items = [Item(id="q-0", input=QUESTION, response=ANSWER)]
+    tmp_db.import_items("demo", items)
+    opinions = {("demo", "q-0"): "ann: pass\n    note: units are right\nbea: fail  ⚑ flagged"}
+    app = make_app(tmp_db, rub, queue_for("demo", items), annotator="lead",
+                   clock=ManualClock(), opinions=opinions)
+    assert snap_compare(app, terminal_size=size)
