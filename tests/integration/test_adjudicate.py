@@ -6,10 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from judgekit.cli.main import cli
-from judgekit.errors import JudgekitError
 from judgekit.report import ReportOptions, build_report
 from judgekit.review import adjudication_queue, opinion_text, review_items
 from judgekit.store import Store
@@ -21,20 +18,12 @@ from tests.support.annotate import (
     make_items,
     record_judgments,
     rubric,
+    run_cli,
     screen_text,
 )
 
 SECRET = "JUDGE-SAYS-8d1e"
 
-
-def run(*args: str) -> tuple[int, str]:
-    """The CLI as ``judgekit`` runs it: a JudgekitError is its message and exit code."""
-    result = CliRunner().invoke(cli, list(args))
-    if isinstance(result.exception, JudgekitError):
-        return result.exception.exit_code, str(result.exception)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
 SIZES = [(80, 24), (160, 48)]
 
 
@@ -78,18 +67,18 @@ def test_labels_disagreements_command(tmp_path: Path, tmp_db: Store) -> None:
     rubric_file = tmp_path / "r.toml"
     rubric_file.write_text(RUBRIC_TEXT["binary"])
     args = ["labels", "disagreements", "--rubric", str(rubric_file), "--db", str(tmp_db.path)]
-    code, text = run(*args)
+    code, text = run_cli(*args)
     assert code == 0, text
     assert "d/item-000: no majority" in text
     assert "note: the answer quotes a private email" in text
     assert "3 item(s) to review; 2 with no majority" in text
     assert SECRET not in text and "judge-zeta" not in text
-    lines = run(*args, "--format", "json")[1].splitlines()
+    lines = run_cli(*args, "--format", "json")[1].splitlines()
     records = [json.loads(line) for line in lines]
     assert records[0]["labels"][0] == {"annotator": "ann", "label": "pass",
                                        "note": "ambiguous question", "flagged": False,
                                        "blind": True}
-    code, text = run(*args[:-1], str(tmp_path / "none.db"))
+    code, text = run_cli(*args[:-1], str(tmp_path / "none.db"))
     assert code == 2 and "no store at" in text
     assert not (tmp_path / "none.db").exists()
     assert rub.sha256
@@ -146,7 +135,7 @@ def test_cli_adjudicate_refuses_nothing_to_do_and_show_judge(tmp_path: Path,
     rubric_file.write_text(RUBRIC_TEXT["binary"])
     base = ["annotate", "--rubric", str(rubric_file), "--db", str(tmp_db.path),
             "--annotator", "lead", "--adjudicate"]
-    code, text = run(*base)
+    code, text = run_cli(*base)
     assert code == 2 and "nothing to adjudicate" in text
-    code, text = run(*base, "--show-judge")
+    code, text = run_cli(*base, "--show-judge")
     assert code == 2 and "never shows the judge" in text

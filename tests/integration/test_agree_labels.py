@@ -5,26 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from click.testing import CliRunner
-
 from judgekit import stats
-from judgekit.cli.main import cli
-from judgekit.errors import JudgekitError
 from judgekit.store import Store
 from judgekit.types import ADJUDICATED_SOURCE, Label
-from tests.support.annotate import RUBRIC_TEXT, make_items, rubric
+from tests.support.annotate import RUBRIC_TEXT, make_items, rubric, run_cli
 
 A = ["pass", "fail", "pass", "pass", "fail", "fail", "pass", "fail", "pass", "pass", "fail", "pass"]
 B = ["pass", "fail", "fail", "pass", "fail", "pass", "pass", "fail", "pass", "fail", "fail", "pass"]
 
-
-def run(*args: str) -> tuple[int, str]:
-    result = CliRunner().invoke(cli, list(args))
-    if isinstance(result.exception, JudgekitError):
-        return result.exception.exit_code, str(result.exception)
-    if result.exception is not None and not isinstance(result.exception, SystemExit):
-        raise result.exception
-    return result.exit_code, result.output
 
 
 def seed(store: Store, tmp_path: Path) -> Path:
@@ -48,10 +36,10 @@ def seed(store: Store, tmp_path: Path) -> Path:
 def test_agree_reads_a_labels_export(tmp_path: Path, tmp_db: Store) -> None:
     rubric_path = seed(tmp_db, tmp_path)
     exported = tmp_path / "labels.csv"
-    code, _ = run("labels", "export", "--rubric", str(rubric_path), "--db", str(tmp_db.path),
+    code, _ = run_cli("labels", "export", "--rubric", str(rubric_path), "--db", str(tmp_db.path),
                   "--format", "csv", "--out", str(exported))
     assert code == 0
-    code, output = run("agree", str(exported), "--format", "json")
+    code, output = run_cli("agree", str(exported), "--format", "json")
     assert code == 0, output
     data = json.loads(output)
     # the unblinded rater cyd counts here (the file says nothing of blindness to agree);
@@ -67,15 +55,15 @@ def test_agree_reads_a_labels_export(tmp_path: Path, tmp_db: Store) -> None:
 def test_agree_reads_the_store(tmp_path: Path, tmp_db: Store) -> None:
     rubric_path = seed(tmp_db, tmp_path)
     args = ["agree", "--rubric", str(rubric_path), "--db", str(tmp_db.path), "--format", "json"]
-    code, output = run(*args)
+    code, output = run_cli(*args)
     assert code == 0, output
     data = json.loads(output)
     assert data["n_raters"] == 2 and data["n_ratings"] == 2 * len(A)  # blind labels only
     alpha = stats.krippendorff_alpha([A, B], level="nominal")
     assert abs(data["krippendorff_alpha"]["statistic"] - alpha.statistic) < 1e-12
-    code, output = run(*args, "--include-unblinded")
+    code, output = run_cli(*args, "--include-unblinded")
     assert json.loads(output)["n_raters"] == 3
-    code, output = run("agree", "--rubric", str(rubric_path), "--db", str(tmp_path / "x.db"))
+    code, output = run_cli("agree", "--rubric", str(rubric_path), "--db", str(tmp_path / "x.db"))
     assert code == 2 and "no store at" in output and not (tmp_path / "x.db").exists()
-    code, output = run("agree")
+    code, output = run_cli("agree")
     assert code == 2 and "ratings FILE or --rubric" in output

@@ -137,3 +137,18 @@ def screen_text(app: App[object]) -> str:
     )
     console.print(render)
     return console.export_text()
+
+
+def run_cli(*args: str) -> tuple[int, str]:
+    """The CLI as ``judgekit`` runs it: a JudgekitError is its message and exit code."""
+    from click.testing import CliRunner
+
+    from judgekit.cli.main import cli
+    from judgekit.errors import JudgekitError
+
+    result = CliRunner().invoke(cli, list(args))
+    if isinstance(result.exception, JudgekitError):
+        return result.exception.exit_code, str(result.exception)
+    if result.exception is not None and not isinstance(result.exception, SystemExit):
+        raise result.exception
+    return result.exit_code, result.output
