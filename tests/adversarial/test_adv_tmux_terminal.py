@@ -98,6 +98,10 @@ def test_escape_sequences_leave_the_pane_title_and_header_intact(
 ) -> None:
     db = _hostile_store(tmp_path)
     tmux.start(_annotate(db, "alice\x1b]2;PWNED-TITLE\x07"))
+    # a new queue of a rubric with a description opens on the guidelines first
+    tmux.wait_for(lambda s: "closes this help" in s, "the guidelines")
+    assert tmux.title() == TITLE
+    tmux("send-keys", "-t", "t", "?")
     screen = tmux.wait_for(lambda s: "item 1/3" in s and "Question" in s, "the first item")
     assert tmux.title() == TITLE
     header = screen.splitlines()[0]
