@@ -73,6 +73,7 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
     them with ``judgekit annotate --adjudicate``.
     """
     from judgekit.review import as_json, as_text, review_items
+    from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
     with read_store(db) as store:

@@ -52,7 +52,8 @@ COMMAND_MODULES: dict[str, str] = {
 #: command name -> its one-line help, as ``judgekit --help`` lists it without importing it
 #: (``tests/unit/test_cli_help.py`` checks each against the command's own short help).
 COMMAND_SUMMARIES: dict[str, str] = {
-    "agree": "Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label).",
+    "agree": "Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label), "
+    "or among the annotators in the store (--rubric, --db).",
     "annotate": "Label items in the terminal, blind to the judge, one key per label.",
     "batch": "Judge through Batch API files: OpenAI's Batch API or `vllm run-batch`.",
     "compare": "Compare two judges, or two candidate models scored by one judge.",
@@ -65,7 +66,8 @@ COMMAND_SUMMARIES: dict[str, str] = {
     "judge": "Judge a dataset with a rubric; finished judgments are reused on reruns.",
     "judgments": "Judge verdicts made elsewhere (item_id, judge, label[, order, sample, status, "
     "raw]).",
-    "labels": "Import or export human labels (CSV or JSONL: item_id, annotator, label[, note]).",
+    "labels": "Import, export or review human labels (CSV or JSONL: item_id, annotator, label[, "
+    "note]).",
     "plan": "How many labels for a confidence interval of +/- HALF-WIDTH.",
     "probe": "Measure position, length and self-consistency bias of a judge.",
     "report": "Calibration report: does the judge agree with humans well enough to trust?",
