@@ -15,7 +15,8 @@ from textual.app import App
 from judgekit.errors import InputError, StoreError
 from judgekit.store import QueueEntry, Store
 from judgekit.textsafe import one_line
-from judgekit.tui.screens import LabelScreen, scale_bindings
+from judgekit.tui.keys import scale_bindings
+from judgekit.tui.screens import LabelScreen
 from judgekit.tui.session import JudgeView, Key, LabelingSession
 from judgekit.types import DEFAULT_VARIANT, Judgment, Rubric, majority_label, primary_model
 
