@@ -172,16 +172,8 @@ class JudgeClient:
         )
         latency_ms = (time.perf_counter() - started[0]) * 1000.0
         if outcome.failure is not None:
-            failure = outcome.failure
-            safe = Failure(
-                failure.status,
-                self.redact(failure.message),
-                failure.retryable,
-                failure.fatal,
-                failure.http_status,
-                failure.retry_after,
-            )
-            return CallResult(None, safe, latency_ms=latency_ms, attempts=outcome.attempts)
+            return CallResult(None, outcome.failure.redacted(self._secrets),
+                              latency_ms=latency_ms, attempts=outcome.attempts)
         completion = outcome.value if outcome.value is not None else {}
         return completion_result(completion, scale, structured=response_format is not None,
                                  latency_ms=latency_ms, attempts=outcome.attempts,

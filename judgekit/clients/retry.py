@@ -19,23 +19,27 @@ identical errors.
 from __future__ import annotations
 
 import asyncio
+import collections
 import email.utils
 import json
 import random
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 import openai
 
 from judgekit.clients.limits import AttemptDeadlineExceeded, ResponseTooLarge
+from judgekit.redaction import redact
 from judgekit.types import Status
 
 T = TypeVar("T")
 E = TypeVar("E", bound=BaseException)
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})
+#: Planned start times a limiter keeps (bounded: a long run must not grow memory).
+SCHEDULE_KEPT = 10_000
 FATAL_STATUS_CODES = frozenset({401, 403, 404})
 
 
@@ -79,6 +83,10 @@ class Failure:
     fatal: bool = False
     http_status: int | None = None
     retry_after: float | None = None
+
+    def redacted(self, secrets: Iterable[str | None]) -> Failure:
+        """This failure with ``secrets`` masked in its message (a server may echo the key)."""
+        return replace(self, message=redact(self.message, secrets))
 
 
 def parse_retry_after(
@@ -236,21 +244,26 @@ class RateLimiter:
     """At most ``rpm`` request starts per minute, evenly spaced (every attempt counts).
 
     Each caller reserves the next free slot under a lock and sleeps outside it,
-    so waiting callers do not serialise on the lock.
+    so waiting callers do not serialise on the lock. ``starts`` keeps the most
+    recent planned start times (``clock`` values), the schedule tests check
+    instead of wall time; ``clock`` and ``sleep`` are injectable for that.
     """
 
-    def __init__(self, rpm: float, *, clock: Callable[[], float] = time.monotonic) -> None:
-        if rpm <= 0:
-            raise ValueError(f"rpm must be > 0, got {rpm}")
+    def __init__(self, rpm: float, *, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
+        if not rpm > 0 or rpm == float("inf"):
+            raise ValueError(f"rpm must be a finite number > 0, got {rpm}")
         self.interval = 60.0 / rpm
-        self._clock = clock
+        self._clock, self._sleep = clock, sleep
         self._next = 0.0
         self._lock = asyncio.Lock()
+        self.starts: collections.deque[float] = collections.deque(maxlen=SCHEDULE_KEPT)
 
     async def acquire(self) -> None:
         async with self._lock:
             now = self._clock()
             slot = max(now, self._next)
             self._next = slot + self.interval
+            self.starts.append(slot)
         if slot > now:
-            await asyncio.sleep(slot - now)
+            await self._sleep(slot - now)

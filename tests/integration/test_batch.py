@@ -458,3 +458,23 @@ def test_an_answer_echoing_the_api_key_is_stored_without_it(
     assert all(key not in (j.raw_text or "") + (j.reasoning or "") for j in stored)
     assert all("***" in (j.reasoning or "") for j in stored)
     assert key.encode() not in Path(setup.db).read_bytes()
+
+
+@pytest.mark.parametrize("line", [
+    OutputLine("c", 200, {"choices": [{"message": {"content": 'KEY {"verdict": "pass"}'},
+                                        "finish_reason": "stop"}], "model": "m KEY"}, None, "f:1"),
+    OutputLine("c", 500, {"error": {"message": "bad key KEY"}}, None, "f:2"),
+    OutputLine("c", None, None, {"code": "batch_expired", "message": "for KEY"}, "f:3"),
+])
+def test_output_lines_mask_the_key_like_live_answers(line: OutputLine) -> None:
+    """Batch lines go through the live path's redaction: answer texts and failure messages."""
+    key = "sk-line-Secret-0123456789abcdef"
+    echoed = json.loads(json.dumps(line.body).replace("KEY", key)) if line.body else None
+    error = {k: v.replace("KEY", key) for k, v in line.error.items()} if line.error else None
+    result = line_result(OutputLine(line.custom_id, line.status_code, echoed, error, line.where),
+                         load_rubric("rubrics/correctness.toml").scale, structured=False,
+                         secrets=(key,))
+    texts = [result.raw_text, result.model_returned,
+             result.failure.message if result.failure else None]
+    assert any("***" in (t or "") for t in texts)
+    assert all(key not in (t or "") for t in texts)

@@ -134,7 +134,7 @@ def test_local_judge_starts_only_when_some_call_is_not_cached(
     finally:
         for judge in ServedLocalJudge.instances:
             if not judge.started:
-                judge.server._httpd.server_close()
+                judge.server.close_socket()
 
 
 def test_api_key_from_env_never_printed_or_stored(tmp_path: Path) -> None:

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.support.openai_server import OpenAIServer, Responder, _HTTPServer
+from tests.support.loopback import LoopbackServer
+from tests.support.openai_server import OpenAIServer, Responder
 
 #: The documented limits of one input file.
 MAX_REQUESTS = 50_000
@@ -106,7 +107,7 @@ class _Batch:
         }
 
 
-class BatchServer:
+class BatchServer(LoopbackServer):
     """Background-thread Batch API server; use as a context manager.
 
     ``outcome`` is the final state of the next batches (``completed``,
@@ -126,31 +127,11 @@ class BatchServer:
         self.chat_bodies: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), self._handler_class())
-        self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    def start(self) -> BatchServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
+        super().__init__(self._handler_class())
 
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        self.completions._httpd.server_close()  # never started: only its socket to close
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> BatchServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
+        super().stop()
+        self.completions.close_socket()  # never started: only its socket to close
 
     # -- behaviour -----------------------------------------------------------
     def _new_id(self, prefix: str) -> str:

@@ -38,9 +38,10 @@ import re
 import threading
 import time
 from collections import Counter
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.support.loopback import LoopbackServer
 from tests.support.openai_server import default_responder, is_probe
 
 _ITEM_RE = re.compile(r"ITEM:(\S+)")
@@ -67,15 +68,7 @@ def completion(content: str, model: str = "hostile-model") -> bytes:
     }).encode()
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    request_queue_size = 256
-    daemon_threads = True
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        """Clients that hang up (killed, timed out) are the point here, not errors."""
-
-
-class HostileServer:
+class HostileServer(LoopbackServer):
     """Background-thread server; use as a context manager. Attributes may change between calls."""
 
     def __init__(self, mode: str = "ok", *, seed: int = 0, latency: float = 0.0) -> None:
@@ -93,39 +86,12 @@ class HostileServer:
         self.in_flight = 0
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
-        self._httpd = _HTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread: threading.Thread | None = None
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}/v1"
-
-    @property
-    def origin(self) -> str:
-        return f"http://127.0.0.1:{self._httpd.server_address[1]}"
+        super().__init__(self._handler(), quiet_errors=True)
 
     @property
     def request_count(self) -> int:
         with self._lock:
             return sum(self.requests.values())
-
-    def start(self) -> HostileServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever,
-                                        kwargs={"poll_interval": 0.05}, daemon=True)
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> HostileServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     def _choose(self, body: dict[str, Any]) -> str:
         """The behaviour for one judge request (and count it)."""

@@ -44,10 +44,11 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
 from judgekit.clients.capabilities import PROBE_PROMPT
+from tests.support.loopback import LoopbackServer
 
 
 @dataclass
@@ -130,13 +131,6 @@ def default_responder(body: dict[str, Any]) -> Reply:
     return Reply(json.dumps({"reasoning": "The response looks right.", "verdict": verdict}))
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    """Large listen backlog: benchmarks open many connections at once."""
-
-    request_queue_size = 512
-    daemon_threads = True
-
-
 @dataclass
 class _Fault:
     kind: str
@@ -144,7 +138,7 @@ class _Fault:
     kw: dict[str, Any] = field(default_factory=dict)
 
 
-class OpenAIServer:
+class OpenAIServer(LoopbackServer):
     """Background-thread OpenAI-compatible server; use as a context manager."""
 
     def __init__(
@@ -178,18 +172,9 @@ class OpenAIServer:
         self.max_in_flight = 0
         self._faults: list[_Fault] = []
         self._lock = threading.Lock()
-        self._httpd = _HTTPServer(("127.0.0.1", port), self._handler_class())
-        self._thread: threading.Thread | None = None
+        super().__init__(self._handler_class(), port=port)
 
     # -- public API ----------------------------------------------------------
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
-
-    @property
-    def base_url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/v1"
-
     def inject(self, kind: str, times: int = 1, **kw: Any) -> None:
         """Queue ``times`` occurrences of a fault; faults apply in the order queued."""
         with self._lock:
@@ -212,25 +197,6 @@ class OpenAIServer:
     def probe_requests(self) -> list[dict[str, Any]]:
         with self._lock:
             return [b for b in self.requests if is_probe(b)]
-
-    def start(self) -> OpenAIServer:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
-        return self
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-    def __enter__(self) -> OpenAIServer:
-        return self.start()
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
 
     # -- internals -----------------------------------------------------------
     def _next_fault(self) -> _Fault | None:
@@ -411,7 +377,7 @@ def main() -> None:  # pragma: no cover - used by benchmarks
     server = OpenAIServer(latency=args.latency, port=args.port, keep_bodies=False)
     print(server.base_url, flush=True)
     with contextlib.suppress(KeyboardInterrupt):
-        server._httpd.serve_forever()
+        server.serve_forever()
 
 
 if __name__ == "__main__":  # pragma: no cover

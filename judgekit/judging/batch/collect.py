@@ -26,13 +26,12 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from itertools import islice
 from pathlib import Path
 from typing import Any
 
 from judgekit import __version__
-from judgekit.clients.spec import redact
 from judgekit.errors import StoreError
 from judgekit.judging.outcomes import CallRef, judgment_of, utc_now
 from judgekit.rubrics import rubric_from_text
@@ -191,20 +190,14 @@ class _Collector:
     def judgment(self, target: _Target, request: BatchRequest, line: OutputLine) -> Judgment:
         batch = target.batch
         structured = batch.request.get("response_format", "none") != "none"
-        result = line_result(line, target.rubric.scale, structured=structured)
+        # an answer that echoes the API key must not store it: masked as on the live path
+        result = line_result(line, target.rubric.scale, structured=structured,
+                             secrets=self.secrets)
         call = CallRef(request.item_id, request.variant, request.sample_index, request.custom_id,
                        request.item_hash, request.swap_labels)
-        judgment = judgment_of(result, call, rubric=target.rubric, run_id=target.run_id,
-                               dataset=batch.dataset, model=batch.model,
-                               endpoint=batch.base_url, sampling=batch.sampling)
-        if not self.secrets:
-            return judgment
-        # an answer that echoes the API key must not store it
-        def clean(text: str | None) -> str | None:
-            return None if text is None else redact(text, self.secrets)
-
-        return replace(judgment, raw_text=clean(judgment.raw_text),
-                       reasoning=clean(judgment.reasoning), error=clean(judgment.error))
+        return judgment_of(result, call, rubric=target.rubric, run_id=target.run_id,
+                           dataset=batch.dataset, model=batch.model,
+                           endpoint=batch.base_url, sampling=batch.sampling)
 
     def finish(self) -> None:
         """Add this collection's counts to each run's summary."""

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -203,13 +203,15 @@ _NOT_RUN = {
 }
 
 
-def line_result(line: OutputLine, scale: Scale, *, structured: bool) -> CallResult:
+def line_result(line: OutputLine, scale: Scale, *, structured: bool,
+                secrets: Sequence[str | None] = ()) -> CallResult:
     """What one output line says about its call, as a live call's :class:`CallResult`.
 
     A 200 answer is parsed like a live answer (status, label, reasoning, tokens,
     confidence); an error status is categorised like the live HTTP error (429
     rate_limited, 408 timeout, others api_error); a request the provider never
     ran (expired, cancelled) is a transient failure, judged again next time.
+    ``secrets`` (the API key) are masked in every text kept, as on the live path.
     """
     import httpx2
     import openai
@@ -218,7 +220,7 @@ def line_result(line: OutputLine, scale: Scale, *, structured: bool) -> CallResu
     from judgekit.clients.retry import Failure, classify
 
     if line.status_code == 200 and isinstance(line.body, dict):
-        return completion_result(line.body, scale, structured=structured)
+        return completion_result(line.body, scale, structured=structured, secrets=secrets)
     if line.status_code is not None and line.status_code != 200:
         request = httpx2.Request("POST", f"http://batch{CHAT_COMPLETIONS_URL}")
         body = line.body if isinstance(line.body, dict) else (
@@ -228,10 +230,11 @@ def line_result(line: OutputLine, scale: Scale, *, structured: bool) -> CallResu
                                                                  request=request),
             body=body,
         )
-        return CallResult(None, classify(exc))
+        return CallResult(None, classify(exc).redacted(secrets))
     error = line.error or {}
     code = str(error.get("code") or "error")
     message = str(error.get("message") or "")
     status, meaning = _NOT_RUN.get(code, ("api_error", "the batch did not answer this request"))
     detail = f"{meaning} ({code}{': ' + message[:300] if message else ''})"
-    return CallResult(None, Failure(status, detail, retryable=True))  # type: ignore[arg-type]
+    failure = Failure(status, detail, retryable=True)  # type: ignore[arg-type]
+    return CallResult(None, failure.redacted(secrets))
