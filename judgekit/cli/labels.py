@@ -135,16 +135,25 @@ def export_command(
 @click.option("--strategy", type=click.Choice(STRATEGIES), default="random", show_default=True)
 @click.option("--sample", type=click.IntRange(min=1), default=100, show_default=True)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True)
-@click.option("--predictions/--no-predictions", default=True, show_default=True,
-              help="Add the judge's verdict as each task's prediction (labels made on tasks "
-                   "that showed one are imported as not blind).")
+@click.option("--with-judge-predictions", "predictions", is_flag=True, default=False,
+              help="Add the judge's verdict as each task's prediction. Off by default: Label "
+                   "Studio shows predictions as pre-annotations, so annotators would see the "
+                   "judge, and their labels are imported as not blind (the report leaves "
+                   "them out unless --include-unblinded).")
+@click.option("--no-predictions", is_flag=True, hidden=True, expose_value=False,
+              help="Blind tasks (the default; kept so older scripts still run).")
 @click.option("--out", type=click.Path(dir_okay=False), required=True,
               help="Tasks JSON file; the labeling config is written beside it (.xml).")
 def export_tasks_command(
     rubric: str, db: str, tool: str, queue_name: str | None, dataset: str | None,
     strategy: str, sample: int, seed: int, predictions: bool, out: str,
 ) -> None:
-    """Write a labeling queue as Label Studio tasks, the judge's verdict as a prediction."""
+    """Write a labeling queue as Label Studio tasks, blind to the judge by default.
+
+    The judge's verdict goes in as each task's prediction only with
+    --with-judge-predictions: labels made while seeing it are anchored on it, and
+    a calibration against anchored labels overstates the judge's agreement.
+    """
     from judgekit.cli.annotate import prepare_queue
     from judgekit.io.labeling_tools import export_tasks
     from judgekit.rubrics import load_rubric
@@ -161,5 +170,7 @@ def export_tasks_command(
         config = str(Path(out).with_suffix(".xml"))
         check_out_path(config, store=store.path)
         write_out(config, written.config, store=store.path)
+    shown = (f"{written.predicted} with the judge's prediction" if predictions
+             else "blind: no judge predictions")
     echo(f"wrote {written.count} task(s) of queue {written.queue!r} to {out} "
-         f"({written.predicted} with the judge's prediction); labeling config: {config}")
+         f"({shown}); labeling config: {config}")

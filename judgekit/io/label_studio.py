@@ -1,4 +1,4 @@
-"""Label Studio: a labeling queue out as tasks (the judge's verdict as a prediction), labels in.
+"""Label Studio: a labeling queue out as tasks (blind, or with the judge's prediction), labels in.
 
 Tasks follow Label Studio's documented JSON task format: ``{"data": {...},
 "predictions": [{"model_version", "score", "result": [...]}]}``. ``data`` holds

@@ -2,7 +2,7 @@
 as labels.
 
 The formats are in :mod:`judgekit.io.label_studio`; this module ties them to
-the store: the queue's items and the primary judge's verdicts go out, the
+the store: the queue's items (and, on request, the primary judge's verdicts) go out, the
 annotations come back through the same validation as ``labels import``.
 """
 
@@ -44,9 +44,13 @@ def primary_verdicts(judgments: Sequence[Judgment]) -> dict[tuple[str, str], Jud
 
 def export_tasks(
     store: Store, rubric: Rubric, queue: str, entries: Sequence[QueueEntry], *,
-    predictions: bool = True,
+    predictions: bool = False,
 ) -> WrittenTasks:
-    """Label Studio tasks for the queue's items, in queue order."""
+    """Label Studio tasks for the queue's items, in queue order.
+
+    Blind by default: the judge's verdict is a task's prediction only with
+    ``predictions=True`` (Label Studio shows it to the annotator).
+    """
     tasks = []
     predicted = 0
     pairwise = False

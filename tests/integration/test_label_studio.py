@@ -1,4 +1,5 @@
-"""Label Studio: a queue out as tasks with the judge's verdict as prediction; an export back in."""
+"""Label Studio: a queue out as tasks (blind unless asked for the judge's predictions); an
+export back in."""
 
 from __future__ import annotations
 
@@ -29,32 +30,64 @@ def judged_store(tmp_path: Path, server: OpenAIServer) -> Path:
     return db
 
 
-def test_export_tasks_with_predictions(tmp_path: Path, openai_server: OpenAIServer) -> None:
+def test_export_tasks_is_blind_by_default(tmp_path: Path, openai_server: OpenAIServer) -> None:
+    """Annotators must not see the judge unless asked: no task carries a prediction."""
     db = judged_store(tmp_path, openai_server)
     out = tmp_path / "tasks.json"
     code, stdout, err = run("labels", "export-tasks", "--rubric", "correctness", "--db", str(db),
                             "--sample", "3", "--seed", "1", "--out", str(out))
     assert code == 0, err
-    assert "wrote 3 task(s)" in stdout and "3 with the judge's prediction" in stdout
+    assert "wrote 3 task(s)" in stdout and "blind: no judge predictions" in stdout
     tasks = json.loads(out.read_text())
-    assert len(tasks) == 3
+    assert len(tasks) == 3 and all("predictions" not in t for t in tasks)
+    assert "pass" not in json.dumps([t["meta"] for t in tasks])
     first = tasks[0]
     assert set(first["data"]) == {"item_id", "dataset", "input", "response", "reference"}
     assert first["data"]["dataset"] == "facts"
-    (prediction,) = first["predictions"]
-    assert prediction["model_version"] == "m"
-    assert prediction["result"] == [{"from_name": "label", "to_name": "response",
-                                     "type": "choices", "value": {"choices": ["pass"]}}]
     assert [t["meta"]["position"] for t in tasks] == [0, 1, 2]
     config = out.with_suffix(".xml").read_text()
     assert '<Choices name="label" toName="response"' in config
     assert '<Choice value="pass"/>' in config and '<Choice value="fail"/>' in config
-    code, _, _ = run("labels", "export-tasks", "--rubric", "correctness", "--db", str(db),
-                     "--sample", "3", "--no-predictions", "--out", str(out))
-    assert code == 0 and all("predictions" not in t for t in json.loads(out.read_text()))
+    # the old spelling of blind still runs, and is still blind
+    code, _, err = run("labels", "export-tasks", "--rubric", "correctness", "--db", str(db),
+                       "--sample", "3", "--no-predictions", "--out", str(out))
+    assert code == 0, err
+    assert all("predictions" not in t for t in json.loads(out.read_text()))
     code, _, err = run("labels", "export-tasks", "--rubric", "correctness", "--db", str(db),
                        "--out", str(db))
     assert code == 2 and "store" in err
+    code, help_text, _ = run("labels", "export-tasks", "--help")
+    assert code == 0 and "--with-judge-predictions" in help_text
+    assert "--no-predictions" not in help_text
+
+
+def test_export_tasks_with_judge_predictions(tmp_path: Path,
+                                             openai_server: OpenAIServer) -> None:
+    db = judged_store(tmp_path, openai_server)
+    out = tmp_path / "tasks.json"
+    code, stdout, err = run("labels", "export-tasks", "--rubric", "correctness", "--db", str(db),
+                            "--sample", "3", "--seed", "1", "--with-judge-predictions",
+                            "--out", str(out))
+    assert code == 0, err
+    assert "wrote 3 task(s)" in stdout and "3 with the judge's prediction" in stdout
+    tasks = json.loads(out.read_text())
+    assert len(tasks) == 3
+    (prediction,) = tasks[0]["predictions"]
+    assert prediction["model_version"] == "m"
+    assert prediction["result"] == [{"from_name": "label", "to_name": "response",
+                                     "type": "choices", "value": {"choices": ["pass"]}}]
+    # labels made on these tasks come back as not blind
+    for task in tasks:
+        task["annotations"] = [{"completed_by": 3, "result": [
+            {"type": "choices", "value": {"choices": ["pass"]}}]}]
+    export = tmp_path / "export.json"
+    export.write_text(json.dumps(tasks))
+    code, _, err = run("labels", "import", str(export), "--from", "label-studio",
+                       "--rubric", "correctness", "--db", str(db))
+    assert code == 0, err
+    with open_store(db) as store:
+        labels = store.latest_labels(load_rubric("correctness").sha256)
+    assert len(labels) == 3 and {lb.blind for lb in labels} == {False}
 
 
 def test_import_label_studio_export(tmp_path: Path, openai_server: OpenAIServer) -> None:
