@@ -24,7 +24,7 @@ import click
 
 from judgekit.cli._common import COUNT, SEED, FiniteFloat, db_option, rubric_option
 from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
-from judgekit.clients.spec import DEFAULT_MAX_RESPONSE_BYTES, named_endpoint
+from judgekit.clients.spec import DEFAULT_MAX_RESPONSE_BYTES, check_replicas, named_endpoint
 from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, load_items
 from judgekit.judging.local import LOCAL_MODEL, LocalJudge
@@ -91,12 +91,15 @@ def endpoint_options(
         db_option,
         click.option("--model", envvar=MODEL_ENV, show_envvar=True,
                      help=f"Judge model (default with the local judge: {LOCAL_MODEL})."),
-        click.option("--base-url", envvar=BASE_URL_ENV, show_envvar=True,
-                     help=url_help + "Without it the local judge is started."),
+        click.option("--base-url", envvar=BASE_URL_ENV, show_envvar=True, multiple=True,
+                     help=url_help + "Without it the local judge is started. Give it more than "
+                          "once (with --endpoint-name) for replicas of one judge: calls are "
+                          "spread over them and a failing one's calls retried on another."),
         click.option("--endpoint-name", default=None, metavar="NAME",
                      help="Name the endpoint: runs with the same NAME are one judge and share "
                           "one cache, whatever the URL (replicas, a server restarted on another "
-                          "port). Without it the judge is the URL without credentials."),
+                          "port). Without it the judge is the URL without credentials; "
+                          "required with several --base-url."),
         click.option("--api-key-env", default=DEFAULT_API_KEY_ENV, show_default=True,
                      metavar="NAME", help="Environment variable holding the API key."),
         click.option("--api-key", default=None, metavar="KEY",
@@ -107,7 +110,12 @@ def endpoint_options(
                           f"{LOCAL_CONCURRENCY} for the local judge]."),
         *after_concurrency,
         click.option("--rpm", type=FiniteFloat(min=0, min_open=True), default=None,
-                     help="At most this many requests per minute."),
+                     help="At most this many request starts per minute (per --base-url)."),
+        click.option("--tpm", type=FiniteFloat(min=0, min_open=True), default=None,
+                     help="At most this many tokens per minute (per --base-url), estimated "
+                          "before each call from the prompt's length plus --max-tokens and "
+                          "corrected by the usage the server reports. Rate-limit headers "
+                          "(x-ratelimit-*) are followed with or without it."),
         click.option("--limit", type=COUNT, default=None,
                      help=f"{verb} only the first N items."),
         click.option("--force", is_flag=True, help="Re-judge everything, cached or not."),
@@ -150,11 +158,13 @@ class EndpointOptions:
     """The endpoint and sampling options' values (defaults = the options' defaults)."""
 
     model: str | None = None
-    base_url: str | None = None
+    #: ``--base-url``: one URL, or several (replicas of one judge)
+    base_url: str | Sequence[str] | None = None
     api_key_env: str = DEFAULT_API_KEY_ENV
     api_key: str | None = field(default=None, repr=False)
     concurrency: int | None = None
     rpm: float | None = None
+    tpm: float | None = None
     temperature: float = 0.0
     max_tokens: int = 512
     top_p: float = 1.0
@@ -167,10 +177,21 @@ class EndpointOptions:
     #: ``--endpoint-name``: the judge's endpoint identity instead of its URL.
     endpoint_name: str | None = None
 
+    def __post_init__(self) -> None:
+        # before any store is opened: bad input leaves the store as it was
+        check_replicas(self.base_urls, named=self.endpoint_name is not None)
+
     @classmethod
     def take(cls, params: dict[str, Any]) -> EndpointOptions:
         """Build from a command's keyword arguments, removing the ones used here."""
         return cls(**{f.name: params.pop(f.name) for f in fields(cls) if f.name in params})
+
+    @property
+    def base_urls(self) -> tuple[str, ...]:
+        """The ``--base-url`` values given, each once (empty: the local judge)."""
+        if isinstance(self.base_url, str):
+            return (self.base_url,) if self.base_url else ()
+        return tuple(dict.fromkeys(url for url in self.base_url or () if url))
 
     @property
     def sampling(self) -> SamplingParams:
@@ -178,10 +199,13 @@ class EndpointOptions:
                               top_p=self.top_p, seed=self.seed)
 
     def spec(self, base_url: str, model: str, *, local: bool,
-             identity: str | None = None) -> JudgeSpec:
-        """The judge spec for an endpoint; the local judge needs no key."""
+             identity: str | None = None, replica_urls: Sequence[str] = ()) -> JudgeSpec:
+        """The judge spec for an endpoint (and its replicas); the local judge needs no key.
+
+        One key (``--api-key`` or ``--api-key-env``) serves every replica.
+        """
         return JudgeSpec(
-            base_url=base_url, model=model,
+            base_url=base_url, model=model, replica_urls=tuple(replica_urls), tpm=self.tpm,
             api_key=None if local else resolve_api_key(self.api_key, self.api_key_env),
             sampling=self.sampling,
             concurrency=self.concurrency or (LOCAL_CONCURRENCY if local else REMOTE_CONCURRENCY),
@@ -203,16 +227,21 @@ def open_endpoint(
 ) -> Iterator[JudgeSpec]:
     """The judge spec for the options, with the local judge running while in use if needed.
 
-    Without a base URL the local judge is used. Its spec is keyed by the model
+    Several base URLs are replicas of one judge and need ``--endpoint-name``
+    (checked by :class:`~judgekit.clients.JudgeSpec`): without a name there is
+    no one endpoint to key and store them by. Without a base URL the local
+    judge is used. Its spec is keyed by the model
     file rather than its (free, changing) port, so reruns hit the cache; and
     when ``has_work(spec)`` says every call is cached, it is not started at all.
     """
-    if options.base_url:
+    urls = options.base_urls
+    if urls:
         if not options.model:
             raise InputError(f"--model is required with --base-url (or set ${MODEL_ENV})")
         identity = None if options.endpoint_name is None else named_endpoint(
             options.endpoint_name)
-        yield options.spec(options.base_url, options.model, local=False, identity=identity)
+        yield options.spec(urls[0], options.model, local=False, identity=identity,
+                           replica_urls=urls[1:])
         return
     if options.endpoint_name is not None:
         raise InputError("--endpoint-name names a --base-url endpoint; the local judge is "

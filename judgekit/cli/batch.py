@@ -166,11 +166,12 @@ def prepare(**params: Any) -> None:
 
 def _spec(endpoint: EndpointOptions) -> JudgeSpec:
     """The judge spec ``judgekit judge`` would build from the same flags (same cache keys)."""
-    if not endpoint.base_url and endpoint.endpoint_name is None:
+    urls = endpoint.base_urls
+    if not urls and endpoint.endpoint_name is None:
         raise InputError("give --base-url URL or --endpoint-name NAME: the endpoint is part of "
                          "the judge's identity and of every cache key")
     identity = None if endpoint.endpoint_name is None else named_endpoint(endpoint.endpoint_name)
-    return endpoint.spec(endpoint.base_url or identity or "", endpoint.model or "", local=False,
+    return endpoint.spec(urls[0] if urls else identity or "", endpoint.model or "", local=False,
                          identity=identity)
 
 

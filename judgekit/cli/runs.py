@@ -38,6 +38,8 @@ def _as_dict(run: RunRecord, rubric: str) -> dict[str, Any]:
         "counts": summary.get("counts", {}),
         "error": summary.get("error"),
         "provenance": summary.get("provenance"),
+        # several URLs of one judge: each one's requests, failures and pacing waits
+        "replicas": summary.get("replicas"),
     }
 
 

@@ -8,6 +8,11 @@ disabled so that :mod:`judgekit.clients.retry` is the only retry loop.
 
 Every attempt is bounded (:mod:`judgekit.clients.limits`): a total deadline
 (``JudgeSpec.timeout``) and a maximum body size (``JudgeSpec.max_response_bytes``).
+Every judge attempt goes to one of the judge's URLs (:mod:`judgekit.clients.replicas`;
+usually there is one) and starts when that URL's :class:`~judgekit.clients.pacing.Pacer`
+says (``rpm``, ``tpm``, the ``x-ratelimit-*`` headers of its answers, which are
+read off the raw response). A retry after a replica's failure goes at once to
+another replica when one is free.
 
 Secrets: the API key is handed to the ``openai`` client and nowhere else.
 :func:`public_base_url` strips credentials from URLs before they are stored, and
@@ -33,8 +38,10 @@ import openai
 
 from judgekit.clients.confidence import verdict_confidence
 from judgekit.clients.limits import deadline, limit_response_size
+from judgekit.clients.pacing import Pacer, Planned, estimate_tokens
+from judgekit.clients.replicas import Replica, ReplicaPool
 from judgekit.clients.request import chat_request, response_format_for
-from judgekit.clients.retry import Failure, with_retries
+from judgekit.clients.retry import Failure, classify, with_retries
 from judgekit.clients.spec import (
     DEFAULT_API_KEY_ENV,
     PLACEHOLDER_API_KEY,
@@ -79,13 +86,16 @@ class CallResult:
 
 
 class JudgeClient:
-    """An ``AsyncOpenAI`` client configured for judging; use ``async with``.
+    """``AsyncOpenAI`` clients configured for judging, one per URL of the judge; use ``async with``.
 
     ``http_client`` is the test seam (an ``httpx2.AsyncClient`` with a
-    ``MockTransport``); by default a pooled client sized to the concurrency is used.
+    ``MockTransport``); by default a pooled client sized to the concurrency is
+    used, shared by every URL. ``clock`` times the pacers and the replicas'
+    cool-downs (tests inject one).
     """
 
-    def __init__(self, spec: JudgeSpec, *, http_client: httpx2.AsyncClient | None = None) -> None:
+    def __init__(self, spec: JudgeSpec, *, http_client: httpx2.AsyncClient | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
         self.spec = spec
         if http_client is None:
             limits = httpx2.Limits(
@@ -94,14 +104,16 @@ class JudgeClient:
             )
             http_client = openai.DefaultAsyncHttpxClient(limits=limits)
         limit_response_size(http_client, spec.max_response_bytes)
-        self._client = openai.AsyncOpenAI(
-            base_url=spec.base_url,
-            api_key=spec.api_key or PLACEHOLDER_API_KEY,
-            max_retries=0,
-            timeout=spec.timeout,
-            http_client=http_client,
-        )
+        self.pool = ReplicaPool([
+            Replica(public_base_url(url), openai.AsyncOpenAI(
+                base_url=url, api_key=spec.api_key or PLACEHOLDER_API_KEY, max_retries=0,
+                timeout=spec.timeout, http_client=http_client,
+            ), Pacer(rpm=spec.rpm, tpm=spec.tpm, clock=clock))
+            for url in spec.urls
+        ], clock=clock)
         self._secrets = spec.secrets
+        #: the replica that answered the last :meth:`create` (capability probes stay on it)
+        self._answered: Replica | None = None
         # httpx logs request URLs: a key in the path must not reach a user's logs
         self._logs = contextlib.ExitStack()
         self._logs.enter_context(redacted_logs(self._secrets))
@@ -114,7 +126,8 @@ class JudgeClient:
 
     async def close(self) -> None:
         self._logs.close()
-        await self._client.close()
+        for replica in self.pool.replicas:  # one shared HTTP client: closing it twice is a no-op
+            await replica.client.close()
 
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
@@ -122,24 +135,55 @@ class JudgeClient:
     async def create(self, messages: Sequence[dict[str, str]], **params: Any) -> dict[str, Any]:
         """One chat completion attempt (no retries) with explicit ``params``; the response JSON.
 
-        For requests that are not judge calls (the capability probes).
+        For requests that are not judge calls (the capability probes): not paced,
+        and sent to the replica that answered the last one, so every probe of one
+        endpoint asks the same server (a replica failing with 5xx must not make a
+        feature look unsupported).
         """
-        return await self.post({"model": self.spec.model, "messages": list(messages), **params})
+        body = {"model": self.spec.model, "messages": list(messages), **params}
+        chosen = self.pool.take(self._answered) if self._answered else self.pool.choose()
+        try:
+            data = await self.post(body, chosen)
+        except Exception:
+            self._answered = None
+            raise
+        self._answered = chosen
+        return data
 
-    async def post(self, body: dict[str, Any]) -> dict[str, Any]:
+    async def post(self, body: dict[str, Any], replica: Replica | None = None) -> dict[str, Any]:
         """POST one request body to ``/chat/completions`` (no retries); the response JSON.
 
         Goes through the ``openai`` client's generic ``post`` (same HTTP stack,
         errors and exceptions as ``chat.completions.create``) but skips its typed
         request transform and response models, which cost more CPU per call than
-        everything else judgekit does for a judgment.
+        everything else judgekit does for a judgment. The raw response is asked
+        for (as ``with_raw_response`` does) so its rate-limit headers reach the
+        replica's pacer. ``replica``: one already chosen (and counted busy) by
+        the caller; None chooses one. Either way it is released here.
         """
-        data = await deadline(self.spec.timeout, lambda: self._client.post(
-            "/chat/completions", cast_to=object, body=body))
-        if not isinstance(data, dict):
-            raise openai.APIResponseValidationError(
-                response=_NO_RESPONSE, body=data, message="response is not a JSON object"
-            )
+        chosen = replica if replica is not None else self.pool.choose()
+        fault = False
+        try:
+            raw = await deadline(self.spec.timeout, lambda: chosen.client.post(
+                "/chat/completions", cast_to=object, body=body, options=_RAW_RESPONSE))
+            chosen.pacer.observe(raw.headers)
+            data = raw.parse()
+            if not isinstance(data, dict):
+                raise openai.APIResponseValidationError(
+                    response=_NO_RESPONSE, body=data, message="response is not a JSON object"
+                )
+        except Exception as exc:
+            failure = classify(exc)
+            if isinstance(exc, openai.APIStatusError):
+                chosen.pacer.observe(exc.response.headers)
+                wait = failure.retry_after
+                if failure.status == "rate_limited" and wait is not None \
+                        and wait <= self.spec.retry_policy.max_retry_after:
+                    chosen.pacer.hold(wait)  # a longer demand ends the call instead
+            fault = _replica_fault(failure)
+            raise
+        finally:
+            self.pool.release(chosen, sent=True, fault=fault)
         return data
 
     async def judge(
@@ -156,28 +200,76 @@ class JudgeClient:
 
         With ``logprobs`` (only for endpoints known to support them) the result
         carries the verdict's confidence when it can be computed. ``before_attempt``
-        and ``sleep`` (the wait between retries) let the runner stop a call between
-        attempts by raising from them.
+        runs before every attempt and again after a pacing wait, and ``sleep`` does
+        every wait (pacing and backoff): the runner stops a call between attempts
+        by raising from them.
         """
         body = chat_request(self.spec, messages, response_format=response_format,
                             logprobs=logprobs)
+        estimate = estimate_tokens(messages, self.spec.sampling.max_tokens)
+        tried: list[Replica] = []
+        current: list[tuple[Replica, Planned]] = []
         started = [0.0]
 
-        async def attempt() -> dict[str, Any]:
-            started[0] = time.perf_counter()
-            return await self.post(body)
+        async def before() -> None:
+            if before_attempt is not None:
+                await before_attempt()
+            replica = self.pool.choose(avoid=tried)
+            try:
+                planned = replica.pacer.plan(estimate)
+                if planned.delay > 0:
+                    await sleep(planned.delay)
+                    if before_attempt is not None:
+                        await before_attempt()
+            except BaseException:
+                self.pool.release(replica, sent=False)
+                raise
+            current[:] = [(replica, planned)]
 
-        outcome = await with_retries(
-            attempt, self.spec.retry_policy, before_attempt=before_attempt, sleep=sleep
-        )
+        async def attempt() -> dict[str, Any]:
+            replica = current[0][0]
+            tried.append(replica)
+            started[0] = time.perf_counter()
+            return await self.post(body, replica)
+
+        def retry_delay(failure: Failure, delay: float) -> float:
+            """No wait before a retry that another replica can take at once."""
+            moves = _replica_fault(failure) or failure.status == "rate_limited"
+            return 0.0 if moves and self.pool.can_fail_over(tried) else delay
+
+        outcome = await with_retries(attempt, self.spec.retry_policy, before_attempt=before,
+                                     sleep=sleep, retry_delay=retry_delay)
         latency_ms = (time.perf_counter() - started[0]) * 1000.0
         if outcome.failure is not None:
             return CallResult(None, outcome.failure.redacted(self._secrets),
                               latency_ms=latency_ms, attempts=outcome.attempts)
         completion = outcome.value if outcome.value is not None else {}
-        return completion_result(completion, scale, structured=response_format is not None,
-                                 latency_ms=latency_ms, attempts=outcome.attempts,
-                                 secrets=self._secrets)
+        result = completion_result(completion, scale, structured=response_format is not None,
+                                   latency_ms=latency_ms, attempts=outcome.attempts,
+                                   secrets=self._secrets)
+        if result.prompt_tokens is not None and result.completion_tokens is not None:
+            replica, planned = current[0]
+            replica.pacer.settle(planned, result.prompt_tokens + result.completion_tokens)
+        return result
+
+    def replica_stats(self) -> list[dict[str, Any]]:
+        """Per URL (no credentials): attempts sent and failed, cool-downs, pacing waits."""
+        return self.pool.stats()
+
+
+def _replica_fault(failure: Failure) -> bool:
+    """Whether a failure says the replica is unwell (so another should take the retry).
+
+    Connection errors, timeouts, 5xx and bodies that are not JSON are; a rate
+    limit is the provider's pacing, not a fault; non-retryable answers (400,
+    401, 404, an oversized body) would fail anywhere.
+    """
+    return failure.retryable and failure.status in ("timeout", "api_error")
+
+
+#: What ``with_raw_response`` sets: the ``openai`` client then returns the raw response
+#: (headers and a ``parse()``), not just the parsed body.
+_RAW_RESPONSE: Any = {"headers": {"X-Stainless-Raw-Response": "true"}}
 
 
 def completion_result(

@@ -2,7 +2,8 @@
 
 judgekit owns retries (the ``openai`` client's own are disabled) so that every
 attempt passes through the rate limiter, is counted, and ends in one of the
-documented failure categories:
+documented failure categories (when an attempt may start is
+:mod:`judgekit.clients.pacing`'s job):
 
 - retried: connection errors and timeouts, HTTP 408, 409, 429 (honouring
   ``Retry-After``) and 5xx, plus a response body that is not valid JSON;
@@ -19,7 +20,6 @@ identical errors.
 from __future__ import annotations
 
 import asyncio
-import collections
 import email.utils
 import json
 import random
@@ -38,8 +38,6 @@ T = TypeVar("T")
 E = TypeVar("E", bound=BaseException)
 
 RETRYABLE_STATUS_CODES = frozenset({408, 409, 429})
-#: Planned start times a limiter keeps (bounded: a long run must not grow memory).
-SCHEDULE_KEPT = 10_000
 FATAL_STATUS_CODES = frozenset({401, 403, 404})
 
 
@@ -210,10 +208,14 @@ async def with_retries(
     before_attempt: Callable[[], Awaitable[None]] | None = None,
     sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
     rng: random.Random | None = None,
+    retry_delay: Callable[[Failure, float], float] | None = None,
 ) -> Attempted[T]:
     """Run ``attempt`` until it succeeds, fails for good, or retries run out.
 
-    ``before_attempt`` runs before every attempt (the runner's rate limiter).
+    ``before_attempt`` runs before every attempt (the stop check and pacing).
+    ``retry_delay(failure, planned)`` may change the wait before a retry (the
+    client retries at once on another replica); a Retry-After over the policy's
+    maximum still ends the call unless it does.
     Exceptions are classified with :func:`classify`; cancellation propagates.
     """
     retries = 0
@@ -230,40 +232,11 @@ async def with_retries(
             return Attempted(value, None, retries + 1)
         if not failure.retryable or retries >= policy.max_retries:
             return Attempted(None, failure, retries + 1)
-        if failure.retry_after is not None:
-            if failure.retry_after > policy.max_retry_after:
-                return Attempted(None, failure, retries + 1)
-            delay = failure.retry_after
-        else:
-            delay = policy.backoff(retries, rng)
+        delay = failure.retry_after if failure.retry_after is not None \
+            else policy.backoff(retries, rng)
+        if retry_delay is not None:
+            delay = retry_delay(failure, delay)
+        if failure.retry_after is not None and delay > policy.max_retry_after:
+            return Attempted(None, failure, retries + 1)
         await sleep(delay)
         retries += 1
-
-
-class RateLimiter:
-    """At most ``rpm`` request starts per minute, evenly spaced (every attempt counts).
-
-    Each caller reserves the next free slot under a lock and sleeps outside it,
-    so waiting callers do not serialise on the lock. ``starts`` keeps the most
-    recent planned start times (``clock`` values), the schedule tests check
-    instead of wall time; ``clock`` and ``sleep`` are injectable for that.
-    """
-
-    def __init__(self, rpm: float, *, clock: Callable[[], float] = time.monotonic,
-                 sleep: Callable[[float], Awaitable[None]] = asyncio.sleep) -> None:
-        if not rpm > 0 or rpm == float("inf"):
-            raise ValueError(f"rpm must be a finite number > 0, got {rpm}")
-        self.interval = 60.0 / rpm
-        self._clock, self._sleep = clock, sleep
-        self._next = 0.0
-        self._lock = asyncio.Lock()
-        self.starts: collections.deque[float] = collections.deque(maxlen=SCHEDULE_KEPT)
-
-    async def acquire(self) -> None:
-        async with self._lock:
-            now = self._clock()
-            slot = max(now, self._next)
-            self._next = slot + self.interval
-            self.starts.append(slot)
-        if slot > now:
-            await self._sleep(slot - now)

@@ -7,6 +7,8 @@ cached) does not import the ``openai`` client, the slowest import judgekit has.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING, Literal
@@ -57,6 +59,23 @@ def named_endpoint(name: str) -> str:
     return f"{NAMED_ENDPOINT_PREFIX}{name}"
 
 
+def check_replicas(urls: Sequence[str], *, named: bool) -> None:
+    """Several URLs are replicas of one judge: they need one name, and each URL once.
+
+    Without a name there is no one endpoint to key and store their judgments
+    by (the first URL would make the cache depend on the order given).
+    """
+    if len(urls) < 2:
+        return
+    if not named:
+        raise InputError(f"{len(urls)} --base-url given: replicas of one judge need "
+                         "--endpoint-name NAME (the name keys and stores their judgments)")
+    seen = [public_base_url(url) for url in urls]
+    twice = next((url for url in seen if seen.count(url) > 1), None)
+    if twice is not None:
+        raise InputError(f"--base-url {twice} is given twice")
+
+
 @dataclass(frozen=True)
 class JudgeSpec:
     """Which judge to call and how: endpoint, model, sampling, limits.
@@ -75,6 +94,12 @@ class JudgeSpec:
     ``timeout`` is the total deadline of one attempt, from sending the request to
     the last byte of the answer (not a per-read timeout: a server dripping bytes
     cannot hold a call longer); ``max_response_bytes`` bounds one answer's body.
+
+    ``replica_urls`` are more URLs serving the same judge (replicas): calls are
+    spread over ``base_url`` and them (:mod:`judgekit.clients.replicas`), and
+    they need an ``identity`` (the one endpoint every row and cache key names).
+    ``rpm`` and ``tpm`` (requests and tokens per minute) bound each URL's
+    starts (:mod:`judgekit.clients.pacing`); one key serves every URL.
     """
 
     base_url: str
@@ -88,29 +113,41 @@ class JudgeSpec:
     identity: str | None = None
     logprobs: bool = True
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
+    replica_urls: tuple[str, ...] = ()
+    tpm: float | None = None
 
     def __post_init__(self) -> None:
         if self.concurrency < 1:
             raise ValueError(f"concurrency must be >= 1, got {self.concurrency}")
-        if self.rpm is not None and self.rpm <= 0:
-            raise ValueError(f"rpm must be > 0, got {self.rpm}")
+        for name in ("rpm", "tpm"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value > 0):
+                raise ValueError(f"{name} must be a finite number > 0, got {value}")
         if self.timeout <= 0:
             raise ValueError(f"timeout must be > 0, got {self.timeout}")
         if self.max_response_bytes < 1:
             raise ValueError(f"max_response_bytes must be >= 1, got {self.max_response_bytes}")
-        if has_url_credentials(self.base_url):
-            # HTTP libraries log request URLs; a key inside one would end up in logs.
-            raise InputError(
-                f"base URL {self.public_base_url} carries credentials (user info or a key "
-                "parameter): pass the key with --api-key-env NAME or --api-key instead"
-            )
+        for url in self.urls:
+            if has_url_credentials(url):
+                # HTTP libraries log request URLs; a key inside one would end up in logs.
+                raise InputError(
+                    f"base URL {public_base_url(url)} carries credentials (user info or a key "
+                    "parameter): pass the key with --api-key-env NAME or --api-key instead"
+                )
+        check_replicas(self.urls, named=self.identity is not None)
 
     def __repr__(self) -> str:
         return (
             f"JudgeSpec(base_url={self.public_base_url!r}, model={self.model!r}, "
             f"sampling={self.sampling!r}, concurrency={self.concurrency}, rpm={self.rpm}, "
+            f"tpm={self.tpm}, replicas={len(self.replica_urls)}, "
             f"max_retries={self.max_retries}, timeout={self.timeout})"
         )
+
+    @property
+    def urls(self) -> tuple[str, ...]:
+        """Every URL serving this judge: ``base_url``, then the replicas."""
+        return (self.base_url, *self.replica_urls)
 
     @cached_property
     def public_base_url(self) -> str:
@@ -123,7 +160,8 @@ class JudgeSpec:
     @cached_property
     def secrets(self) -> tuple[str, ...]:
         """Every value that must never be stored or shown: the key and the URL's credentials."""
-        return tuple(s for s in (self.api_key, *url_secrets(self.base_url)) if s)
+        found = [self.api_key, *(secret for url in self.urls for secret in url_secrets(url))]
+        return tuple(dict.fromkeys(s for s in found if s))
 
     @cached_property
     def retry_policy(self) -> RetryPolicy:
@@ -146,5 +184,5 @@ def endpoint_hint(spec: JudgeSpec, http_status: int | None) -> str:
 
 __all__ = [
     "DEFAULT_API_KEY_ENV", "DEFAULT_MAX_RESPONSE_BYTES", "PLACEHOLDER_API_KEY", "JudgeSpec",
-    "ResponseFormatMode", "endpoint_hint", "public_base_url", "redact",
+    "ResponseFormatMode", "check_replicas", "endpoint_hint", "public_base_url", "redact",
 ]

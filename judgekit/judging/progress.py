@@ -94,6 +94,8 @@ class RunSummary:
     by_other_runs: int = 0
     #: outcomes made here but refused by the store: a concurrent run had stored one already
     refused_duplicates: int = 0
+    #: per URL of the judge (no credentials): attempts, failures, cool-downs, pacing waits
+    replicas: list[dict[str, Any]] = field(default_factory=list)
 
     def add_cached(self, status: str, *, other_run: bool = False) -> None:
         """Count a call answered from the store (by an earlier run, or a concurrent one)."""
@@ -135,6 +137,7 @@ class RunSummary:
             "error": self.error,
             "by_other_runs": self.by_other_runs,
             "refused_duplicates": self.refused_duplicates,
+            **({"replicas": self.replicas} if self.replicas else {}),
         }
 
     def status_line(self) -> str:
@@ -159,11 +162,25 @@ class RunSummary:
         if self.response_format is not None:
             lines.append(f"  judge: {self.model} at {self.base_url} "
                          f"(structured output: {self.response_format})")
+        if len(self.replicas) > 1:
+            lines.extend(_replica_line(replica) for replica in self.replicas)
+        paced = [r for r in self.replicas if r.get("waits")]
+        if paced:
+            waits = sum(sum(r["waits"].values()) for r in paced)
+            seconds = sum(float(r.get("waited_s") or 0.0) for r in paced)
+            lines.append(f"  paced: {waits} start(s) held back, {seconds:.1f} s in all "
+                         "(--rpm, --tpm, rate-limit headers)")
         if self.interrupted:
             lines.append("  interrupted: rerun the same command to finish")
         if self.error:
             lines.append(f"  stopped: {self.error}")
         return "\n".join(lines)
+
+
+def _replica_line(replica: dict[str, Any]) -> str:
+    cooled = f", {replica['cool_downs']} cool-down(s)" if replica.get("cool_downs") else ""
+    return (f"  replica {replica['url']}: {replica['requests']} request(s), "
+            f"{replica['failed']} failed{cooled}")
 
 
 def _in_notebook(stream: TextIO) -> bool:

@@ -148,7 +148,7 @@ class _Run:
         self.stopper = Stopper(stream=progress.stream)
         #: workers with a call in hand (a stop request waits for them)
         self.calling: set[asyncio.Task[None]] = set()
-        #: run before every attempt: no attempt once stopping, then the rate limit
+        #: run before every attempt and after its pacing wait: none once stopping
         self.before_attempt: Callable[[], Awaitable[None]] = self.stopper.gate(None)
 
     async def start(self, *, probe: bool) -> None:
@@ -165,11 +165,9 @@ class _Run:
             from judgekit.clients.capabilities import capabilities_for
             from judgekit.clients.openai_client import JudgeClient
             from judgekit.clients.request import response_format_for
-            from judgekit.clients.retry import RateLimiter
 
+            # pacing (rpm, tpm, rate-limit headers) is the client's, per replica
             self.client = JudgeClient(self.spec, http_client=self.http_client)
-            if self.spec.rpm:
-                self.before_attempt = self.stopper.gate(RateLimiter(self.spec.rpm).acquire)
             self.capabilities = await capabilities_for(self.store, self.client)
             mode = self.capabilities.response_format_mode
             self.response_format = response_format_for(mode, verdict_json_schema(self.rubric))
@@ -348,6 +346,8 @@ async def arun_judgments(
             failed_early = not run.started and (run.summary.error or run.summary.interrupted)
             if not run.started and not failed_early:
                 await run.start(probe=False)  # all cached: recorded, endpoint untouched
+            if run.client is not None:  # per URL: attempts, failures, pacing waits
+                run.summary.replicas = run.client.replica_stats()
             if run.started:
                 store.finish_run(run.summary.run_id, run.summary.as_dict())
             await run.close()

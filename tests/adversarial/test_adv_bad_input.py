@@ -118,6 +118,7 @@ def test_bad_option_values_are_one_line(args: list[str], needle: str, store_path
     ("--limit", "1e23"), ("--limit", str(10**23)), ("--limit", "0"),
     ("--temperature", "nan"), ("--temperature", "inf"), ("--top-p", "nan"), ("--top-p", "0"),
     ("--rpm", "nan"), ("--rpm", "inf"), ("--timeout", "nan"), ("--seed", "-1"),
+    ("--tpm", "0"), ("--tpm", "-1"), ("--tpm", "nan"), ("--tpm", "inf"),
 ])
 def test_judge_options_are_checked_before_any_request(
     option: str, value: str, store_path: Path, openai_server: OpenAIServer

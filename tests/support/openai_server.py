@@ -29,6 +29,8 @@ OpenAI-shaped ``choices[0].logprobs.content``: the answer split into word and
 punctuation tokens that spell it exactly, each with ``top_logprobs`` (as many as
 asked); at the token where the ``"verdict"`` value starts the alternatives are
 ``Reply.alternatives`` (token -> probability), so tests control the confidence.
+``response_headers`` (a dict, changeable between calls) are sent with every
+answered chat completion, e.g. ``x-ratelimit-remaining-requests``.
 The server counts requests and keeps their bodies (``server.requests``). Run it
 standalone for benchmarks with ``python tests/support/openai_server.py --latency 0.1``.
 """
@@ -166,6 +168,7 @@ class OpenAIServer(LoopbackServer):
         self.keep_bodies = keep_bodies
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.response_headers: dict[str, str] = {}
         self.request_count = 0
         self.models_count = 0
         self.in_flight = 0
@@ -286,7 +289,8 @@ class OpenAIServer(LoopbackServer):
                 "total_tokens": reply.prompt_tokens + reply.completion_tokens,
             },
         }
-        return 200, {"Content-Type": "application/json"}, json.dumps(payload).encode()
+        headers = {"Content-Type": "application/json", **self.response_headers}
+        return 200, headers, json.dumps(payload).encode()
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import random
 
@@ -11,7 +10,6 @@ import openai
 import pytest
 
 from judgekit.clients.retry import (
-    RateLimiter,
     RetryPolicy,
     classify,
     parse_retry_after,
@@ -154,35 +152,3 @@ async def test_before_attempt_runs_for_every_attempt() -> None:
 
     result = await with_retries(flaky, RetryPolicy(), before_attempt=before, sleep=no_sleep)
     assert result.value == 1 and seen == 3
-
-
-class FakeClock:
-    """A clock that only moves when someone sleeps on it: schedules without wall time."""
-
-    def __init__(self) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-
-    def __call__(self) -> float:
-        return self.now
-
-    async def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-        await asyncio.sleep(0)
-
-
-async def test_rate_limiter_spaces_starts() -> None:
-    clock = FakeClock()
-    limiter = RateLimiter(rpm=1200, clock=clock, sleep=clock.sleep)  # one start every 50 ms
-    await asyncio.gather(*(limiter.acquire() for _ in range(5)))
-    assert list(limiter.starts) == pytest.approx([100.0, 100.05, 100.1, 100.15, 100.2])
-    assert clock.now == pytest.approx(100.2)  # the last start waited for its slot
-    # idle time is not banked: a start after a pause is not followed by a burst
-    clock.now = 200.0
-    await limiter.acquire()
-    await limiter.acquire()
-    assert list(limiter.starts)[-2:] == pytest.approx([200.0, 200.05])
-    for bad in (0, -1, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match="rpm"):
-            RateLimiter(bad)
