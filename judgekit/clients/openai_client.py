@@ -144,8 +144,10 @@ class JudgeClient:
         chosen = self.pool.take(self._answered) if self._answered else self.pool.choose()
         try:
             data = await self.post(body, chosen)
+        except openai.APIStatusError:
+            raise  # an error status (a refused feature) keeps the probes where they were
         except Exception:
-            self._answered = None
+            self._answered = None  # unreachable or broken: the retry may go elsewhere
             raise
         self._answered = chosen
         return data

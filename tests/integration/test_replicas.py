@@ -97,6 +97,9 @@ def test_calls_spread_over_replicas_and_a_failing_one_is_worked_around(
             assert {r.base_url for r in rows} == {"name:prod"}
             [run] = store.list_runs()
             assert run.base_url == "name:prod"
+            # probed on one healthy replica: the failing one's 5xx did not look like "unsupported"
+            assert run.capabilities["response_format"] == "json_schema"
+            assert run.capabilities["logprobs_used"] is True
             stats = run.summary["replicas"]
             assert [r["url"] for r in stats] == [u.rstrip("/") for u in urls]
             assert stats[0]["failed"] == stats[0]["requests"] >= 1
