@@ -152,7 +152,8 @@ class JudgeClient:
         self._answered = chosen
         return data
 
-    async def post(self, body: dict[str, Any], replica: Replica | None = None) -> dict[str, Any]:
+    async def post(self, body: dict[str, Any], replica: Replica | None = None,
+                   planned: Planned | None = None) -> dict[str, Any]:
         """POST one request body to ``/chat/completions`` (no retries); the response JSON.
 
         Goes through the ``openai`` client's generic ``post`` (same HTTP stack,
@@ -162,13 +163,14 @@ class JudgeClient:
         for (as ``with_raw_response`` does) so its rate-limit headers reach the
         replica's pacer. ``replica``: one already chosen (and counted busy) by
         the caller; None chooses one. Either way it is released here.
+        ``planned``: the attempt's plan, when its pacer planned it.
         """
         chosen = replica if replica is not None else self.pool.choose()
         fault = False
         try:
             raw = await deadline(self.spec.timeout, lambda: chosen.client.post(
                 "/chat/completions", cast_to=object, body=body, options=_RAW_RESPONSE))
-            chosen.pacer.observe(raw.headers)
+            chosen.pacer.observe(raw.headers, planned)
             data = raw.parse()
             if not isinstance(data, dict):
                 raise openai.APIResponseValidationError(
@@ -177,7 +179,7 @@ class JudgeClient:
         except Exception as exc:
             failure = classify(exc)
             if isinstance(exc, openai.APIStatusError):
-                chosen.pacer.observe(exc.response.headers)
+                chosen.pacer.observe(exc.response.headers, planned)
                 wait = failure.retry_after
                 if failure.status == "rate_limited" and wait is not None \
                         and wait <= self.spec.retry_policy.max_retry_after:
@@ -217,22 +219,26 @@ class JudgeClient:
             if before_attempt is not None:
                 await before_attempt()
             replica = self.pool.choose(avoid=tried)
+            planned = replica.pacer.plan(estimate)
             try:
-                planned = replica.pacer.plan(estimate)
                 if planned.delay > 0:
                     await sleep(planned.delay)
                     if before_attempt is not None:
                         await before_attempt()
             except BaseException:
+                replica.pacer.done(planned)
                 self.pool.release(replica, sent=False)
                 raise
             current[:] = [(replica, planned)]
 
         async def attempt() -> dict[str, Any]:
-            replica = current[0][0]
+            replica, planned = current[0]
             tried.append(replica)
             started[0] = time.perf_counter()
-            return await self.post(body, replica)
+            try:
+                return await self.post(body, replica, planned)
+            finally:
+                replica.pacer.done(planned)
 
         def retry_delay(failure: Failure, delay: float) -> float:
             """No wait before a retry that another replica can take at once."""

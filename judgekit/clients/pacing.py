@@ -13,8 +13,10 @@ request start from three sources:
 - the ``x-ratelimit-remaining-requests``/``-tokens`` and
   ``x-ratelimit-reset-requests``/``-tokens`` headers of the last answer
   (OpenAI's format; resets are durations such as ``1s``, ``6m0s``, ``20ms``):
-  starts made since count against the remaining budget, and once it is spent the
-  next start waits for the reset. A 429's ``Retry-After`` holds the endpoint too.
+  the calls still in flight when an answer is read, and every start made since,
+  count against the remaining budget it announces (the server may not have
+  counted them yet: answers overtake each other), and once the budget is spent
+  the next start waits for the reset. A 429's ``Retry-After`` holds the endpoint too.
 
 Planning is synchronous (no ``await`` between reading and updating the state),
 so concurrent callers each get their own slot; the caller sleeps for the
@@ -157,6 +159,9 @@ class Pacer:
         self._requests_reset = -math.inf
         self._tokens_left: int | None = None
         self._tokens_reset = -math.inf
+        # planned starts not yet answered (and their estimated tokens), see observe()
+        self._open = 0
+        self._open_tokens = 0
         self.schedule: collections.deque[Planned] = collections.deque(maxlen=SCHEDULE_KEPT)
         self.waits: collections.Counter[str] = collections.Counter()
         self.waited_s = 0.0
@@ -183,6 +188,8 @@ class Pacer:
         if self.tpm:
             self._tpm_next = start + tokens * 60.0 / self.tpm
         planned = Planned(start, start - now, reason, tokens)
+        self._open += 1
+        self._open_tokens += tokens
         self.schedule.append(planned)
         if planned.delay > 0:
             self.waits[reason] += 1
@@ -210,6 +217,11 @@ class Pacer:
             self._tokens_left -= tokens
         return start, reason
 
+    def done(self, planned: Planned) -> None:
+        """The attempt planned as ``planned`` ended (answered, failed or never sent)."""
+        self._open = max(0, self._open - 1)
+        self._open_tokens = max(0, self._open_tokens - planned.tokens)
+
     def settle(self, planned: Planned, used: int | None) -> None:
         """Correct the token budget by the usage the server reported for ``planned``."""
         if used is None or used < 0:
@@ -219,15 +231,21 @@ class Pacer:
         if self._tokens_left is not None:
             self._tokens_left -= used - planned.tokens
 
-    def observe(self, headers: Mapping[str, str] | None) -> None:
-        """Take an answer's ``x-ratelimit-*`` headers as the budget from now on."""
+    def observe(self, headers: Mapping[str, str] | None, own: Planned | None = None) -> None:
+        """Take an answer's ``x-ratelimit-*`` headers as the budget from now on.
+
+        ``own`` is the answered attempt's plan (None: an unplanned request); the
+        other planned attempts not yet answered are taken off the budget.
+        """
         found = rate_limit_headers(headers)
         now = self._clock()
+        others = self._open - (own is not None)
+        other_tokens = self._open_tokens - (own.tokens if own is not None else 0)
         if found.remaining_requests is not None and found.reset_requests is not None:
-            self._requests_left = found.remaining_requests
+            self._requests_left = found.remaining_requests - max(0, others)
             self._requests_reset = now + min(found.reset_requests, self.max_hold_s)
         if found.remaining_tokens is not None and found.reset_tokens is not None:
-            self._tokens_left = found.remaining_tokens
+            self._tokens_left = found.remaining_tokens - max(0, other_tokens)
             self._tokens_reset = now + min(found.reset_tokens, self.max_hold_s)
 
     def hold(self, seconds: float) -> None:

@@ -102,6 +102,28 @@ def test_requests_header_spent_waits_for_its_reset() -> None:
     assert pacer.plan(10).at == pytest.approx(100.02)
 
 
+def test_calls_in_flight_count_against_an_announced_budget() -> None:
+    """An answer's remaining budget may not count calls sent since: they are taken off it."""
+    clock = FakeClock()
+    pacer = Pacer(clock=clock)
+    first, second, third = (pacer.plan(100) for _ in range(3))  # nothing known yet: at once
+    assert {p.at for p in (first, second, third)} == {100.0}
+    # the first answer says 2 requests are left; the two others are still in flight
+    pacer.observe({"x-ratelimit-remaining-requests": "2", "x-ratelimit-reset-requests": "1s"},
+                  first)
+    pacer.done(first)
+    fourth = pacer.plan(100)
+    assert (fourth.at, fourth.reason) == (101.0, "requests")
+    # tokens alike: 250 left, another call of 100 in flight, so a third of 100 waits
+    tokens = Pacer(clock=clock)
+    one, two = tokens.plan(100), tokens.plan(100)
+    tokens.observe({"x-ratelimit-remaining-tokens": "250", "x-ratelimit-reset-tokens": "2s"}, one)
+    tokens.done(one)
+    assert tokens.plan(100).delay == 0.0  # 250 - 100 in flight covers one more
+    assert (tokens.plan(100).at, tokens.schedule[-1].reason) == (102.0, "tokens")
+    tokens.done(two)
+
+
 def test_tokens_header_waits_for_its_reset_and_long_holds_are_capped() -> None:
     clock = FakeClock()
     pacer = Pacer(clock=clock)
