@@ -69,7 +69,8 @@ COMMAND_SUMMARIES: dict[str, str] = {
     "labels": "Import, export or review human labels (CSV or JSONL: item_id, annotator, label[, "
     "note]).",
     "plan": "How many labels for a confidence interval of +/- HALF-WIDTH.",
-    "probe": "Measure position, length and self-consistency bias of a judge.",
+    "probe": "Measure a judge's biases: position, length, consistency, injection, identical "
+    "pairs.",
     "report": "Calibration report: does the judge agree with humans well enough to trust?",
     "queue": "Labeling queues for a team (see also `judgekit queues` for progress).",
     "queues": "Per-annotator progress (labeled, skipped, flagged, remaining) through each queue.",

@@ -1,4 +1,7 @@
-"""``judgekit probe position|length|consistency``: measure a judge's biases.
+"""``judgekit probe position|length|consistency|injection|identical``: a judge's biases.
+
+``injection`` and ``identical`` live in :mod:`judgekit.cli.probe_text` and join
+this group at the end of the module.
 
 Each subcommand takes the data and endpoint options of ``judgekit judge``,
 runs its variants through the same cached runner, stores the summary for
@@ -40,6 +43,8 @@ def probe_options(func: Callable[..., Any]) -> Callable[..., Any]:
 
 #: What a probe will judge, from the rubric and items: its work units and samples per unit.
 Plan = Callable[[Rubric, list[Item]], tuple[list[WorkUnit], int]]
+#: A plan that depends on stored verdicts (store, rubric, items, judge, dataset name).
+StorePlan = Callable[["Store", Rubric, list[Item], JudgeSpec, str], list[WorkUnit]]
 
 
 @dataclass(frozen=True)
@@ -52,11 +57,14 @@ class _Context:
 
 
 @contextmanager
-def _prepared(opts: dict[str, Any], plan: Plan) -> Iterator[_Context]:
+def _prepared(opts: dict[str, Any], plan: Plan | None = None, *,
+              store_plan: StorePlan | None = None,
+              check: Callable[[Rubric], None] | None = None) -> Iterator[_Context]:
     """Open the store, load rubric and items, and bring up the endpoint for one probe.
 
-    ``plan`` lists the probe's calls, so the local judge is started only when
-    one of them is not cached yet.
+    ``plan`` (or ``store_plan``, for calls that depend on stored verdicts) lists the
+    probe's calls, so the local judge is started only when one of them is not cached
+    yet. ``check`` rejects a rubric the probe does not fit before the store is opened.
     """
     from judgekit.judging.runner import has_pending_calls
     from judgekit.rubrics import load_rubric
@@ -64,11 +72,17 @@ def _prepared(opts: dict[str, Any], plan: Plan) -> Iterator[_Context]:
 
     endpoint = EndpointOptions.take(opts)
     rubric = load_rubric(opts["rubric"])
+    if check is not None:
+        check(rubric)
     with open_store(opts["db"]) as store:
         name, items = load_dataset(store, opts["data"], opts["dataset"], opts["limit"])
 
         def has_work(spec: JudgeSpec) -> bool:
-            units, samples = plan(rubric, items)
+            if store_plan is not None:
+                units, samples = store_plan(store, rubric, items, spec, name), 1
+            else:
+                assert plan is not None
+                units, samples = plan(rubric, items)
             return has_pending_calls(store, rubric, units, spec, dataset=name, samples=samples,
                                      force=opts["force"], retry_failed=opts["retry_failed"])
 
@@ -192,7 +206,7 @@ def _finish(outcome: ProbeOutcome, as_json: bool) -> None:
 
 @click.group("probe")
 def command() -> None:
-    """Measure position, length and self-consistency bias of a judge."""
+    """Measure a judge's biases: position, length, consistency, injection, identical pairs."""
 
 
 @command.command("position")
@@ -294,3 +308,10 @@ def consistency(samples: int, **opts: Any) -> None:
                                         dataset=ctx.dataset, samples=samples,
                                         **_runner_args(opts))
     _finish(outcome, opts["as_json"])
+
+
+# registered here so `judgekit probe --help` lists them; they use the helpers above
+from judgekit.cli.probe_text import identical, injection  # noqa: E402
+
+command.add_command(injection)
+command.add_command(identical)

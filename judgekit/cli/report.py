@@ -154,6 +154,23 @@ def write_output(text: str, out: str | None, store: Path | None = None) -> None:
     help="FAIL when the position probe's conflict rate (verdict changes when the responses "
     "swap places) has its lower bound above this; 1 turns the gate off.",
 )
+@click.option(
+    "--max-injection-flip",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.1,
+    show_default=True,
+    help="FAIL when the injection probe's worst flip rate (verdicts moved to what text in "
+    "the response asked for) has its lower bound above this; 1 turns the gate off.",
+)
+@click.option(
+    "--max-identical-decisive",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.5,
+    show_default=True,
+    help="FAIL when the identical-pairs probe's share of decisive verdicts (or, for a rubric "
+    "without a tie, its slot imbalance |2P(A)-1|) has its lower bound above this; 1 turns "
+    "the gate off.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -176,6 +193,8 @@ def command(
     resamples: int,
     seed: int,
     max_position_conflict: float,
+    max_injection_flip: float,
+    max_identical_decisive: float,
 ) -> None:
     """Calibration report: does the judge agree with humans well enough to trust?
 
@@ -210,6 +229,8 @@ def command(
             n_resamples=resamples,
             random_state=seed,
             max_position_conflict=max_position_conflict,
+            max_injection_flip=max_injection_flip,
+            max_identical_decisive=max_identical_decisive,
         )
         report = build_report(store, rub, options)
     finally:

@@ -65,6 +65,17 @@ STAT_LABELS: dict[str, str] = {
     "flip_rate": "Flip rate across repeats",
     "repeat_fleiss_kappa": "Fleiss' kappa across repeats",
     "repeat_alpha": "Krippendorff's alpha across repeats",
+    "injection_flip_rate": "Injection flip rate (worst template and position; simultaneous CI)",
+    "injection_shift": "Injection shift toward the target (all templates and positions)",
+    "injection_sign_test": "Items moved toward vs away from the injected target (exact binomial)",
+    "identical_decisive_rate": "Decisive verdicts on identical pairs",
+    "identical_first_slot_share": "First slot among decisive verdicts on identical pairs",
+    "identical_slot_imbalance": "Slot imbalance on identical pairs |2P(A)-1|",
+}
+#: Per-cell figures of the injection probe (``injection_flip_rate[fake_json@end]``).
+CELL_LABELS: dict[str, str] = {
+    "injection_flip_rate": "Injection flip rate",
+    "injection_shift": "Injection shift",
 }
 
 
@@ -72,6 +83,10 @@ def label_of(key: str) -> str:
     """The display name of a statistic key (a key without one: its words, capitalised)."""
     if key in STAT_LABELS:
         return STAT_LABELS[key]
+    base, _, cell = key.partition("[")
+    if base in CELL_LABELS and cell.endswith("]"):
+        template, _, position = cell[:-1].partition("@")
+        return f"{CELL_LABELS[base]}: {template} at the {position}"
     words = key.replace("_", " ").strip()
     return words[:1].upper() + words[1:] if words else key
 

@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from judgekit.report import bias_gate, sections
+from judgekit.report import bias_gate, probe_text_gate, sections
 from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
 from judgekit.report.bias_probes import probe_results
@@ -161,6 +161,9 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         weighted=use_weights,
     )
     verdict = bias_gate.gate(verdict, bias, opts.max_position_conflict, opts.fdr_q)
+    verdict = probe_text_gate.gate(
+        verdict, bias, opts.max_injection_flip, opts.max_identical_decisive
+    )
     return Report(
         provenance=provenance(
             store,

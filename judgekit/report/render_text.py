@@ -158,7 +158,8 @@ def render_text(report: Report) -> str:
     bias = report.bias
     out += ["", "Bias probes"]
     if not bias.probes:
-        out.append("  No probe results stored (run `judgekit probe position|length|consistency`).")
+        out.append("  No probe results stored (run `judgekit probe position|length|consistency|"
+                   "injection|identical`).")
     else:
         out.extend(_stat_lines(bias.headline))
         for entry, others in probe_extras(bias):

@@ -44,6 +44,8 @@ HEADLINE_KEYS = (
     "length_correlation",
     "padding_shift",
     "repetition_stability",
+    "injection_flip_rate",
+    "identical_decisive_rate",
 )
 FAILED = "(failed)"
 

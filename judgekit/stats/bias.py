@@ -36,6 +36,15 @@ from judgekit.stats._bias_common import (
     paired_shift,
     proportion,
 )
+from judgekit.stats._bias_injection import (
+    IdenticalPairsResult,
+    InjectionEffectResult,
+    PooledInjection,
+    identical_pairs,
+    injection_effect,
+    pooled_injection_effect,
+    worst_flip_rate,
+)
 from judgekit.stats._bias_length import (
     LengthEffectResult,
     PaddingEffectResult,
@@ -54,9 +63,12 @@ from judgekit.types import Scale
 __all__ = [
     "PAIRWISE_VERDICTS",
     "Estimate",
+    "IdenticalPairsResult",
+    "InjectionEffectResult",
     "LengthEffectResult",
     "LengthSlopeResult",
     "PaddingEffectResult",
+    "PooledInjection",
     "PositionBiasResult",
     "PreferLongerResult",
     "RepetitionResult",
@@ -64,15 +76,19 @@ __all__ = [
     "bpde",
     "human_length_correlation",
     "human_scores",
+    "identical_pairs",
+    "injection_effect",
     "length_effect",
     "length_slope",
     "level_order_bias",
     "padding_effect",
+    "pooled_injection_effect",
     "position_bias",
     "prefer_longer_rate",
     "repetition_stability",
     "subsample_points",
     "verdict_score",
+    "worst_flip_rate",
 ]
 
 _PRIMACY = {("A", "B"), ("A", "tie"), ("tie", "B")}

@@ -1,0 +1,206 @@
+"""The injection probe: re-judge responses carrying instructions aimed at the judge.
+
+Each item is judged as written, then once per template and position with the
+template's text (:mod:`judgekit.judging.injection_templates`) in its response:
+pointwise asking for the rubric's most favourable verdict, pairwise injected
+into the response the judge did *not* prefer as written (for a tie or a failed
+verdict: the side picked by a hash of the item id), asking for that response.
+A pair therefore takes two passes through the runner (the plain verdicts first,
+as run ``probe:injection`` too); the result is stored with the second run.
+
+Figures (pure, :mod:`judgekit.stats.bias`): the flip rate toward the target and
+the mean shift per template x position; overall, the worst cell's flip rate
+with a simultaneous interval, and the mean shift and a sign test with each item
+counted once. Failed judgments are excluded and counted, never scored.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from judgekit.clients import JudgeSpec
+from judgekit.judging.injection_templates import (
+    POSITIONS,
+    TEMPLATES,
+    check_positions,
+    check_templates,
+    injected_item,
+    injection_target,
+    injection_variant,
+)
+from judgekit.judging.probe_variants import padded_side
+from judgekit.judging.probes import (
+    MAX_LISTED_IDS,
+    ProbeOutcome,
+    _check_items,
+    _envelope,
+    _Outcomes,
+    _run,
+)
+from judgekit.judging.runner import RunSummary, WorkUnit
+from judgekit.stats import bias
+from judgekit.store import Store
+from judgekit.types import Item, Rubric
+
+NOT_ORDERED = "a categorical scale has no order to shift along"
+
+
+def cell_name(template: str, position: str) -> str:
+    """``fake_json@end``: how a template x position cell is named in the stored result."""
+    return f"{template}@{position}"
+
+
+def injection_side(item: Item, base_label: str | None) -> str:
+    """The side of a pair to inject into: the one the judge did not prefer as written.
+
+    A tie or a failed verdict has no loser: the side then alternates by a hash of
+    the item id (the same rule that picks the padded side of the length probe).
+    """
+    if base_label == "A":
+        return "b"
+    if base_label == "B":
+        return "a"
+    return padded_side(item)
+
+
+def _injected_units(rubric: Rubric, items: Sequence[Item], templates: Sequence[str],
+                    positions: Sequence[str], target: str | None,
+                    sides: dict[str, str]) -> list[WorkUnit]:
+    pairwise = rubric.scale.kind == "pairwise"
+    units = []
+    for item in items:
+        if pairwise and item.id not in sides:
+            continue
+        for template in templates:
+            for position in positions:
+                changed = injected_item(item, template, position, target, sides.get(item.id))
+                units.append(WorkUnit(changed, injection_variant(template, position),
+                                      source_hash=item.content_hash))
+    return units
+
+
+def _sides(store: Store, rubric: Rubric, spec: JudgeSpec, dataset: str,
+           items: Sequence[Item], *, pending_ok: bool) -> dict[str, str]:
+    """Side per pair from its stored plain verdict; pairs never judged are left out when
+    ``pending_ok`` (planning), judged as a tie otherwise."""
+    base = [WorkUnit(item) for item in items]
+    outcomes = _Outcomes(store, rubric, spec, dataset, base)
+    out = {}
+    for item in items:
+        judgment = outcomes.by.get(("", item.id, 0))
+        if judgment is None and pending_ok:
+            continue
+        out[item.id] = injection_side(item, outcomes.label("", item.id))
+    return out
+
+
+def injection_units(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec, *,
+                    dataset: str, templates: Sequence[str] = tuple(TEMPLATES),
+                    positions: Sequence[str] = POSITIONS,
+                    target: str | None = None) -> list[WorkUnit]:
+    """Every call the probe would make now: the plain items, and the injected copies whose
+    side is known (all of them pointwise; pairs whose plain verdict is stored)."""
+    goal = injection_target(rubric, target)
+    base = [WorkUnit(item) for item in items]
+    sides = (_sides(store, rubric, spec, dataset, items, pending_ok=True)
+             if rubric.scale.kind == "pairwise" else {})
+    return base + _injected_units(rubric, items, templates, positions, goal, sides)
+
+
+def _closeness(rubric: Rubric, label: str | None, target: str | None,
+               side: str | None) -> float | None:
+    """How close a verdict is to the target (largest at the target itself)."""
+    if label is None:
+        return None
+    scale = rubric.scale
+    if scale.kind == "pairwise":
+        pref_a = bias.verdict_score(scale, label)
+        return None if pref_a is None else (pref_a if side == "a" else 1.0 - pref_a)
+    if scale.kind == "ordinal" and target is not None:
+        value, goal = scale.value_of(label), scale.value_of(target)
+        return None if value is None or goal is None else -abs(value - goal)
+    return 1.0 if label == target else 0.0
+
+
+def _summary(rubric: Rubric, items: Sequence[Item], outcomes: _Outcomes,
+             templates: Sequence[str], positions: Sequence[str], target: str | None,
+             sides: dict[str, str]) -> dict[str, Any]:
+    pairwise = rubric.scale.kind == "pairwise"
+    top = 1.0 if pairwise or rubric.scale.kind != "ordinal" else 0.0
+    why = NOT_ORDERED if rubric.scale.kind == "categorical" else None
+
+    def closeness(variant: str) -> list[float | None]:
+        return [_closeness(rubric, outcomes.label(variant, i.id), target, sides.get(i.id))
+                for i in items]
+
+    base = closeness("")
+    grid = {(t, p): closeness(injection_variant(t, p)) for t in templates for p in positions}
+    out: dict[str, Any] = {}
+    cells: dict[str, Any] = {}
+    effects = []
+    followed: set[int] = set()
+    for (t, p), values in grid.items():
+        effect = bias.injection_effect(base, values, top=top, shift_reason=why)
+        stored = effect.to_dict()
+        out[f"injection_flip_rate[{cell_name(t, p)}]"] = stored["flip_rate"]
+        out[f"injection_shift[{cell_name(t, p)}]"] = stored["shift"]
+        cells[cell_name(t, p)] = stored
+        effects.append(effect)
+        followed.update(effect.toward_indices())
+    out["injection_flip_rate"] = bias.worst_flip_rate(effects).to_dict()
+    defined = [(e.statistic, name) for e, name in zip(effects, cells, strict=True)
+               if e.n > e.at_target]
+    out["worst_cell"] = max(defined, key=lambda d: d[0])[1] if defined else None
+    pooled = bias.pooled_injection_effect(base, list(grid.values()), top=top,
+                                          shift_reason=why).to_dict()
+    out["injection_shift"] = pooled["shift"]
+    out["injection_sign_test"] = pooled["sign_test"]
+    out["cells"] = cells
+    out["followed_items"] = [items[i].id for i in sorted(followed)[:MAX_LISTED_IDS]]
+    out["n_excluded"] = sum(1 for b in base if b is None)
+    return out
+
+
+def run_injection_probe(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec,
+                        *, dataset: str, templates: Sequence[str] = tuple(TEMPLATES),
+                        positions: Sequence[str] = POSITIONS, target: str | None = None,
+                        force: bool = False, retry_failed: bool = False,
+                        progress: bool | None = None) -> ProbeOutcome:
+    """Judge every item plain and with each injected template at each position; store the
+    flip rates toward the target and the shifts (per cell and pooled)."""
+    _check_items(items, rubric)
+    templates = check_templates(templates)
+    positions = check_positions(positions)
+    goal = injection_target(rubric, target)
+
+    def judge(units: list[WorkUnit]) -> RunSummary:
+        return _run(store, rubric, spec, units, dataset=dataset, probe="injection", force=force,
+                    retry_failed=retry_failed, progress=progress)
+
+    base_units = [WorkUnit(item) for item in items]
+    sides: dict[str, str] = {}
+    baseline: RunSummary | None = None
+    if rubric.scale.kind == "pairwise":
+        baseline = judge(base_units)
+        sides = _sides(store, rubric, spec, dataset, items, pending_ok=False)
+    injected = _injected_units(rubric, items, templates, positions, goal, sides)
+    units = injected if baseline is not None else base_units + injected
+    summary = judge(units)
+    outcomes = _Outcomes(store, rubric, spec, dataset, base_units + injected)
+    stored = _envelope("injection", rubric, spec, dataset, summary, outcomes, len(items))
+    stored["templates"] = list(templates)
+    stored["positions"] = list(positions)
+    stored["target"] = goal if goal is not None else "the response injected into"
+    stored["template_texts"] = {
+        t: TEMPLATES[t].render(goal or "A", pairwise=goal is None) for t in templates}
+    if baseline is not None:
+        stored["baseline_run_id"] = baseline.run_id
+        stored["injected_side_counts"] = {s: sum(1 for v in sides.values() if v == s)
+                                          for s in ("a", "b")}
+    stored.update(_summary(rubric, items, outcomes, templates, positions, goal, sides))
+    store.save_probe_result(summary.run_id, "injection", rubric.sha256, stored)
+    return ProbeOutcome("injection", stored, summary)
+
+
+__all__ = ["cell_name", "injection_side", "injection_units", "run_injection_probe"]

@@ -1,0 +1,60 @@
+"""The injection and identical-pairs gates: they read lower bounds, and add to earlier FAILs."""
+
+from __future__ import annotations
+
+import math
+
+from judgekit.report.model import Bias, ProbeEntry, Stat, VerdictResult
+from judgekit.report.probe_text_gate import MAX_IDENTICAL_DECISIVE, MAX_INJECTION_FLIP, gate
+
+
+def _verdict(decision: str = "PASS") -> VerdictResult:
+    stat = Stat(0.8, 0.7, 0.9, 200, "bootstrap")
+    return VerdictResult(decision, "Cohen's kappa is 0.800.", "cohen_kappa", 0.6, stat, 0.1)
+
+
+def _injection(flip: Stat) -> ProbeEntry:
+    return ProbeEntry("injection", "r1", {"injection_flip_rate": flip},
+                      {"worst_cell": "fake_json@end"})
+
+
+def _identical(allow_tie: bool, decisive: Stat, imbalance: Stat) -> ProbeEntry:
+    return ProbeEntry("identical", "r2", {"identical_decisive_rate": decisive,
+                                          "identical_slot_imbalance": imbalance},
+                      {"allow_tie": allow_tie})
+
+
+def test_injection_gate_reads_the_lower_bound() -> None:
+    failing = Bias({}, (_injection(Stat(0.6, 0.45, 0.75, 40)),))
+    out = gate(_verdict(), failing, MAX_INJECTION_FLIP, MAX_IDENTICAL_DECISIVE)
+    assert out.decision == "FAIL" and out.exit_code == 1
+    assert "fake_json at the end" in out.reason and "--max-injection-flip 0.1" in out.reason
+    assert out.reason.endswith("(Agreement: Cohen's kappa is 0.800.)")
+    assert gate(_verdict(), failing, 0.5, 0.5).decision == "PASS"
+    noisy = Bias({}, (_injection(Stat(0.15, 0.08, 0.3, 40)),))
+    assert gate(_verdict(), noisy, 0.1, 0.5).decision == "PASS"
+    undefined = Bias({}, (_injection(Stat(math.nan, n=0, reason="none")),))
+    assert gate(_verdict(), undefined, 0.1, 0.5).decision == "PASS"
+    assert gate(_verdict(), Bias({}, ()), 0.1, 0.5) == _verdict()
+
+
+def test_identical_gate_reads_the_decisive_share_or_without_a_tie_the_imbalance() -> None:
+    decisive = Stat(0.9, 0.75, 0.97, 30)
+    balanced = Stat(0.1, 0.0, 0.4, 27)
+    with_tie = Bias({}, (_identical(True, decisive, balanced),))
+    out = gate(_verdict(), with_tie, 0.1, MAX_IDENTICAL_DECISIVE)
+    assert out.decision == "FAIL" and "--max-identical-decisive 0.5" in out.reason
+    no_tie = Bias({}, (_identical(False, Stat(math.nan, n=30), balanced),))
+    assert gate(_verdict(), no_tie, 0.1, 0.5).decision == "PASS"
+    one_slot = Bias({}, (_identical(False, Stat(math.nan, n=30), Stat(1.0, 0.77, 1.0, 30)),))
+    out = gate(_verdict(), one_slot, 0.1, 0.5)
+    assert out.decision == "FAIL" and "slot imbalance" in out.reason
+
+
+def test_a_second_failure_is_added_to_the_first() -> None:
+    both = Bias({}, (_injection(Stat(0.6, 0.45, 0.75, 40)),
+                     _identical(True, Stat(0.9, 0.75, 0.97, 30), Stat(0, 0, 0.3, 27))))
+    out = gate(_verdict("INSUFFICIENT DATA"), both, 0.1, 0.5)
+    assert out.decision == "FAIL" and out.labels_needed is None
+    assert "Also: The judge picks a side between two identical responses" in out.reason
+    assert out.reason.count("(Agreement:") == 1
