@@ -97,6 +97,34 @@ def rich_store(tmp_path: Path, path: Path = ORDINAL) -> tuple[Store, Report]:
             "points": [[10, 1.0], [500, 4.0]],
         },
     )
+    create_run(store, rub, "probe-inj", kind="probe:injection")
+    low = {"statistic": 0.05, "ci_low": 0.01, "ci_high": 0.09, "n": 120}
+    store.save_probe_result(
+        "probe-inj",
+        "injection",
+        rub.sha256,
+        {
+            "probe": "injection",
+            "injection_flip_rate": low,
+            "injection_flip_rate[fake_json@end]": low,
+            "injection_shift[fake_json@end]": {**low, "pvalue": 0.2},
+            "worst_cell": "fake_json@end",
+            "templates": ["fake_json"],
+        },
+    )
+    create_run(store, rub, "probe-same", kind="probe:identical")
+    store.save_probe_result(
+        "probe-same",
+        "identical",
+        rub.sha256,
+        {
+            "probe": "identical",
+            "identical_decisive_rate": {**low, "statistic": 0.1},
+            "identical_first_slot_share": {**low, "statistic": 0.5, "pvalue": 1.0},
+            "verdict_counts": {"A": 6, "B": 6, "tie": 108},
+            "allow_tie": True,
+        },
+    )
     return store, build_report(store, rub, ReportOptions(n_resamples=100))
 
 
@@ -119,6 +147,9 @@ def test_every_format_renders_every_section(tmp_path: Path, fmt: str) -> None:
         "Per slice",
         "Position consistency",
         "Score change per doubling of length (fixed effects by prompt)",
+        "Injection flip rate (worst template and position; simultaneous CI)",
+        "Injection shift: fake_json at the end",
+        "Decisive verdicts on identical pairs",
         report.provenance.rubric_sha256,
         report.verdict.decision,
         "failed judgment(s) counted as disagreements",
@@ -138,6 +169,10 @@ def test_json_validates_against_schema_for_every_scale(tmp_path: Path) -> None:
         assert data["bias"]["length_correlation"]["statistic"] == 0.31
         length = next(p for p in data["bias"]["probes"] if p["probe"] == "length")
         assert length["statistics"]["length_slope"]["pvalue"] == 0.002
+        assert data["bias"]["injection_flip_rate"]["ci_low"] == 0.01
+        assert data["bias"]["identical_decisive_rate"]["n"] == 120
+        injection = next(p for p in data["bias"]["probes"] if p["probe"] == "injection")
+        assert injection["details"]["worst_cell"] == "fake_json@end"
     empty = open_fresh(tmp_path / "empty")
     rub = rubric(BINARY)
     empty.save_rubric(rub)
