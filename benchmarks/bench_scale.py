@@ -7,8 +7,9 @@ process, timed from outside with ``os.wait4`` (wall, user+system CPU, peak RSS o
 that one process), and is set against a baseline run in the same command:
 
 - imports: a bare ``sqlite3`` ``executemany`` of the same rows (the file parsed with
-  ``json.loads``) into the same table, in one transaction; the ratio is judgekit's
-  rows/s over the baseline's (target >= 0.3);
+  ``json.loads``) in one transaction, into a copy of the same store (the same tables
+  and indexes, so both maintain the same indexes); the ratio is judgekit's rows/s
+  over the baseline's (target >= 0.3); ``--only imports`` runs just these rows;
 - ``report`` (JSON, 1,000 resamples): bare ``sqlite3`` reads of the same rows, the
   majority label with numpy and Cohen's kappa with a 1,000-resample bootstrap;
   ``compare judges``: the same for two judges plus the bootstrap of their difference;
@@ -336,6 +337,8 @@ def main() -> None:
     parser.add_argument("--million", type=int, default=1_000_000,
                         help="judgments in the large-store check (0: skip it)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the files in this folder")
+    parser.add_argument("--only", choices=("imports",), default=None,
+                        help="run only these steps (imports: the three import rows)")
     parser.add_argument("--baseline", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.baseline:
@@ -350,13 +353,13 @@ def main() -> None:
     folder = args.keep or Path(tempfile.mkdtemp(prefix="judgekit-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        run(folder, max(10, round(99_900 * args.scale)), args.million)
+        run(folder, max(10, round(99_900 * args.scale)), args.million, args.only)
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def run(folder: Path, n_items: int, million: int) -> None:
+def run(folder: Path, n_items: int, million: int, only: str | None = None) -> None:
     python = sys.executable
     judgekit = str(Path(python).with_name("judgekit"))
     if not Path(judgekit).exists():
@@ -369,10 +372,11 @@ def run(folder: Path, n_items: int, million: int) -> None:
     env_db = ["--db", str(db)]
     rub = ["--rubric", RUBRIC]
 
-    click = median_measure([python, "-c", "import click"], log, HELP_RUNS)
-    for step in (["--help"], ["report", "--help"], ["judgments", "import", "--help"]):
-        ours = median_measure([judgekit, *step], log, HELP_RUNS)
-        rows.append(Row(f"judgekit {' '.join(step)}", ours, click))
+    if only is None:
+        click = median_measure([python, "-c", "import click"], log, HELP_RUNS)
+        for step in (["--help"], ["report", "--help"], ["judgments", "import", "--help"]):
+            ours = median_measure([judgekit, *step], log, HELP_RUNS)
+            rows.append(Row(f"judgekit {' '.join(step)}", ours, click))
 
     empty = folder / "empty.db"
     sys.path.insert(0, str(REPO))
@@ -399,6 +403,9 @@ def run(folder: Path, n_items: int, million: int) -> None:
                                      *env_db], "judgments", 2 * n_items)
     import_step("labels import", ["labels", "import", str(files["labels"]), *rub, *env_db],
                 "labels", 3 * n_items)
+    if only == "imports":
+        print_table(rows, n_items)
+        return
     conn = sqlite3.connect(db)
     run_ids = dict(conn.execute("SELECT model, id FROM runs WHERE kind = 'import'").fetchall())
     conn.close()

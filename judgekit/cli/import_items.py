@@ -9,7 +9,7 @@ import click
 
 from judgekit.cli._common import db_option, echo, resolve_db_path
 from judgekit.errors import InputError
-from judgekit.io.items import dataset_name_for, load_items
+from judgekit.io.items import check_item_file, dataset_name_for, item_file_batches
 
 #: The tools ``--from`` reads (judgekit.io.tools.TOOLS, listed here to keep --help fast).
 TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "lm-eval", "openai-batch")
@@ -52,13 +52,13 @@ def command(file: Path, name: str | None, db: str, replace: bool, tool: str | No
         return
     if rubric is not None or judge is not None:
         raise InputError("--rubric and --judge go with --from TOOL")
-    items = load_items(file)
+    count = check_item_file(file)  # the whole file, before the store is opened
     db_path = resolve_db_path(db)
     with open_store(db_path) as store:
-        changed = store.import_items(dataset, items, replace=replace)
+        changed = store.import_item_batches(dataset, item_file_batches(file), replace=replace)
         total = store.count_items(dataset)
     echo(
-        f"imported {len(items)} item(s) from {file} into dataset {dataset!r} "
+        f"imported {count} item(s) from {file} into dataset {dataset!r} "
         f"({changed} new or changed; {total} in the dataset) in {db_path}"
     )
 

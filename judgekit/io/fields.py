@@ -21,6 +21,8 @@ def text_field(record: Mapping[str, Any], name: str) -> str | None:
     value = record.get(name)
     if value is None:
         return None
+    if type(value) is str and value.strip() is value and value:
+        return value  # the common case first: text with no surrounding space
     if isinstance(value, int) and not isinstance(value, bool):
         return str(value)
     if not isinstance(value, str):

@@ -2,18 +2,21 @@
 ``file:line``.
 
 A dataset is read completely and validated before anything is stored, so a bad
-line leaves the database untouched. The format is documented in ``docs/datasets.md``.
+line leaves the database untouched. A large file is read twice rather than
+held: :func:`check_item_file` validates it keeping only the ids, then
+:func:`item_file_batches` reads it again in batches for the store (one
+transaction). The format is documented in ``docs/datasets.md``.
 """
 
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
-from judgekit.io.records import Record, iter_records
+from judgekit.io.records import Record, batched, iter_records
 from judgekit.io.records import type_name as _type_name
 from judgekit.types import Item
 
@@ -29,16 +32,36 @@ def dataset_name_for(path: str | Path) -> str:
     return Path(path).stem
 
 
+#: Items per batch when a file is streamed into the store.
+BATCH = 2000
+
+
 def load_items(path: str | Path) -> list[Item]:
     """All items of a ``.jsonl``, ``.csv``, ``.tsv`` or ``.parquet`` file, or an
     :class:`InputError` at ``file:line``."""
-    path = Path(path)
-    rows = iter_records(path, FIELDS, extras="meta", blank_cells="keep",
-                        check_header=_header_problem)
-    items = items_from_records(rows, str(path))
+    items = list(_file_items(Path(path)))
     if not items:
         raise InputError(f"{path}: no items (the file is empty)")
     return items
+
+
+def check_item_file(path: str | Path) -> int:
+    """Validate every item of the file, keeping none; their number, or an :class:`InputError`."""
+    count = sum(1 for _ in _file_items(Path(path)))
+    if not count:
+        raise InputError(f"{path}: no items (the file is empty)")
+    return count
+
+
+def item_file_batches(path: str | Path, size: int = BATCH) -> Iterator[list[Item]]:
+    """The file's validated items, ``size`` at a time (for ``store.import_item_batches``)."""
+    return batched(_file_items(Path(path)), size)
+
+
+def _file_items(path: Path) -> Iterator[Item]:
+    rows = iter_records(path, FIELDS, extras="meta", blank_cells="keep",
+                        check_header=_header_problem)
+    return iter_items(rows, str(path))
 
 
 def _header_problem(header: Sequence[str]) -> str | None:
@@ -51,6 +74,8 @@ def _header_problem(header: Sequence[str]) -> str | None:
 
 def _text(row: Mapping[str, Any], field: str, where: str, *, required: bool) -> str | None:
     value = row.get(field)
+    if type(value) is str and (field not in _OPTIONAL_TEXT or value.strip()):
+        return value  # the common case, first
     if field in _OPTIONAL_TEXT and isinstance(value, str) and not value.strip():
         value = None  # an empty slice/cluster/reference cell means "none"
     if value is None:
@@ -115,7 +140,11 @@ def items_from_records(rows: Iterable[Record], source: str) -> list[Item]:
 
     ``source`` names the file (or frame) in messages: ``source:line: problem``.
     """
-    items: list[Item] = []
+    return list(iter_items(rows, source))
+
+
+def iter_items(rows: Iterable[Record], source: str) -> Iterator[Item]:
+    """:func:`items_from_records` one item at a time (only the ids seen are kept)."""
     first_line: dict[str, int] = {}
     mode: tuple[bool, int] | None = None  # (pairwise?, line that set it)
     for number, row in rows:
@@ -135,5 +164,4 @@ def items_from_records(rows: Iterable[Record], source: str) -> list[Item]:
                 f"{where}: {this} item in a {that} dataset (line {mode[1]} is {that}); "
                 "a dataset is either pointwise ('response') or pairwise ('response_a'/'response_b')"
             )
-        items.append(item)
-    return items
+        yield item

@@ -75,6 +75,9 @@ def _too_deep(line: str) -> int | None:
 
 def _lone_surrogate(value: Any, line: str) -> int | None:
     """Where the first lone surrogate is (an index into ``line``), or None when there is none."""
+    if ("\\u" not in line or _SURROGATE_ESCAPE.search(line) is None) and (
+            line.isascii() or _SURROGATE.search(line) is None):
+        return None  # no surrogate, raw or escaped, in the text: none in a value (common)
     stack = [value]
     while stack:
         current = stack.pop()

@@ -98,32 +98,63 @@ def verdicts_from_records(
     ``index`` (item id -> datasets) replaces the store's, for verdicts whose items
     are stored together with them.
     """
-    records = list(records)
-    if index is None:
-        index = item_dataset_index(store, dataset)
-    parsed: list[ParsedVerdict] = []
-    first_line: dict[tuple[str, str, str, str, int], int] = {}
-    for number, record in records:
-        try:
-            row = _parse(number, record, rubric, index, dataset, judge, orientation)
-        except ValueError as exc:
-            errors.add(number, str(exc))
-            continue
-        if row is None:
-            continue
-        key = (row.judge, row.dataset, row.item_id, row.variant, row.sample)
-        if key in first_line:
-            errors.add(number, f"same verdict as line {first_line[key]} (judge, item, order, "
-                       "sample); use 'sample' to import repeated samples")
-            continue
-        first_line[key] = number
-        parsed.append(row)
-    if not records and not errors.errors:
-        errors.add(None, "no verdicts (the file is empty)")
-    elif not parsed and not errors.errors and judge is not None:
-        errors.add(None, f"no verdicts of judge {judge!r}")
-    errors.raise_if_any()
+    checker = VerdictChecker(errors, rubric, store, dataset=dataset, judge=judge,
+                             orientation=orientation, index=index)
+    parsed = [row for row in map(checker.check, records) if row is not None]
+    checker.finish()
     return parsed
+
+
+class VerdictChecker:
+    """Validates verdicts one record at a time, so a file can be checked as it streams.
+
+    Only what spans records is kept: the line of each verdict seen (a repeated
+    verdict names its first line). Problems go to ``errors``; :meth:`finish`
+    adds the whole-file ones (empty file, no verdict of ``judge``) and raises.
+    """
+
+    def __init__(
+        self, errors: ErrorList, rubric: Rubric, store: Store, *, dataset: str | None = None,
+        judge: str | None = None, orientation: Orientation = "presented",
+        index: Mapping[str, list[str]] | None = None,
+    ) -> None:
+        self.errors, self.rubric, self.dataset = errors, rubric, dataset
+        self.judge, self.orientation = judge, orientation
+        self.index = item_dataset_index(store, dataset) if index is None else index
+        #: (judge, dataset, item, order, sample) as one string -> its first line: a few
+        #: dozen bytes a verdict, so a file of millions is checked in little memory.
+        self.first_line: dict[str, int] = {}
+        self.records = 0
+        self.parsed = 0
+
+    def check(self, record: Record) -> ParsedVerdict | None:
+        """The verdict of one ``(line, record)``, or None (a problem, or another judge's)."""
+        number, fields = record
+        self.records += 1
+        try:
+            row = _parse(number, fields, self.rubric, self.index, self.dataset, self.judge,
+                         self.orientation)
+        except ValueError as exc:
+            self.errors.add(number, str(exc))
+            return None
+        if row is None:
+            return None
+        key = f"{row.judge}\x00{row.dataset}\x00{row.item_id}\x00{row.variant}\x00{row.sample}"
+        first = self.first_line.setdefault(key, number)
+        if first != number:
+            self.errors.add(number, f"same verdict as line {first} (judge, item, order, "
+                            "sample); use 'sample' to import repeated samples")
+            return None
+        self.parsed += 1
+        return row
+
+    def finish(self) -> None:
+        """Add the whole-file problems, then raise every problem found (if any)."""
+        if not self.records and not self.errors.errors:
+            self.errors.add(None, "no verdicts (the file is empty)")
+        elif not self.parsed and not self.errors.errors and self.judge is not None:
+            self.errors.add(None, f"no verdicts of judge {self.judge!r}")
+        self.errors.raise_if_any()
 
 
 def _parse(

@@ -27,8 +27,9 @@ from typing import Any, Literal, TextIO
 
 from judgekit.errors import InputError
 from judgekit.io.fields import bool_field, item_dataset_index, resolve_dataset, text_field
-from judgekit.io.records import ErrorList, Record, iter_records
+from judgekit.io.records import ErrorList, Record, batched, iter_records
 from judgekit.store import Store
+from judgekit.store.imports import ImportSession, LabelState
 from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric
 
 LABEL_FIELDS = (
@@ -36,6 +37,8 @@ LABEL_FIELDS = (
     "created_at", "source",
 )
 _REQUIRED = ("item_id", "annotator")
+#: Labels validated and written at a time.
+BATCH = 5000
 
 ExportFormat = Literal["jsonl", "csv"]
 
@@ -58,7 +61,7 @@ def parse_label_file(
 ) -> list[Label]:
     """Every label of the file, validated, or an :class:`InputError` listing all problems."""
     errors = ErrorList(str(path))
-    records = list(iter_records(path, LABEL_FIELDS, on_error=errors.add))
+    records = iter_records(path, LABEL_FIELDS, on_error=errors.add)
     return labels_from_records(records, errors, rubric, store, dataset=dataset)
 
 
@@ -67,30 +70,51 @@ def labels_from_records(
     *, dataset: str | None = None,
 ) -> list[Label]:
     """Validated labels of shaped records; every problem is added to ``errors``, then raised."""
-    records = list(records)
-    index = item_dataset_index(store, dataset)
-    labels: list[Label] = []
-    first_line: dict[tuple[str, str, str], int] = {}
-    for number, record in records:
+    checker = LabelChecker(errors, rubric, store, dataset=dataset)
+    labels = [label for label in map(checker.check, records) if label is not None]
+    checker.finish()
+    return labels
+
+
+class LabelChecker:
+    """Validates labels one record at a time, so a file can be checked as it streams.
+
+    Only what spans records is kept: the line of each (dataset, item, annotator)
+    seen, as one string (a second label names the first one's line).
+    """
+
+    def __init__(self, errors: ErrorList, rubric: Rubric, store: Store, *,
+                 dataset: str | None = None) -> None:
+        self.errors, self.rubric, self.dataset = errors, rubric, dataset
+        self.index = item_dataset_index(store, dataset)
+        self.first_line: dict[str, int] = {}
+        self.records = 0
+
+    def check(self, record: Record) -> Label | None:
+        """The label of one ``(line, record)``, or None (its problem is in ``errors``)."""
+        number, fields = record
+        self.records += 1
         try:
-            label = _label_from(record, rubric, index, dataset)
+            label = _label_from(fields, self.rubric, self.index, self.dataset)
         except ValueError as exc:
-            errors.add(number, str(exc))
-            continue
-        key = (label.dataset, label.item_id, label.annotator)
-        if key in first_line:
-            errors.add(
+            self.errors.add(number, str(exc))
+            return None
+        key = f"{label.dataset}\x00{label.item_id}\x00{label.annotator}"
+        first = self.first_line.setdefault(key, number)
+        if first != number:
+            self.errors.add(
                 number,
                 f"second label for item {label.item_id!r} by {label.annotator!r} "
-                f"(first on line {first_line[key]})",
+                f"(first on line {first})",
             )
-            continue
-        first_line[key] = number
-        labels.append(label)
-    if not records and not errors.errors:
-        errors.add(None, "no labels (the file is empty)")
-    errors.raise_if_any()
-    return labels
+            return None
+        return label
+
+    def finish(self) -> None:
+        """Add the empty-file problem, then raise every problem found (if any)."""
+        if not self.records and not self.errors.errors:
+            self.errors.add(None, "no labels (the file is empty)")
+        self.errors.raise_if_any()
 
 
 def _label_from(
@@ -147,41 +171,78 @@ def scale_label(rubric: Rubric, value: str | None) -> str | None:
 def import_labels(
     store: Store, path: str | Path, rubric: Rubric, *, dataset: str | None = None
 ) -> LabelImportResult:
-    """Validate the whole file, then append its new labels in one transaction."""
-    return store_labels(store, parse_label_file(path, rubric, store, dataset=dataset), rubric)
+    """Validate the file and append its new labels, all in one transaction (all or nothing).
+
+    The file is read and written a batch at a time (memory stays flat); once a
+    problem is found nothing more is written, the rest is still checked, and every
+    problem is raised together, which rolls back what was written.
+    """
+    errors = ErrorList(str(path))
+    checker = LabelChecker(errors, rubric, store, dataset=dataset)
+    records = iter_records(path, LABEL_FIELDS, on_error=errors.add)
+    with store.importing() as session:
+        writer = LabelWriter(session, rubric)
+        for batch in batched(records, BATCH):
+            labels = [label for label in map(checker.check, batch) if label is not None]
+            if not errors.errors:
+                writer.add(labels)
+        checker.finish()
+        return writer.result()
 
 
 def store_labels(store: Store, labels: Sequence[Label], rubric: Rubric) -> LabelImportResult:
     """Append the validated ``labels`` that change something, in one transaction."""
-    current = {
-        (lb.dataset, lb.item_id, lb.annotator): lb
-        for lb in store.latest_labels(rubric.sha256, include_skips=True)
-    }
-    adjudicated = {
-        (lb.dataset, lb.item_id): lb
-        for lb in store.adjudicated_labels(rubric.sha256, include_skips=True)
-    }
-
-    def now(lb: Label) -> Label | None:
-        if lb.source == ADJUDICATED_SOURCE:
-            return adjudicated.get((lb.dataset, lb.item_id))
-        return current.get((lb.dataset, lb.item_id, lb.annotator))
-
-    fresh = [lb for lb in labels if not _same(now(lb), lb)]
-    store.save_rubric(rubric)
-    store.add_labels(fresh)
-    return LabelImportResult(
-        added=len(fresh),
-        unchanged=len(labels) - len(fresh),
-        annotators=tuple(sorted({lb.annotator for lb in labels})),
-        datasets=tuple(sorted({lb.dataset for lb in labels})),
-    )
+    with store.importing() as session:
+        writer = LabelWriter(session, rubric)
+        for batch in batched(labels, BATCH):
+            writer.add(batch)
+        return writer.result()
 
 
-def _same(old: Label | None, new: Label) -> bool:
-    """Whether appending ``new`` would change nothing the store reports."""
-    return old is not None and (old.label, old.note, old.flagged) == (
-        new.label, new.note, new.flagged)
+class LabelWriter:
+    """Appends the labels that change something, batch by batch, in an import session.
+
+    A label equal (label, note, flag) to the annotator's current one before the
+    import, or an adjudication equal to the item's current adjudication, is
+    counted as unchanged and not appended.
+    """
+
+    def __init__(self, session: ImportSession, rubric: Rubric) -> None:
+        self.session, self.rubric = session, rubric
+        session.save_rubric(rubric)
+        self.added = self.unchanged = 0
+        self.annotators: set[str] = set()
+        self.datasets: set[str] = set()
+
+    def add(self, labels: Sequence[Label]) -> None:
+        current: dict[str, dict[tuple[str, str], LabelState]] = {}
+        for name in {lb.dataset for lb in labels}:
+            group = [lb for lb in labels if lb.dataset == name]
+            ids = [lb.item_id for lb in group]
+            state = current[name] = self.session.current_labels(
+                self.rubric.sha256, name, ids, adjudicated=False)
+            if any(lb.source == ADJUDICATED_SOURCE for lb in group):
+                state.update(self.session.current_labels(self.rubric.sha256, name, ids,
+                                                         adjudicated=True))
+        fresh: list[Label] = []
+        for lb in labels:  # in the file's order
+            who = "" if lb.source == ADJUDICATED_SOURCE else lb.annotator
+            if current[lb.dataset].get((lb.item_id, who)) == (lb.label, lb.note, lb.flagged):
+                self.unchanged += 1
+            else:
+                fresh.append(lb)
+        self.datasets.update(current)
+        self.annotators.update(lb.annotator for lb in labels)
+        self.session.add_labels(fresh)
+        self.added += len(fresh)
+
+    def result(self) -> LabelImportResult:
+        return LabelImportResult(
+            added=self.added,
+            unchanged=self.unchanged,
+            annotators=tuple(sorted(self.annotators)),
+            datasets=tuple(sorted(self.datasets)),
+        )
 
 
 def label_record(label: Label) -> dict[str, Any]:

@@ -20,14 +20,14 @@ what the values mean is checked by the caller (:mod:`judgekit.io.items`,
 
 from __future__ import annotations
 
+import codecs
 import csv
-import io
 import json
 import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TextIO, TypeVar
 
 from judgekit.errors import InputError
 from judgekit.io.jsonline import loads_line
@@ -38,7 +38,10 @@ JSONL_SUFFIXES = (".jsonl", ".ndjson")
 DELIMITED = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
 PARQUET_SUFFIXES = (".parquet", ".pq")
 SUFFIXES = (*JSONL_SUFFIXES, *DELIMITED, *PARQUET_SUFFIXES)
+#: Bytes read at a time when checking a file's encoding.
+_BLOCK = 1 << 20
 
+T = TypeVar("T")
 Extras = Literal["meta", "reject"]
 Record = tuple[int, dict[str, Any]]
 #: Called with (line or None, problem) instead of raising, to collect every problem.
@@ -72,6 +75,18 @@ class ErrorList:
         if more:
             lines.append(f"... and {more} more")
         raise InputError("\n".join(lines))
+
+
+def batched(values: Iterable[T], size: int) -> Iterator[list[T]]:
+    """Lists of ``size`` consecutive values (the last one shorter), for chunked imports."""
+    batch: list[T] = []
+    for value in values:
+        batch.append(value)
+        if len(batch) == size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
 
 
 def type_name(value: Any) -> str:
@@ -128,6 +143,43 @@ def read_text(path: Path) -> str:
     return text.removeprefix("\ufeff")
 
 
+def check_utf8(path: Path) -> None:
+    """Raise :func:`read_text`'s error if the file is unreadable or not UTF-8, holding little.
+
+    The file is decoded block by block and the text dropped, so a reader can then
+    stream it line by line and still report a bad byte before any other problem
+    (as reading it whole did). Only a file with a bad byte is read whole, for the
+    exact ``file:line`` and column.
+    """
+    decoder = codecs.getincrementaldecoder("utf-8")("strict")
+    try:
+        with path.open("rb") as handle:
+            while block := handle.read(_BLOCK):
+                decoder.decode(block)
+            decoder.decode(b"", final=True)
+        return
+    except UnicodeDecodeError:
+        pass
+    except FileNotFoundError:
+        raise InputError(f"{path}: no such file") from None
+    except OSError as exc:
+        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    read_text(path)  # raises the InputError naming the line and column
+
+
+def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a UTF-8 file checked by :func:`check_utf8`, split on
+    ``\\n`` only (the ``\\n`` removed, a ``\\r`` kept), a leading BOM dropped."""
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            line = raw.decode("utf-8")
+            if line.endswith("\n"):
+                line = line[:-1]
+            if number == 1:
+                line = line.removeprefix("\ufeff")
+            yield number, line
+
+
 def load_json(path: Path) -> Any:
     """A whole-file JSON document (a tool's export), or an InputError at ``file:line``."""
     try:
@@ -164,11 +216,12 @@ def iter_records(
     shape = _Shaper(tuple(fields), extras, report, "column" if table else "field")
     if suffix in PARQUET_SUFFIXES:
         rows: Iterable[Record] = _parquet_rows(path, shape, check_header)
-    elif suffix in DELIMITED:
-        rows = _delimited_rows(read_text(path), DELIMITED[suffix], shape, blank_cells,
-                               check_header)
     else:
-        rows = _jsonl_rows(read_text(path), report)
+        check_utf8(path)
+        if suffix in DELIMITED:
+            rows = _delimited_rows(path, DELIMITED[suffix], shape, blank_cells, check_header)
+        else:
+            rows = _jsonl_rows(path, report)
     for number, row in rows:
         shaped = shape(number, row)
         if shaped is not None:
@@ -239,8 +292,8 @@ class _Shaper:
         return shaped
 
 
-def _jsonl_rows(text: str, report: OnError) -> Iterator[Record]:
-    for number, line in enumerate(text.split("\n"), start=1):
+def _jsonl_rows(path: Path, report: OnError) -> Iterator[Record]:
+    for number, line in _text_lines(path):
         if not line.strip():
             continue
         try:
@@ -271,13 +324,24 @@ def _header_problem(
 
 
 def _delimited_rows(
-    text: str,
+    path: Path,
     delimiter: str,
     shape: _Shaper,
     blank_cells: Literal["keep", "absent"],
     check_header: Callable[[Sequence[str]], str | None] | None,
 ) -> Iterator[Record]:
-    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    with path.open(encoding="utf-8-sig", newline="") as handle:
+        yield from _table_rows(handle, delimiter, shape, blank_cells, check_header)
+
+
+def _table_rows(
+    handle: TextIO,
+    delimiter: str,
+    shape: _Shaper,
+    blank_cells: Literal["keep", "absent"],
+    check_header: Callable[[Sequence[str]], str | None] | None,
+) -> Iterator[Record]:
+    reader = csv.reader(handle, delimiter=delimiter, strict=True)
     report = shape.report
     kind = "CSV" if delimiter == "," else "TSV"
     try:

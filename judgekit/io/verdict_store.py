@@ -16,25 +16,28 @@ Every path in (``judgments import``, ``judgekit import --from TOOL``,
 from __future__ import annotations
 
 import secrets
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from judgekit import __version__
-from judgekit.io.judgments import Orientation, ParsedVerdict, parse_judgment_file
+from judgekit.io.judgments import JUDGMENT_FIELDS, Orientation, ParsedVerdict, VerdictChecker
+from judgekit.io.records import ErrorList, batched, iter_records
 from judgekit.judging.cache import cache_key
-from judgekit.stats.intervals import wilson_interval
 from judgekit.store import RunRecord, Store
+from judgekit.store.imports import ImportSession
 from judgekit.store.judges import IMPORTED_ENDPOINT
-from judgekit.store.rows import utc_now
-from judgekit.types import SWAPPED_VARIANT, Item, Judgment, Rubric
+from judgekit.store.rows import strip_credentials, utc_now
+from judgekit.types import SWAPPED_VARIANT, Item, Rubric
 
 #: Stand-in for the parser version in imported cache keys.
 IMPORT_PARSER = "import"
 #: Fewest both-order pairs before the orientation check speaks.
 MIN_PAIRS_FOR_WARNING = 10
+#: Verdicts validated and written at a time.
+BATCH = 5000
 
 
 @dataclass(frozen=True)
@@ -50,13 +53,16 @@ class JudgmentImportResult:
     models: Mapping[str, str] = field(default_factory=dict)
 
 
-def imported_cache_key(rubric: Rubric, row: ParsedVerdict, item: Item) -> str:
-    """Deterministic key: same judge, rubric, item content, order and sample -> same key."""
+def imported_cache_key(rubric: Rubric, row: ParsedVerdict, item: Item | str) -> str:
+    """Deterministic key: same judge, rubric, item content, order and sample -> same key.
+
+    ``item`` is the item or its content hash (as stored).
+    """
     return cache_key(
         model=row.judge, base_url=IMPORTED_ENDPOINT, rubric_hash=rubric.sha256,
-        item_hash=item.content_hash, sampling={}, sample_index=row.sample,
-        parser_version=IMPORT_PARSER, dataset=row.dataset, item_id=row.item_id,
-        variant=row.variant,
+        item_hash=item if isinstance(item, str) else item.content_hash, sampling={},
+        sample_index=row.sample, parser_version=IMPORT_PARSER, dataset=row.dataset,
+        item_id=row.item_id, variant=row.variant,
     )
 
 
@@ -69,11 +75,25 @@ def import_judgments(
     judge: str | None = None,
     orientation: Orientation = "presented",
 ) -> JudgmentImportResult:
-    """Validate the whole file, then store its new verdicts (one import run per judge)."""
+    """Validate the file and store its new verdicts, all in one transaction (all or nothing).
+
+    The file is read and written a batch at a time (memory stays flat); once a
+    problem is found nothing more is written, the rest is still checked, and every
+    problem is raised together, which rolls back what was written.
+    """
     path = Path(path)
-    rows = parse_judgment_file(path, rubric, store, dataset=dataset, judge=judge,
-                               orientation=orientation)
-    return import_verdicts(store, rows, rubric, source=path.name)
+    errors = ErrorList(str(path))
+    checker = VerdictChecker(errors, rubric, store, dataset=dataset, judge=judge,
+                             orientation=orientation)
+    records = iter_records(path, JUDGMENT_FIELDS, on_error=errors.add)
+    with store.importing() as session:
+        writer = VerdictWriter(session, rubric, source=path.name)
+        for batch in batched(records, BATCH):
+            rows = [row for row in map(checker.check, batch) if row is not None]
+            if not errors.errors:
+                writer.add(rows)
+        checker.finish()
+        return writer.finish()
 
 
 def import_verdicts(
@@ -89,71 +109,106 @@ def import_verdicts(
     ``source`` names where they came from (``imported:<source>`` is the runs' base
     URL); ``provenance`` is kept in each run's summary.
     """
-    items: dict[str, dict[str, Item]] = {}
-    for name in {row.dataset for row in rows}:
-        items[name] = store.items_by_ids(name, [r.item_id for r in rows if r.dataset == name])
-    base_url = f"{IMPORTED_ENDPOINT}{source}"
-    now = utc_now()
-    keyed = [
-        (row, imported_cache_key(rubric, row, items[row.dataset][row.item_id])) for row in rows
-    ]
-    stored = store.cached_judgments(key for _, key in keyed)
-    batches: dict[tuple[str, str], list[tuple[ParsedVerdict, str]]] = {}
-    unchanged = 0
-    for row, key in keyed:
-        old = stored.get(key)
-        if old is not None and (old.status, old.label, old.reasoning, old.score) == (
-            row.status, row.label, row.reasoning, row.score
-        ):
-            unchanged += 1
-            continue
-        batches.setdefault((row.judge, row.dataset), []).append((row, key))
-    runs: list[tuple[RunRecord, list[Judgment]]] = []
-    for (judge_name, dataset_name), batch in sorted(batches.items()):
-        run_id = f"import-{now[:19].replace(':', '').replace('-', '')}-{secrets.token_hex(4)}"
-        judgments = [
-            _judgment(row, key, run_id, rubric, base_url, now, items[row.dataset][row.item_id])
-            for row, key in batch
-        ]
-        run = _run(run_id, judge_name, dataset_name, rubric, base_url, now, judgments,
-                   dict(provenance or {}))
-        runs.append((run, judgments))
-    if runs:
-        store.save_rubric(rubric)
-        store.record_imports(runs)
-    model = (provenance or {}).get("grader_model")
-    return JudgmentImportResult(
-        added=sum(len(js) for _, js in runs),
-        unchanged=unchanged,
-        runs=tuple(run.id for run, _ in runs),
-        judges=tuple(sorted({row.judge for row in rows})),
-        warnings=tuple(orientation_warnings(rows)),
-        models={row.judge: str(model) for row in rows} if model else {},
-    )
+    with store.importing() as session:
+        writer = VerdictWriter(session, rubric, source=source, provenance=provenance)
+        for batch in batched(rows, BATCH):
+            writer.add(batch)
+        return writer.finish()
 
 
-def _judgment(
-    row: ParsedVerdict, key: str, run_id: str, rubric: Rubric, base_url: str, now: str, item: Item
-) -> Judgment:
-    return Judgment(
-        run_id=run_id, dataset=row.dataset, item_id=row.item_id, sample_index=row.sample,
-        status=row.status,  # type: ignore[arg-type]  # checked against STATUSES
-        label=row.label, score=row.score, reasoning=row.reasoning, raw_text=row.raw,
-        model_requested=row.judge, model_returned=None, base_url=base_url, sampling={},
-        rubric_name=rubric.name, rubric_version=rubric.version, rubric_hash=rubric.sha256,
-        cache_key=key, variant=row.variant, judgekit_version=__version__, created_at=now,
-        item_hash=item.content_hash, imported=True,
+class VerdictWriter:
+    """Stores validated verdicts batch by batch in an import session.
+
+    A verdict whose key's latest stored outcome is the same (status, label,
+    reasoning, score) is counted as unchanged; the others go to one run per
+    (judge, dataset), created when its first verdict arrives and summarised at
+    :meth:`finish`. The orientation check keeps only each ok verdict's label.
+    """
+
+    def __init__(self, session: ImportSession, rubric: Rubric, *, source: str,
+                 provenance: Mapping[str, Any] | None = None) -> None:
+        self.session, self.rubric = session, rubric
+        self.base_url = strip_credentials(f"{IMPORTED_ENDPOINT}{source}")
+        self.provenance = dict(provenance or {})
+        self.now = utc_now()
+        self.runs: dict[tuple[str, str], tuple[str, Counter[str]]] = {}
+        self.unchanged = 0
+        self.judges: set[str] = set()
+        self.orientation = OrientationCheck()
+
+    def add(self, rows: Sequence[ParsedVerdict]) -> None:
+        hashes: dict[str, dict[str, str]] = {}
+        for name in {row.dataset for row in rows}:
+            hashes[name] = self.session.item_hashes(
+                name, [r.item_id for r in rows if r.dataset == name])
+        keyed = [(row, imported_cache_key(self.rubric, row, hashes[row.dataset][row.item_id]))
+                 for row in rows]
+        stored = self.session.latest_outcomes([key for _, key in keyed])
+        values: list[tuple[Any, ...]] = []
+        for row, key in keyed:
+            self.judges.add(row.judge)
+            self.orientation.add(row)
+            if stored.get(key) == (row.status, row.label, row.reasoning, row.score):
+                self.unchanged += 1
+                continue
+            run_id = self._run_id(row.judge, row.dataset, row.status)
+            values.append(_values(row, key, run_id, self.rubric, self.base_url, self.now,
+                                  hashes[row.dataset][row.item_id]))
+        self.session.add_judgment_values(values)
+
+    def _run_id(self, judge: str, dataset: str, status: str) -> str:
+        found = self.runs.get((judge, dataset))
+        if found is None:
+            if not self.runs:
+                self.session.save_rubric(self.rubric)
+            stamp = self.now[:19].replace(":", "").replace("-", "")
+            found = (f"import-{stamp}-{secrets.token_hex(4)}", Counter())
+            self.runs[(judge, dataset)] = found
+            self.session.add_run(_run(found[0], judge, dataset, self.rubric, self.base_url,
+                                      self.now, Counter(), self.provenance))
+        found[1][status] += 1
+        return found[0]
+
+    def finish(self) -> JudgmentImportResult:
+        """Each run's summary written; what the import did."""
+        for (judge, dataset), (run_id, counts) in self.runs.items():
+            run = _run(run_id, judge, dataset, self.rubric, self.base_url, self.now, counts,
+                       self.provenance)
+            self.session.set_run_summary(run_id, run.summary)
+        model = self.provenance.get("grader_model")
+        return JudgmentImportResult(
+            added=sum(sum(counts.values()) for _, counts in self.runs.values()),
+            unchanged=self.unchanged,
+            runs=tuple(run_id for _, (run_id, _) in sorted(self.runs.items())),
+            judges=tuple(sorted(self.judges)),
+            warnings=tuple(self.orientation.warnings()),
+            models={judge: str(model) for judge in self.judges} if model else {},
+        )
+
+
+def _values(
+    row: ParsedVerdict, key: str, run_id: str, rubric: Rubric, base_url: str, now: str,
+    item_hash: str,
+) -> tuple[Any, ...]:
+    """The stored row of an imported verdict, in ``JUDGMENT_COLUMNS`` order.
+
+    What ``judgment_to_row`` gives for the equivalent :class:`Judgment` (a test
+    holds the two together), without building one per verdict.
+    """
+    return (
+        run_id, row.dataset, row.item_id, item_hash, row.variant, row.sample, row.status,
+        row.label, row.score, row.reasoning, row.raw, row.judge, None, base_url, "{}",
+        rubric.name, rubric.version, rubric.sha256, key, None, None, None, None, None,
+        __version__, now, 1, None,
     )
 
 
 def _run(
     run_id: str, judge: str, dataset: str, rubric: Rubric, base_url: str, now: str,
-    judgments: list[Judgment], provenance: dict[str, Any],
+    counts: Mapping[str, int], provenance: dict[str, Any],
 ) -> RunRecord:
-    counts: dict[str, int] = {}
-    for judgment in judgments:
-        counts[judgment.status] = counts.get(judgment.status, 0) + 1
-    summary: dict[str, Any] = {"imported": len(judgments), "counts": counts, "source": base_url}
+    summary: dict[str, Any] = {"imported": sum(counts.values()), "counts": dict(counts),
+                               "source": base_url}
     if provenance:
         summary["provenance"] = provenance
     return RunRecord(
@@ -174,6 +229,8 @@ def consistency_below_chance(
     pulls consistency down toward chance): the swapped verdicts were almost
     certainly mapped back once too often, or not at all (the wrong ``orientation``).
     """
+    from judgekit.stats.intervals import wilson_interval  # numpy/scipy: only when asked
+
     pairs = [(a, b) for a, b in zip(original, swapped, strict=True)
              if a is not None and b is not None]
     n = len(pairs)
@@ -189,18 +246,39 @@ def consistency_below_chance(
 
 def orientation_warnings(rows: Sequence[ParsedVerdict]) -> list[str]:
     """One warning per judge whose imported both-order verdicts agree far below chance."""
-    by: dict[str, dict[tuple[str, str, int], dict[str, str | None]]] = defaultdict(dict)
+    check = OrientationCheck()
     for row in rows:
-        if row.status == "ok":
-            by[row.judge].setdefault((row.dataset, row.item_id, row.sample), {})[row.variant] = (
-                row.label)
-    out = []
-    for judge, pairs in sorted(by.items()):
-        both = [p for p in pairs.values() if "" in p and SWAPPED_VARIANT in p]
-        low = consistency_below_chance([p[""] for p in both], [p[SWAPPED_VARIANT] for p in both])
-        if low is not None:
-            out.append(orientation_message(judge, *low))
-    return out
+        check.add(row)
+    return check.warnings()
+
+
+class OrientationCheck:
+    """Gathers ok verdicts' labels by order, for :func:`orientation_warnings` on a stream.
+
+    Two flat maps per judge (as written, swapped), keyed by one string per
+    (dataset, item, sample): a few dozen bytes a verdict, not a dict each.
+    """
+
+    def __init__(self) -> None:
+        self.by: dict[str, tuple[dict[str, str | None], dict[str, str | None]]] = {}
+
+    def add(self, row: ParsedVerdict) -> None:
+        if row.status != "ok" or row.variant not in ("", SWAPPED_VARIANT):
+            return
+        orders = self.by.get(row.judge)
+        if orders is None:
+            orders = self.by[row.judge] = ({}, {})
+        orders[row.variant == SWAPPED_VARIANT][
+            f"{row.dataset}\x00{row.item_id}\x00{row.sample}"] = row.label
+
+    def warnings(self) -> list[str]:
+        out = []
+        for judge, (written, swapped) in sorted(self.by.items()):
+            both = [key for key in written if key in swapped]
+            low = consistency_below_chance([written[k] for k in both], [swapped[k] for k in both])
+            if low is not None:
+                out.append(orientation_message(judge, *low))
+        return out
 
 
 def orientation_message(judge: str, consistent: int, n: int, chance: float) -> str:

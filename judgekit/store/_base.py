@@ -15,9 +15,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Self
 
-from sqlite_utils import Database
-
 from judgekit.errors import StoreError
+from judgekit.store._sqlite_utils import Database
 
 #: Keys per ``IN (...)`` list: far below SQLite's variable limit, large enough to be fast.
 CHUNK = 500

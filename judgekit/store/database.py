@@ -25,12 +25,12 @@ import sqlite3
 import time
 from pathlib import Path
 
-from sqlite_utils import Database
-
 from judgekit.errors import StoreError
+from judgekit.store._sqlite_utils import Database
 from judgekit.store.access import AccessMixin, QueueProgressMixin
 from judgekit.store.batches import BatchesMixin
 from judgekit.store.claims import ClaimsMixin
+from judgekit.store.imports import ImportsMixin
 from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
@@ -168,7 +168,7 @@ def _reason(exc: sqlite3.Error) -> str:
 
 class Store(
     ItemsRubricsMixin, RunsJudgmentsMixin, LabelQueueMixin, JudgmentSummaryMixin, JudgesMixin,
-    BatchesMixin, AccessMixin, QueueProgressMixin, ClaimsMixin,
+    BatchesMixin, AccessMixin, QueueProgressMixin, ClaimsMixin, ImportsMixin,
 ):
     """All persistence. Safe to use from several processes at once (WAL, busy timeout).
 
@@ -181,5 +181,6 @@ class Store(
     identities and the judgments a run stands for in :class:`JudgesMixin`; prepared
     Batch API work and provider jobs in :class:`BatchesMixin`; API
     tokens in :class:`AccessMixin`; progress through queues in :class:`QueueProgressMixin`;
-    claims on calls in progress in :class:`ClaimsMixin`.
+    claims on calls in progress in :class:`ClaimsMixin`; batched imports in one
+    transaction in :class:`ImportsMixin`.
     """

@@ -8,6 +8,7 @@ in a dataset never leaves half of it stored.
 
 from __future__ import annotations
 
+import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
@@ -28,49 +29,67 @@ class ItemsRubricsMixin(StoreBase):
         hash, slice or cluster) changed is an :class:`InputError` naming the id,
         unless ``replace=True``, which updates it in place.
         """
+        return self.import_item_batches(dataset, [items], replace=replace)
+
+    def import_item_batches(
+        self, dataset: str, batches: Iterable[Sequence[Item]], *, replace: bool = False
+    ) -> int:
+        """:meth:`import_items` for items that arrive in batches (a file read in chunks).
+
+        Every batch is written in one transaction, so memory stays flat however
+        large the file and any error (a duplicate id in a later batch, a changed
+        item) rolls all of them back.
+        """
         seen: set[str] = set()
+        now = R.utc_now()
+        changed = 0
+        with self._write() as conn:
+            for items in batches:
+                changed += self._import_batch(conn, dataset, items, now, seen, replace)
+        return changed
+
+    def _import_batch(
+        self, conn: sqlite3.Connection, dataset: str, items: Sequence[Item], now: str,
+        seen: set[str], replace: bool,
+    ) -> int:
         for item in items:
             if item.id in seen:
                 raise InputError(f"dataset {dataset!r}: duplicate item id {item.id!r}")
             seen.add(item.id)
-        now = R.utc_now()
         new_rows = [R.item_to_row(dataset, item, now) for item in items]
-        changed = 0
-        with self._write() as conn:
-            existing: dict[str, tuple[Any, ...]] = {}
-            ids = [row["id"] for row in new_rows]
-            for chunk in chunks(ids):
-                cursor = conn.execute(
-                    "SELECT id, content_hash, slice, cluster FROM items "
-                    f"WHERE dataset = ? AND id IN ({marks(len(chunk))})",
-                    [dataset, *chunk],
-                )
-                for item_id, content_hash, slice_, cluster in cursor:
-                    existing[item_id] = (content_hash, slice_, cluster)
-            inserts, updates = [], []
-            for row in new_rows:
-                old = existing.get(row["id"])
-                if old is None:
-                    inserts.append(row)
-                elif old != R.item_fingerprint(row):
-                    if not replace:
-                        raise InputError(
-                            f"dataset {dataset!r}: item {row['id']!r} already exists with "
-                            "different content (import it with --replace, or replace=True, "
-                            "to update it)"
-                        )
-                    updates.append(row)
-            conn.executemany(R.insert_sql("items", R.ITEM_COLUMNS), inserts)
-            conn.executemany(
-                "UPDATE items SET input = :input, response = :response, "
-                "response_a = :response_a, response_b = :response_b, reference = :reference, "
-                "slice = :slice, cluster = :cluster, meta = :meta, "
-                "content_hash = :content_hash, created_at = :created_at "
-                "WHERE dataset = :dataset AND id = :id",
-                updates,
+        existing: dict[str, tuple[Any, ...]] = {}
+        ids = [row["id"] for row in new_rows]
+        for chunk in chunks(ids):
+            cursor = conn.execute(
+                "SELECT id, content_hash, slice, cluster FROM items "
+                f"WHERE dataset = ? AND id IN ({marks(len(chunk))})",
+                [dataset, *chunk],
             )
-            changed = len(inserts) + len(updates)
-        return changed
+            for item_id, content_hash, slice_, cluster in cursor:
+                existing[item_id] = (content_hash, slice_, cluster)
+        inserts, updates = [], []
+        for row in new_rows:
+            old = existing.get(row["id"])
+            if old is None:
+                inserts.append(row)
+            elif old != R.item_fingerprint(row):
+                if not replace:
+                    raise InputError(
+                        f"dataset {dataset!r}: item {row['id']!r} already exists with "
+                        "different content (import it with --replace, or replace=True, "
+                        "to update it)"
+                    )
+                updates.append(row)
+        conn.executemany(R.insert_sql("items", R.ITEM_COLUMNS), inserts)
+        conn.executemany(
+            "UPDATE items SET input = :input, response = :response, "
+            "response_a = :response_a, response_b = :response_b, reference = :reference, "
+            "slice = :slice, cluster = :cluster, meta = :meta, "
+            "content_hash = :content_hash, created_at = :created_at "
+            "WHERE dataset = :dataset AND id = :id",
+            updates,
+        )
+        return len(inserts) + len(updates)
 
     def get_item(self, dataset: str, item_id: str) -> Item | None:
         row = self._one("SELECT * FROM items WHERE dataset = ? AND id = ?", [dataset, item_id])

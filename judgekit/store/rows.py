@@ -29,7 +29,7 @@ def utc_now() -> str:
 
 
 def dump_json(value: Mapping[str, Any] | None) -> str:
-    return canonical_json(dict(value or {}))
+    return canonical_json(dict(value)) if value else "{}"
 
 
 def load_json(text: str | None) -> dict[str, Any]:
@@ -135,6 +135,16 @@ JUDGMENT_INSERT_SQL = (
     f"CASE WHEN :status IN {FINISHED_STATUSES_SQL} THEN (SELECT MAX(id) FROM judgments "
     f"WHERE cache_key = :cache_key AND status IN {FINISHED_STATUSES_SQL}) END)"
 )
+_STATUS_AT = JUDGMENT_COLUMNS.index("status") + 1
+_KEY_AT = JUDGMENT_COLUMNS.index("cache_key") + 1
+#: :data:`JUDGMENT_INSERT_SQL` for a tuple of values in ``JUDGMENT_COLUMNS`` order (bulk
+#: imports: no dict per row).
+JUDGMENT_VALUES_INSERT_SQL = (
+    f"INSERT INTO judgments ({_JUDGMENT_NAMES}, supersedes) VALUES "
+    f"({', '.join(f'?{i}' for i in range(1, len(JUDGMENT_COLUMNS) + 1))}, "
+    f"CASE WHEN ?{_STATUS_AT} IN {FINISHED_STATUSES_SQL} THEN (SELECT MAX(id) FROM judgments "
+    f"WHERE cache_key = ?{_KEY_AT} AND status IN {FINISHED_STATUSES_SQL}) END)"
+)
 #: Insert a judgment made under a claim: it supersedes what the claim saw (``:supersedes``),
 #: so a duplicate of a concurrent run's outcome breaks the unique index instead of chaining.
 CLAIMED_INSERT_SQL = (
@@ -235,20 +245,17 @@ LABEL_COLUMNS = (
 )
 
 
+def label_values(label: Label, created_at: str | None = None) -> tuple[Any, ...]:
+    """A label's row in ``LABEL_COLUMNS`` order; no ``created_at`` -> ``created_at`` or now."""
+    return (
+        label.dataset, label.item_id, label.rubric_hash, label.annotator, label.label,
+        label.note, int(label.flagged), int(label.blind), label.seconds,
+        label.created_at or created_at or utc_now(), label.source,
+    )
+
+
 def label_to_row(label: Label) -> dict[str, Any]:
-    return {
-        "dataset": label.dataset,
-        "item_id": label.item_id,
-        "rubric_hash": label.rubric_hash,
-        "annotator": label.annotator,
-        "label": label.label,
-        "note": label.note,
-        "flagged": int(label.flagged),
-        "blind": int(label.blind),
-        "seconds": label.seconds,
-        "created_at": label.created_at or utc_now(),
-        "source": label.source,
-    }
+    return dict(zip(LABEL_COLUMNS, label_values(label), strict=True))
 
 
 def row_to_label(row: sqlite3.Row) -> Label:

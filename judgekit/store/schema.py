@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import sqlite3
 
-from sqlite_utils import Database, Migrations
-
 from judgekit.errors import StoreError
+from judgekit.store._sqlite_utils import Database, Migrations
 
 MIGRATION_SET = "judgekit"
 
