@@ -9,7 +9,7 @@ import click
 
 from judgekit.cli._common import db_option, echo, resolve_db_path
 from judgekit.errors import InputError
-from judgekit.io.items import check_item_file, dataset_name_for, item_file_batches
+from judgekit.io.items import dataset_name_for, import_item_file
 
 #: The tools ``--from`` reads (judgekit.io.tools.TOOLS, listed here to keep --help fast).
 TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "lm-eval", "openai-batch")
@@ -42,8 +42,6 @@ def command(file: Path, name: str | None, db: str, replace: bool, tool: str | No
     same file adds nothing. With --from TOOL, FILE is another eval tool's output
     (see docs/import.md for each tool's field mapping).
     """
-    from judgekit.store import open_store
-
     dataset = name if name is not None else dataset_name_for(file)
     if not dataset.strip():
         raise InputError("--name: the dataset name must not be empty")
@@ -52,14 +50,11 @@ def command(file: Path, name: str | None, db: str, replace: bool, tool: str | No
         return
     if rubric is not None or judge is not None:
         raise InputError("--rubric and --judge go with --from TOOL")
-    count = check_item_file(file)  # the whole file, before the store is opened
     db_path = resolve_db_path(db)
-    with open_store(db_path) as store:
-        changed = store.import_item_batches(dataset, item_file_batches(file), replace=replace)
-        total = store.count_items(dataset)
+    done = import_item_file(db_path, file, dataset, replace=replace)
     echo(
-        f"imported {count} item(s) from {file} into dataset {dataset!r} "
-        f"({changed} new or changed; {total} in the dataset) in {db_path}"
+        f"imported {done.items} item(s) from {file} into dataset {dataset!r} "
+        f"({done.changed} new or changed; {done.total} in the dataset) in {db_path}"
     )
 
 

@@ -2,16 +2,17 @@
 ``file:line``.
 
 A dataset is read completely and validated before anything is stored, so a bad
-line leaves the database untouched. A large file is read twice rather than
-held: :func:`check_item_file` validates it keeping only the ids, then
-:func:`item_file_batches` reads it again in batches for the store (one
-transaction). The format is documented in ``docs/datasets.md``.
+line leaves the database untouched. A large file is streamed rather than held:
+:func:`import_item_file` validates and stores it a batch at a time in one
+transaction (for a new store, :func:`check_item_file` validates it first, so a
+bad file never creates one). The format is documented in ``docs/datasets.md``.
 """
 
 from __future__ import annotations
 
 import difflib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -56,6 +57,45 @@ def check_item_file(path: str | Path) -> int:
 def item_file_batches(path: str | Path, size: int = BATCH) -> Iterator[list[Item]]:
     """The file's validated items, ``size`` at a time (for ``store.import_item_batches``)."""
     return batched(_file_items(Path(path)), size)
+
+
+@dataclass(frozen=True)
+class ItemImportResult:
+    """What ``judgekit import`` did: items in the file, new or changed, now in the dataset."""
+
+    items: int
+    changed: int
+    total: int
+
+
+def import_item_file(
+    db_path: Path, path: str | Path, dataset: str, *, replace: bool = False
+) -> ItemImportResult:
+    """Validate the file and store its items in one transaction (all or nothing).
+
+    Into an existing store the file is checked and written in one pass, a batch at
+    a time, and any problem rolls the transaction back. A new store is created only
+    for a valid file: the file is checked in a first pass, before the store exists.
+    """
+    from judgekit.store import open_store
+
+    path = Path(path)
+    if not db_path.exists():
+        check_item_file(path)
+    count = 0
+
+    def counted() -> Iterator[list[Item]]:
+        nonlocal count
+        for batch in item_file_batches(path):
+            count += len(batch)
+            yield batch
+
+    with open_store(db_path) as store:
+        changed = store.import_item_batches(dataset, counted(), replace=replace)
+        total = store.count_items(dataset)
+    if not count:
+        raise InputError(f"{path}: no items (the file is empty)")
+    return ItemImportResult(items=count, changed=changed, total=total)
 
 
 def _file_items(path: Path) -> Iterator[Item]:

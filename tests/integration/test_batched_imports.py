@@ -18,7 +18,7 @@ from judgekit.errors import InputError
 from judgekit.io import items as items_io
 from judgekit.io import labels as labels_io
 from judgekit.io import verdict_store
-from judgekit.io.items import check_item_file, item_file_batches
+from judgekit.io.items import check_item_file, import_item_file, item_file_batches
 from judgekit.io.judgments import ParsedVerdict
 from judgekit.io.labels import import_labels
 from judgekit.io.records import batched, iter_records
@@ -265,3 +265,21 @@ def test_importing_the_store_does_not_import_pandas_or_numpy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=60).stdout
     assert json.loads(out.replace("'", '"')) == []
+
+
+def test_a_bad_item_after_several_batches_leaves_an_existing_store_unchanged(
+    tmp_path: Path, db_path: Path
+) -> None:
+    rows: list[object] = [{"id": f"n{n}", "input": "q", "response_a": "a", "response_b": "b"}
+                          for n in range(5)]
+    rows.append({"id": "n9", "input": 3, "response_a": "a", "response_b": "b"})
+    path = write_jsonl(tmp_path / "more.jsonl", rows)
+    before = counts(db_path)
+    with pytest.raises(InputError, match=r"more\.jsonl:6: field 'input' must be a string"):
+        import_item_file(db_path, path, "d")
+    assert counts(db_path) == before
+    empty = tmp_path / "empty.jsonl"
+    empty.write_text("\n")
+    with pytest.raises(InputError, match=r"empty\.jsonl: no items"):
+        import_item_file(db_path, empty, "d")
+    assert counts(db_path) == before
