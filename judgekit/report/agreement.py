@@ -79,6 +79,8 @@ def to_stat(result: Any, spec: IntervalSpec) -> Stat:
         if "clusters" in params and spec.clusters is not None:
             kwargs["clusters"] = spec.clusters
         method = spec.bootstrap_name if "n_resamples" in params else "bootstrap"
+        if getattr(result, "method", None) == "kendall_tau_b":  # its default is the ASE
+            method = "asymptotic SE" if spec.clusters is None else "cluster-robust asymptotic SE"
     interval = result.confidence_interval(**kwargs)
     low, high = interval
     stat = Stat(statistic, float(low), float(high), n, method, reason, _refusal(interval))

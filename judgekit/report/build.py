@@ -19,6 +19,7 @@ from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
 from judgekit.report.bias_probes import probe_results
 from judgekit.report.estimate_section import estimate_section
+from judgekit.report.interval_warnings import interval_notes
 from judgekit.report.loading import items_for, judge_selection, judgments_for, scatter
 from judgekit.report.manifest import health, provenance
 from judgekit.report.model import Agreement, Report, Stat
@@ -33,8 +34,6 @@ from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
 from judgekit.types import Item, Rubric
 
-#: Below this many clusters the report warns that cluster-bootstrap intervals undercover.
-MIN_TRUSTED_CLUSTERS = 50
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
 MAX_SCATTER_POINTS = 2000
 
@@ -81,9 +80,6 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         return IntervalSpec(opts.confidence_level, opts.n_resamples, opts.random_state, ids)
 
     spec = spec_for(pairing.keys)
-    warning = few_clusters_note(spec, cluster_by)
-    if warning is not None:
-        notes.append(warning)
     agreement: Agreement | None = None
     primary = opts.primary or PRIMARY_BY_KIND[scale.kind]
     primary_stat = Stat(math.nan, n=0, reason="no item has both an ok judgment and a human label")
@@ -101,6 +97,15 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
             cluster_by=cluster_by,
         )
         primary_stat = agreement.stats[primary]
+        notes.extend(
+            interval_notes(
+                agreement.stats,
+                agreement.confusion.matrix,
+                len(pairing.keys),
+                None if spec.clusters is None else len(set(spec.clusters.tolist())),
+                cluster_by,
+            )
+        )
         names = [_slice_of(items.get(k)) for k in pairing.keys]
         slices = sections.slice_figures(pairing, names, scale, spec, primary, opts.fdr_q)
         weighted, uniform_queue = weighted_section(
@@ -204,20 +209,6 @@ def default_cluster_by(
         return "cluster"
     inputs = [item.input for item in present]
     return "prompt" if len(set(inputs)) < len(inputs) else None
-
-
-def few_clusters_note(spec: IntervalSpec, cluster_by: str | None) -> str | None:
-    """The warning when there are too few clusters for a cluster bootstrap to be trusted."""
-    if spec.clusters is None:
-        return None
-    k = len(set(spec.clusters.tolist()))
-    if k >= MIN_TRUSTED_CLUSTERS or k == len(spec.clusters):
-        return None
-    return (
-        f"Only {k} clusters (by {cluster_by}): with fewer than {MIN_TRUSTED_CLUSTERS} the cluster "
-        "bootstrap tends to give intervals that are too narrow (see docs/statistics.md, "
-        "coverage); treat the intervals as optimistic and add clusters, not items."
-    )
 
 
 def _slice_of(item: Item | None) -> str:

@@ -18,7 +18,11 @@ from typing import Any
 import numpy as np
 
 from judgekit.stats._bias_common import NAN, statistic_dict
-from judgekit.stats._resample import bootstrap_pvalue, percentile_interval
+from judgekit.stats._resample import (
+    bootstrap_pvalue,
+    percentile_interval,
+    widen_for_few_clusters,
+)
 from judgekit.stats._validate import (
     FloatArray,
     as_1d,
@@ -55,11 +59,16 @@ class LengthSlopeResult:
     _replicates: FloatArray | None = field(default=None, compare=False, repr=False)
 
     def confidence_interval(self, confidence_level: float = 0.95) -> tuple[float, float]:
-        """Percentile interval of the cluster-bootstrap replicates (resampled prompts)."""
+        """Percentile interval of the cluster-bootstrap replicates (resampled prompts), widened
+        for few prompts as in :func:`judgekit.stats._resample.widen_for_few_clusters`."""
         level = check_confidence_level(confidence_level)
         if self._replicates is None or not math.isfinite(self.statistic):
             return NAN, NAN
-        return percentile_interval(self._replicates, level)
+        interval = percentile_interval(self._replicates, level)
+        grouped = self.n_groups if self.n_groups < self.n else None
+        return widen_for_few_clusters(
+            interval, self.statistic, grouped, level, (-math.inf, math.inf)
+        )
 
     def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
         """``{"statistic", "ci_low", "ci_high", "n"}`` (+ ``pvalue``, + ``reason``); NaN -> None."""

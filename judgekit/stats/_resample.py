@@ -16,6 +16,7 @@ every statistic builds its confidence interval the same way.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator
 
 import numpy as np
@@ -82,6 +83,48 @@ def percentile_interval(replicates: FloatArray, confidence_level: float) -> Conf
     if is_zero_width(float(low), float(high)):
         return refused(COLLAPSED_REASON, n_undefined)
     return ConfidenceInterval(float(low), float(high), None, n_undefined)
+
+
+def few_clusters_factor(n_clusters: int, confidence_level: float) -> float:
+    """How much a cluster bootstrap interval is widened for ``n_clusters`` clusters.
+
+    The bootstrap spread of a statistic over G resampled clusters estimates the
+    plug-in (CR0) variance, which is too small by (G - 1)/G, and the normal
+    reference ignores that the variance itself rests on G units. The usual
+    small-cluster correction of cluster-robust inference (CR1 with t on G - 1
+    degrees of freedom: Cameron & Miller 2015, *J. Human Resources* 50:317-372,
+    sec. VI; Bell & McCaffrey 2002) scales the half-widths by
+    sqrt(G / (G - 1)) * t_{G-1} / z: 1.22 at G = 10, 1.10 at 20, 1.04 at 50.
+    """
+    if n_clusters < 2:
+        return float("nan")
+    tail = 1.0 - (1.0 - confidence_level) / 2.0
+    t = float(stats.t.ppf(tail, n_clusters - 1))
+    return math.sqrt(n_clusters / (n_clusters - 1)) * t / z_critical(confidence_level)
+
+
+def widen_for_few_clusters(
+    interval: ConfidenceInterval,
+    estimate: float,
+    n_clusters: int | None,
+    confidence_level: float,
+    value_range: tuple[float, float] = (-1.0, 1.0),
+) -> ConfidenceInterval:
+    """A cluster-bootstrap interval with each side's distance from the estimate scaled by
+    :func:`few_clusters_factor` (no change without clusters or for a refused interval).
+
+    The widened bounds are clipped to ``value_range`` (never inside the original bounds).
+    """
+    if n_clusters is None or not interval.defined or not math.isfinite(estimate):
+        return interval
+    factor = few_clusters_factor(n_clusters, confidence_level)
+    if not math.isfinite(factor):
+        return interval
+    low = estimate - factor * (estimate - interval.low)
+    high = estimate + factor * (interval.high - estimate)
+    low = max(low, min(interval.low, value_range[0]))
+    high = min(high, max(interval.high, value_range[1]))
+    return ConfidenceInterval(low, high, interval.reason, interval.n_undefined)
 
 
 def bootstrap_pvalue(replicates: FloatArray) -> float:
@@ -236,8 +279,13 @@ def interval_from_sums(
     rng: np.random.Generator,
     clusters: IntArray | None,
     method: str,
+    value_range: tuple[float, float] = (-1.0, 1.0),
 ) -> ConfidenceInterval:
-    """Percentile or BCa interval of a statistic that is a function of unit sums."""
+    """Percentile or BCa interval of a statistic that is a function of unit sums.
+
+    With ``clusters`` the interval is widened for the number of clusters
+    (:func:`widen_for_few_clusters`).
+    """
     patterns, frequencies = patterns_of(contributions, clusters)
     return interval_from_patterns(
         statistic_of_sums,
@@ -248,6 +296,8 @@ def interval_from_sums(
         n_resamples=n_resamples,
         rng=rng,
         method=method,
+        n_clusters=None if clusters is None else int(clusters.max()) + 1,
+        value_range=value_range,
     )
 
 
@@ -261,17 +311,22 @@ def interval_from_patterns(
     n_resamples: int,
     rng: np.random.Generator,
     method: str,
+    n_clusters: int | None = None,
+    value_range: tuple[float, float] = (-1.0, 1.0),
 ) -> ConfidenceInterval:
-    """Like :func:`interval_from_sums` for units already merged into patterns."""
+    """Like :func:`interval_from_sums` for units already merged into patterns
+    (``n_clusters``: the patterns are clusters, and the interval is widened for them)."""
     keep = frequencies > 0
     patterns, frequencies = patterns[keep], frequencies[keep]
     replicates = statistic_of_sums(resampled_sums(patterns, frequencies, n_resamples, rng))
     if method == "bca":
         jackknife = statistic_of_sums(jackknife_sums(patterns, frequencies))
-        return bca_interval(
+        interval = bca_interval(
             replicates, estimate, jackknife, frequencies.astype(np.float64), confidence_level
         )
-    return percentile_interval(replicates, confidence_level)
+    else:
+        interval = percentile_interval(replicates, confidence_level)
+    return widen_for_few_clusters(interval, estimate, n_clusters, confidence_level, value_range)
 
 
 def cluster_index_sampler(

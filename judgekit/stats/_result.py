@@ -205,6 +205,7 @@ class _TwoRaterTable(ResultMixin):
             n_resamples=n_resamples,
             rng=rng_from(random_state),
             method=method,
+            n_clusters=None if clusters is None else n_clusters,
         )
 
 
@@ -268,7 +269,11 @@ class _SumsResult(ResultMixin):
             rng=rng_from(random_state),
             clusters=codes,
             method=method,
+            value_range=self._value_range,
         )
+
+    #: The values the statistic can take (a widened cluster interval is clipped to them).
+    _value_range: ClassVar[tuple[float, float]] = (-1.0, 1.0)
 
     #: The closed-form interval a subclass offers besides the bootstrap (None: bootstrap only).
     _closed_form_method: ClassVar[str | None] = None

@@ -65,6 +65,7 @@ class ProportionResult(_MeanOverUnitsResult):
     _used: BoolArray = field(compare=False, repr=False)
 
     _closed_form_method: ClassVar[str | None] = "wilson"
+    _value_range: ClassVar[tuple[float, float]] = (0.0, 1.0)
     _closed_form_clusters_error: ClassVar[str] = (
         "clusters needs method='bootstrap' (Wilson assumes independent items)"
     )

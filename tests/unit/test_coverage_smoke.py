@@ -23,8 +23,28 @@ def test_coverage_benchmark_quick_run_prints_every_interval() -> None:
         "weighted_kappa quadratic (bootstrap)",
         "percent_agreement (Wilson)",
         "krippendorff_alpha ordinal, 3 raters, 30% missing",
+        "kendall_tau (default)",
         "kendall_tau (bootstrap)",
         "cohen_kappa (cluster bootstrap)",
+        "length_slope, true slope 0 (cluster bootstrap)",
     ):
         assert name in out
     assert "cells outside 93-97%:" in out
+
+
+def test_coverage_benchmark_subset_writes_csv_that_merges(tmp_path: Path) -> None:
+    out = tmp_path / "cells.csv"
+    for shard in ("0/2", "1/2"):
+        subprocess.run(
+            [sys.executable, str(SCRIPT), "--quick", "--reps", "2", "--resamples", "20",
+             "--only", "percent_agreement (Wilson)", "--shard", shard, "--out", str(out)],
+            capture_output=True, text=True, timeout=300, check=True,
+        )
+    rows = out.read_text().splitlines()
+    assert rows[0].startswith("interval,design,") and len(rows) == 1 + 8  # 8 binary cells
+    merged = subprocess.run(
+        [sys.executable, str(SCRIPT), "--merge", str(out)],
+        capture_output=True, text=True, timeout=300, check=True,
+    ).stdout
+    assert merged.count("percent_agreement (Wilson)") == 8
+    assert "cells below 93% without a warning:" in merged

@@ -101,8 +101,11 @@ def _reference_interval(result, x, y, clusters, n_resamples, seed, method):
     if method == "bca":
         sets = _resample.jackknife_index_sets(codes, n)
         jackknife = np.array([batch(x[s][None, :], y[s][None, :])[0] for s in sets])
-        return _resample.bca_interval(replicates, result.statistic, jackknife, None, 0.95)
-    return _resample.percentile_interval(replicates, 0.95)
+        interval = _resample.bca_interval(replicates, result.statistic, jackknife, None, 0.95)
+    else:
+        interval = _resample.percentile_interval(replicates, 0.95)
+    groups = None if codes is None else int(codes.max()) + 1
+    return _resample.widen_for_few_clusters(interval, result.statistic, groups, 0.95)
 
 
 @pytest.mark.parametrize("fn", [spearman, kendall_tau])
@@ -131,7 +134,9 @@ def test_many_distinct_pairs_take_the_per_resample_path(rng):
     clusters = rng.integers(0, 60, n)
     result = kendall_tau(x, y)
     for c in (None, clusters):
-        ours = result.confidence_interval(n_resamples=30, random_state=2, clusters=c)
+        ours = result.confidence_interval(
+            method="bootstrap", n_resamples=30, random_state=2, clusters=c
+        )
         reference = _reference_interval(result, x, y, c, 30, 2, "bootstrap")
         assert ours == pytest.approx(reference, abs=1e-12)
     rho = spearman(x, y)  # spearman counts patterns at any size
