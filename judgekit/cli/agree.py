@@ -17,13 +17,18 @@ from judgekit.cli._common import (
     resolve_rubric,
     text_or_json_option,
 )
+from judgekit.cli._progress import progress_bar
 from judgekit.errors import InputError
+from judgekit.progress import phase
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.compare.agree import AgreeResult, Level
 
 #: Measurement levels (``judgekit.compare.agree.LEVELS``, named here for a fast ``--help``).
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
+
+#: Phases of ``agree`` as the progress bar counts them (reading, then the library's four).
+AGREE_STEPS = 5
 
 
 def render_agree_text(result: AgreeResult) -> str:
@@ -135,25 +140,27 @@ def command(
 
     if (file is None) == (rubric is None):
         raise InputError("give a ratings FILE or --rubric (labels read from the store), not both")
-    if rubric is not None:
-        with read_store(db) as store:
-            loaded = resolve_rubric(store, rubric)
-            level = level or default_level(loaded)
-            ratings = ratings_from_store(store, loaded, level, dataset=dataset,
-                                         include_unblinded=include_unblinded)
-    else:
-        assert file is not None
-        level = level or "nominal"
-        ratings = read_ratings(file, level)
-    result = agreement_from_ratings(
-        ratings,
-        level,
-        min_overlap=min_overlap,
-        n_resamples=resamples,
-        random_state=seed,
-        judge=judge,
-        epsilon=epsilon,
-    )
+    with progress_bar("agree", AGREE_STEPS):
+        phase("reading ratings")
+        if rubric is not None:
+            with read_store(db) as store:
+                loaded = resolve_rubric(store, rubric)
+                level = level or default_level(loaded)
+                ratings = ratings_from_store(store, loaded, level, dataset=dataset,
+                                             include_unblinded=include_unblinded)
+        else:
+            assert file is not None
+            level = level or "nominal"
+            ratings = read_ratings(file, level)
+        result = agreement_from_ratings(
+            ratings,
+            level,
+            min_overlap=min_overlap,
+            n_resamples=resamples,
+            random_state=seed,
+            judge=judge,
+            epsilon=epsilon,
+        )
     if fmt == "json":
         echo_json(result.to_dict(), indent=2, allow_nan=False)
     else:

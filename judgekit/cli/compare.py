@@ -19,6 +19,7 @@ from judgekit.cli._common import (
     rubric_option,
     text_or_json_option,
 )
+from judgekit.cli._progress import progress_bar
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.compare import CandidateComparison, Clustering, JudgeComparison
@@ -139,17 +140,18 @@ def judges(
     try:
         rub_a = resolve_rubric(store, rubric)
         rub_b = resolve_rubric(store, rubric_b) if rubric_b else rub_a
-        result = compare_judges(
-            store,
-            rub_a,
-            rub_b,
-            run_a=run_a,
-            run_b=run_b,
-            dataset=dataset,
-            annotator=annotator,
-            spec=IntervalSpec(n_resamples=resamples, random_state=seed),
-            cluster_by=cluster_by,
-        )
+        with progress_bar("compare judges", 5):
+            result = compare_judges(
+                store,
+                rub_a,
+                rub_b,
+                run_a=run_a,
+                run_b=run_b,
+                dataset=dataset,
+                annotator=annotator,
+                spec=IntervalSpec(n_resamples=resamples, random_state=seed),
+                cluster_by=cluster_by,
+            )
     finally:
         store.close()
     _emit(result, fmt, render_judges)
@@ -185,15 +187,16 @@ def candidates(
     store = read_store(db)
     try:
         rub = resolve_rubric(store, rubric)
-        result = compare_candidates(
-            store,
-            rub,
-            dataset_a,
-            dataset_b,
-            run_id=run_id,
-            spec=IntervalSpec(n_resamples=resamples, random_state=seed),
-            cluster_by=cluster_by,
-        )
+        with progress_bar("compare candidates", 4):
+            result = compare_candidates(
+                store,
+                rub,
+                dataset_a,
+                dataset_b,
+                run_id=run_id,
+                spec=IntervalSpec(n_resamples=resamples, random_state=seed),
+                cluster_by=cluster_by,
+            )
     finally:
         store.close()
     _emit(result, fmt, render_candidates)

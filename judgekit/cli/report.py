@@ -22,10 +22,15 @@ from judgekit.cli._common import (
     rubric_option,
     write_out,
 )
+from judgekit.cli._progress import progress_bar
 from judgekit.errors import InputError
+from judgekit.progress import phase
 
 #: The report formats (``judgekit.report.FORMATS``, named here so ``--help`` imports no numpy).
 FORMATS = ("text", "md", "html", "json")
+
+#: Phases of a report as the progress bar counts them (build_report's nine, then rendering).
+REPORT_STEPS = 10
 
 #: Report format by ``--out`` suffix when ``--format`` is not given.
 _SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
@@ -232,10 +237,13 @@ def command(
             max_injection_flip=max_injection_flip,
             max_identical_decisive=max_identical_decisive,
         )
-        report = build_report(store, rub, options)
+        with progress_bar("report", REPORT_STEPS):
+            report = build_report(store, rub, options)
+            phase("rendering")
+            text = render(report, fmt or format_for(out))
     finally:
         store.close()
-    write_output(render(report, fmt or format_for(out)), out, store.path)
+    write_output(text, out, store.path)
     if out is not None:
         echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)
     ctx.exit(report.verdict.exit_code)

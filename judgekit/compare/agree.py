@@ -23,6 +23,7 @@ import numpy as np
 from judgekit import stats
 from judgekit.errors import InputError
 from judgekit.io.records import iter_records
+from judgekit.progress import phase
 from judgekit.report.agreement import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.report.model import Stat, undefined
 from judgekit.report.parity import ALT_TEST_EPSILON, Parity, judge_parity
@@ -267,8 +268,10 @@ def agreement_from_ratings(
     items = sorted(by_item)
     raters = sorted({r.rater for r in ratings})
     data = [[by_item[i].get(rater) for i in items] for rater in raters]
+    phase("Krippendorff's alpha")
     alpha = to_stat(stats.krippendorff_alpha(data, level=level), spec)
 
+    phase("Fleiss' kappa")
     multi = [i for i in items if len(by_item[i]) >= 2]
     sizes = {len(by_item[i]) for i in multi}
     if not multi:
@@ -282,6 +285,7 @@ def agreement_from_ratings(
     else:
         fleiss = to_stat(stats.fleiss_kappa([list(by_item[i].values()) for i in multi]), spec)
 
+    phase("pairwise kappas")
     weights: Literal["quadratic"] | None = None if level == "nominal" else "quadratic"
     domain = _kappa_domain([r.label for r in ratings], level)
     pairs, skipped = [], 0
@@ -297,6 +301,7 @@ def agreement_from_ratings(
             labels=domain,
         )
         pairs.append(PairKappa(a, b, to_stat(result, spec)))
+    phase("percent agreement and parity")
     parity = None if judge is None else _parity(by_item, items, raters, judge, level, spec, epsilon)
     return AgreeResult(
         level=level,

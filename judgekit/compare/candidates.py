@@ -13,6 +13,7 @@ from judgekit import stats
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
 from judgekit.compare.judges import judge_of, judge_side
 from judgekit.errors import InputError
+from judgekit.progress import phase
 from judgekit.report.agreement import (
     IntervalSpec,
     bootstrap_stat,
@@ -120,9 +121,13 @@ def compare_candidates(
     if rubric.scale.kind not in ("binary", "ordinal"):
         raise InputError("compare candidates needs a binary or ordinal rubric (a score per item)")
     spec = spec or IntervalSpec()
+    phase("choosing the judge")
     select_a, select_b = candidate_judge(store, rubric, dataset_a, dataset_b, run_id)
+    phase("reading candidate A")
     side_a, _ = judge_side(store, rubric, select_a, run_id)
+    phase("reading candidate B")
     side_b, _ = judge_side(store, rubric, select_b, run_id)
+    phase("statistics")
     by_id_a = {k[1]: j for k, j in side_a.items()}
     by_id_b = {k[1]: j for k, j in side_b.items()}
     shared = sorted(set(by_id_a) & set(by_id_b))

@@ -12,6 +12,7 @@ import numpy as np
 from judgekit import stats
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
 from judgekit.errors import InputError
+from judgekit.progress import phase
 from judgekit.report.agreement import (
     PRIMARY_BY_KIND,
     IntervalSpec,
@@ -163,6 +164,7 @@ def compare_judges(
         raise InputError("the two rubrics have different scales; their verdicts cannot be paired")
     spec = spec or IntervalSpec()
     scale = rubric_a.scale
+    phase("choosing the judges")
     select_a = judge_of(store, rubric_a, run_a, dataset, run_option="--run-a")
     select_b = judge_of(store, rubric_b, run_b, dataset, run_option="--run-b")
     if select_a == select_b:
@@ -171,8 +173,11 @@ def compare_judges(
             "stands for all of its judge's judgments, so two runs of one judge cannot be "
             "compared; to measure how much one judge varies, use judgekit probe consistency"
         )
+    phase("reading judge A")
     judged_a, counts_a = judge_side(store, rubric_a, select_a, run_a)
+    phase("reading judge B")
     judged_b, counts_b = judge_side(store, rubric_b, select_b, run_b)
+    phase("reading labels")
     human = human_reference(store, rubric_a, dataset=dataset)  # blind labels, adjudications
     if annotator is not None:
         human = human.for_annotator(annotator)
@@ -191,6 +196,7 @@ def compare_judges(
         keys.append(key)
     if not hh:
         raise InputError("no item has an ok verdict from both judges and a human label")
+    phase("statistics")
     items = items_for(store, keys) if cluster_by != NO_CLUSTERS else {}
     spec, clustering = clustered_spec(keys, items, cluster_by, spec)
     notes: list[str] = []

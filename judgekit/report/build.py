@@ -14,6 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from judgekit.progress import phase
 from judgekit.report import bias_gate, probe_text_gate, sections
 from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
@@ -42,6 +43,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     """Compute the whole calibration report for ``rubric`` from the store."""
     opts = options or ReportOptions()
     scale = rubric.scale
+    phase("choosing the judge")
     selection = judge_selection(store, rubric, opts)
     notes: list[str] = []
     summary = store.judgment_summary(one_per_item=True, **selection.filters())
@@ -50,6 +52,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
             f"Run {opts.judge_run} wrote none of these judgments (its calls were answered from "
             f"the cache); they are its judge's, written by run(s) {', '.join(summary.run_ids)}."
         )
+    phase("reading labels")
     human = human_reference(
         store, rubric, dataset=opts.dataset, include_unblinded=opts.include_unblinded
     )
@@ -58,6 +61,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     notes.extend(reference_notes(human, scale))
     grouped = human.by_item  # single annotators' labels: the human-human ceiling
     references: References = human.references()
+    phase("reading judgments")
     items = items_for(store, human.keys)
     # full judgment rows only for the labeled items; counts for the rest come from SQL
     judgments, n_stale = judgments_for(store, selection, references, items)
@@ -86,6 +90,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     slices = weighted = None
     uniform_queue = True
     if pairing.keys:
+        phase("agreement")
         agreement = agreement_section(
             pairing,
             references,
@@ -106,12 +111,14 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
                 cluster_by,
             )
         )
+        phase("slices and weights")
         names = [_slice_of(items.get(k)) for k in pairing.keys]
         slices = sections.slice_figures(pairing, names, scale, spec, primary, opts.fdr_q)
         weighted, uniform_queue = weighted_section(
             store, rubric, pairing, spec, primary, opts.queue, opts.dataset
         )
 
+    phase("human ceiling")
     cluster_map = None
     if cluster_by is not None:
         keys = sorted(grouped)
@@ -126,6 +133,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
                 parity=parity.sentence,
                 alt_test=None if parity.alt_test is None else parity.alt_test.to_dict(),
             )
+    phase("failures, bias and scores")
     sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
     datasets = (selection.dataset,) if selection.dataset else summary.datasets
     bias = sections.bias_section(
@@ -134,6 +142,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     )
     bias = with_paired_probes(bias, pairing, judgments, scale, spec)
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)
+    phase("estimates")
     estimates = estimate_section(
         store,
         rubric,
@@ -149,6 +158,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     def planner(half_width: float) -> int | None:
         return planned_total(pairing.judge, pairing.human, rubric, primary, opts, half_width)
 
+    phase("verdict")
     verdict_stat, estimate, use_weights = verdict_statistic(
         primary, primary_stat, weighted, uniform_queue
     )

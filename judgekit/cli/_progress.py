@@ -1,0 +1,133 @@
+"""A progress bar on stderr for the commands that take seconds on a large store.
+
+``report``, ``compare``, ``agree`` (and any command that wraps its work in
+:func:`progress_bar`) show one bar whose steps are the phases the library
+announces (:mod:`judgekit.progress`); a phase that counts its rows fills the bar
+row by row. It is drawn on stderr only, so stdout (a JSON report, an export) is
+never touched, and only when stderr is a terminal; ``JUDGEKIT_PROGRESS=1`` asks
+for it anyway (then, off a terminal, one plain line per phase, for a CI log) and
+``JUDGEKIT_PROGRESS=0`` turns it off. ``rich`` is imported only when a bar is drawn.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, TextIO
+
+from judgekit.progress import reporting
+
+if TYPE_CHECKING:
+    from rich.progress import Progress, TaskID
+
+#: Environment variable: 1 (or true/yes/on) always shows the bar, 0 (false/no/off) never.
+PROGRESS_ENV = "JUDGEKIT_PROGRESS"
+_ON = ("1", "true", "yes", "on")
+_OFF = ("0", "false", "no", "off")
+
+
+def progress_wanted(stream: TextIO | None = None) -> bool:
+    """``$JUDGEKIT_PROGRESS`` when set, else whether ``stream`` (stderr) is a terminal."""
+    value = os.environ.get(PROGRESS_ENV, "").strip().lower()
+    if value in _ON:
+        return True
+    if value in _OFF:
+        return False
+    stream = sys.stderr if stream is None else stream
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # a closed or replaced stream
+        return False
+
+
+class _Lines:
+    """Off a terminal: one line per phase on ``stream``, then the time taken."""
+
+    def __init__(self, description: str, steps: int | None, stream: TextIO) -> None:
+        self.description, self.steps, self.stream = description, steps, stream
+        self.seen = 0
+        self.start = time.perf_counter()
+
+    def phase(self, name: str, total: int | None) -> None:
+        self.seen += 1
+        of = f" [{self.seen}/{max(self.steps, self.seen)}]" if self.steps else ""
+        rows = f" ({total:,})" if total is not None else ""
+        self._write(f"{self.description}{of}: {name}{rows}")
+
+    def advance(self, units: int) -> None:
+        """Counts are not printed off a terminal (a log wants one line a phase)."""
+
+    def done(self) -> None:
+        self._write(f"{self.description}: done in {time.perf_counter() - self.start:.1f} s")
+
+    def _write(self, line: str) -> None:
+        self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+class _Bar:
+    """On a terminal: a rich bar of phases, filled unit by unit in a phase that counts."""
+
+    def __init__(self, description: str, steps: int | None, bar: Progress, task: TaskID) -> None:
+        self.description, self.steps = description, steps
+        self.bar, self.task = bar, task
+        self.seen = 0
+
+    def phase(self, name: str, total: int | None) -> None:
+        self.seen += 1
+        steps = max(self.steps or 0, self.seen)
+        of = f" [{self.seen}/{steps}]" if self.steps else ""
+        label = f"{self.description}{of}: {name}"
+        if total is not None:
+            self.bar.update(self.task, description=label, total=max(total, 1), completed=0)
+        else:
+            self.bar.update(self.task, description=label, total=steps, completed=self.seen - 1)
+
+    def advance(self, units: int) -> None:
+        self.bar.advance(self.task, units)
+
+
+@contextmanager
+def progress_bar(description: str, steps: int | None = None) -> Iterator[None]:
+    """Show the progress of the block on stderr (nothing when not wanted).
+
+    ``steps`` is the number of phases the block is expected to announce (shown as
+    ``[2/5]``); a phase announced with a total fills the bar by its units instead.
+    """
+    if not progress_wanted():
+        yield
+        return
+    stream = sys.stderr
+    if not stream.isatty():
+        lines = _Lines(description, steps, stream)
+        with reporting(lines):
+            yield
+        lines.done()
+        return
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+    )
+
+    console = Console(file=stream)
+    with Progress(
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+    ) as bar:
+        task = bar.add_task(description, total=steps or 1)
+        with reporting(_Bar(description, steps, bar, task)):
+            yield
+
+
+__all__ = ["PROGRESS_ENV", "progress_bar", "progress_wanted"]

@@ -1,0 +1,207 @@
+"""The progress bar: on stderr only, off when stderr is not a terminal unless asked."""
+
+from __future__ import annotations
+
+import json
+import os
+import select
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from judgekit.cli._progress import PROGRESS_ENV, progress_bar, progress_wanted
+from judgekit.progress import advance, phase, reporting
+
+RUBRIC = "preference"
+
+
+def _env(progress: str | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != PROGRESS_ENV}
+    if progress is not None:
+        env[PROGRESS_ENV] = progress
+    return env
+
+
+def _judgekit(args: list[str], *, progress: str | None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "judgekit", *args],
+        capture_output=True, text=True, env=_env(progress), timeout=120, check=False,
+    )
+
+
+@pytest.fixture(scope="module")
+def store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A small pairwise store filled through the CLI: 12 items, two judges, three annotators."""
+    folder = tmp_path_factory.mktemp("progress")
+    items, verdicts, labels = (folder / f"{n}.jsonl" for n in ("items", "verdicts", "labels"))
+    said = ["A", "B", "B", "A", "tie", "A", "A", "B", "tie", "B", "A", "B"]
+    items.write_text("".join(
+        json.dumps({"id": f"p{i}", "input": f"q{i}", "response_a": "a", "response_b": "b"}) + "\n"
+        for i in range(len(said))
+    ))
+    verdicts.write_text("".join(
+        json.dumps({"item_id": f"p{i}", "judge": judge, "label": label}) + "\n"
+        for judge, given in (("judge-a", said), ("judge-b", said[::-1]))
+        for i, label in enumerate(given)
+    ))
+    labels.write_text("".join(
+        json.dumps({"item_id": f"p{i}", "annotator": who, "label": label}) + "\n"
+        for who in ("ann1", "ann2", "ann3")
+        for i, label in enumerate(said)
+    ))
+    db = folder / "store.db"
+    for args in (
+        ["import", str(items), "--name", "pairs", "--db", str(db)],
+        ["judgments", "import", str(verdicts), "--rubric", RUBRIC, "--db", str(db)],
+        ["labels", "import", str(labels), "--rubric", RUBRIC, "--db", str(db)],
+    ):
+        done = _judgekit(args, progress=None)
+        assert done.returncode == 0, done.stderr
+    return db
+
+
+def _report_args(db: Path) -> list[str]:
+    return ["report", "--rubric", RUBRIC, "--db", str(db), "--model", "judge-a",
+            "--format", "json", "--resamples", "50"]
+
+
+def _without_time(text: str) -> dict[str, object]:
+    report = json.loads(text)
+    report.get("provenance", {}).pop("generated_at", None)
+    return dict(report)
+
+
+def test_report_phases_on_stderr_when_asked_and_stdout_unchanged(store: Path) -> None:
+    asked = _judgekit(_report_args(store), progress="1")
+    plain = _judgekit(_report_args(store), progress=None)
+    assert asked.returncode == plain.returncode
+    assert plain.stderr == ""  # stderr is a pipe here: no bar unless asked
+    lines = asked.stderr.splitlines()
+    assert lines[0] == "report [1/10]: choosing the judge"
+    assert "report [10/10]: rendering" in lines
+    assert lines[-1].startswith("report: done in ")
+    assert _without_time(asked.stdout) == _without_time(plain.stdout)
+
+
+def test_compare_and_agree_announce_their_phases(store: Path, tmp_path: Path) -> None:
+    runs = sqlite_runs(store)
+    compare = _judgekit(
+        ["compare", "judges", "--rubric", RUBRIC, "--db", str(store), "--run-a", runs["judge-a"],
+         "--run-b", runs["judge-b"], "--format", "json", "--resamples", "50"],
+        progress="yes",
+    )
+    assert compare.returncode == 0, compare.stderr
+    assert "compare judges [2/5]: reading judge A" in compare.stderr.splitlines()
+    assert json.loads(compare.stdout)["n_items"] == 12
+    agree = _judgekit(["agree", "--rubric", RUBRIC, "--db", str(store), "--format", "json",
+                       "--resamples", "50"], progress="on")
+    assert agree.returncode == 0, agree.stderr
+    assert agree.stderr.splitlines()[:2] == ["agree [1/5]: reading ratings",
+                                             "agree [2/5]: Krippendorff's alpha"]
+    assert json.loads(agree.stdout)["n_items"] == 12
+
+
+def sqlite_runs(db: Path) -> dict[str, str]:
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    try:
+        return dict(conn.execute("SELECT model, id FROM runs WHERE kind = 'import'").fetchall())
+    finally:
+        conn.close()
+
+
+def test_off_when_turned_off(store: Path) -> None:
+    assert _judgekit(_report_args(store), progress="0").stderr == ""
+
+
+def test_bar_drawn_on_a_terminal_and_stdout_stays_json(store: Path) -> None:
+    """stderr a pseudo-terminal, stdout a pipe: the bar reaches the terminal only."""
+    leader, follower = os.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "judgekit", *_report_args(store)],
+            stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL,
+            env={**_env(None), "TERM": "xterm", "COLUMNS": "100"},
+        )
+        os.close(follower)
+        follower = -1
+        drawn = b""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                drawn += chunk
+            elif proc.poll() is not None:
+                break
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+    assert proc.returncode in (0, 1, 3)
+    assert b"report" in drawn and b"\x1b[" in drawn  # drawn with terminal control codes
+    assert "provenance" in json.loads(out)
+
+
+def test_wanted_on_a_terminal_unless_turned_off(monkeypatch: pytest.MonkeyPatch) -> None:
+    leader, follower = os.openpty()
+    try:
+        with os.fdopen(follower, "w", closefd=False) as terminal:
+            monkeypatch.delenv(PROGRESS_ENV, raising=False)
+            assert progress_wanted(terminal)
+            monkeypatch.setenv(PROGRESS_ENV, "0")
+            assert not progress_wanted(terminal)
+        with open(os.devnull, "w") as pipe_like:
+            monkeypatch.delenv(PROGRESS_ENV, raising=False)
+            assert not progress_wanted(pipe_like)
+            monkeypatch.setenv(PROGRESS_ENV, "yes")
+            assert progress_wanted(pipe_like)
+    finally:
+        os.close(leader)
+        os.close(follower)
+
+
+class _Heard:
+    def __init__(self) -> None:
+        self.events: list[tuple[str, object]] = []
+
+    def phase(self, name: str, total: int | None) -> None:
+        self.events.append((name, total))
+
+    def advance(self, units: int) -> None:
+        self.events.append(("+", units))
+
+
+def test_phases_reach_only_the_listener_of_their_block(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    heard = _Heard()
+    phase("nobody listens")
+    advance(3)
+    with reporting(heard):
+        phase("one")
+        phase("two", total=10)
+        advance(4)
+    phase("after")
+    assert heard.events == [("one", None), ("two", 10), ("+", 4)]
+    monkeypatch.setenv(PROGRESS_ENV, "0")
+    with progress_bar("quiet", 2):
+        phase("not drawn")  # no listener installed: a no-op
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv(PROGRESS_ENV, "1")
+    with progress_bar("counted"):
+        phase("rows", total=1234)
+        advance(1000)
+    err = capsys.readouterr().err.splitlines()
+    assert err[0] == "counted: rows (1,234)"
+    assert err[1].startswith("counted: done in ")
