@@ -260,14 +260,16 @@ def open_endpoint(
 
 
 def load_dataset(
-    store: Store, data: Path | None, dataset: str | None, limit: int | None = None
+    store: Store, data: Path | None, dataset: str | None, limit: int | None = None,
+    loaded: list[Item] | None = None,
 ) -> tuple[str, list[Item]]:
     """Items from ``--data FILE`` (stored under its dataset name) or a stored ``--dataset``.
 
-    ``limit`` keeps the first N (``--limit``).
+    ``limit`` keeps the first N (``--limit``); ``loaded`` are the file's items when the
+    caller already read (and checked) them before opening the store.
     """
     if data is not None:
-        items = load_items(data)
+        items = loaded if loaded is not None else load_items(data)
         name = dataset or dataset_name_for(data)
         store.import_items(name, items, replace=True)
     elif not dataset:

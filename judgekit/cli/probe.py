@@ -66,6 +66,8 @@ def _prepared(opts: dict[str, Any], plan: Plan | None = None, *,
     probe's calls, so the local judge is started only when one of them is not cached
     yet. ``check`` rejects a rubric the probe does not fit before the store is opened.
     """
+    from judgekit.io.items import load_items
+    from judgekit.judging.probes import check_items
     from judgekit.judging.runner import has_pending_calls
     from judgekit.rubrics import load_rubric
     from judgekit.store import open_store
@@ -74,8 +76,14 @@ def _prepared(opts: dict[str, Any], plan: Plan | None = None, *,
     rubric = load_rubric(opts["rubric"])
     if check is not None:
         check(rubric)
-    with open_store(opts["db"]) as store:
-        name, items = load_dataset(store, opts["data"], opts["dataset"], opts["limit"])
+    loaded = None
+    if opts["data"] is not None:  # a file that does not fit changes nothing: checked first
+        loaded = load_items(opts["data"])
+        check_items(loaded, rubric)
+    # only --data may create the store; --dataset reads one that exists
+    with open_store(opts["db"], create=opts["data"] is not None) as store:
+        name, items = load_dataset(store, opts["data"], opts["dataset"], opts["limit"], loaded)
+        check_items(items, rubric)
 
         def has_work(spec: JudgeSpec) -> bool:
             if store_plan is not None:
@@ -256,6 +264,21 @@ def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
     echo(format_position(outcome.result))
 
 
+def _pairwise_only(param: str, option: str, rubric_path: str) -> None:
+    """An option given on the command line that only a pairwise rubric uses: one line, exit 2."""
+    from click.core import ParameterSource
+
+    from judgekit.rubrics import load_rubric
+
+    source = click.get_current_context().get_parameter_source(param)
+    if source not in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT):
+        return
+    kind = load_rubric(rubric_path).scale.kind
+    if kind != "pairwise":
+        raise InputError(f"{option} is for pairwise rubrics (P(prefer longer)); "
+                         f"this rubric is {kind}")
+
+
 def _parse_levels(text: str) -> tuple[int, ...]:
     try:
         return tuple(int(part) for part in text.split(",") if part.strip())
@@ -282,6 +305,7 @@ def length(levels: str, filler: Path | None, min_gap: int, **opts: Any) -> None:
         run_length_probe,
     )
 
+    _pairwise_only("min_gap", "--min-gap", opts["rubric"])
     templates = load_filler(filler) if filler is not None else DEFAULT_FILLER
     parsed = check_levels(_parse_levels(levels))
 

@@ -52,6 +52,28 @@ def write_output(text: str, out: str | None, store: Path | None = None) -> None:
     echo(f"wrote {path}", err=True)
 
 
+def _asked_for(
+    ctx: click.Context, max_self_preference: float, min_variance_ratio: float, max_ece: float
+) -> dict[str, str]:
+    """Probes whose gate option was given on the command line (and not to turn it off)."""
+    from click.core import ParameterSource
+
+    def given(name: str) -> bool:
+        return ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE,
+                                                   ParameterSource.ENVIRONMENT)
+
+    asked: dict[str, str] = {}
+    if given("judge_family"):
+        asked["self_preference"] = "--judge-family"
+    if given("max_self_preference") and max_self_preference < 1:
+        asked["self_preference"] = "--max-self-preference"
+    if given("min_variance_ratio") and min_variance_ratio > 0:
+        asked["scale_use"] = "--min-variance-ratio"
+    if given("max_ece") and max_ece < 1:
+        asked["confidence_calibration"] = "--max-ece"
+    return asked
+
+
 @click.command("report")
 @rubric_option
 @db_option
@@ -176,6 +198,38 @@ def write_output(text: str, out: str | None, store: Path | None = None) -> None:
     "without a tie, its slot imbalance |2P(A)-1|) has its lower bound above this; 1 turns "
     "the gate off.",
 )
+@click.option(
+    "--max-self-preference",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.1,
+    show_default=True,
+    help="FAIL when self-preference (the judge's win rate for its own model family minus "
+    "people's, on the same items; needs model fields on the items) has its lower bound above "
+    "this; 1 turns the gate off.",
+)
+@click.option(
+    "--judge-family",
+    default=None,
+    metavar="NAME",
+    help="The judge's model family for self-preference (gpt, claude, llama, qwen, ...; "
+    "default: from the judge's model name, see docs/probes.md).",
+)
+@click.option(
+    "--min-variance-ratio",
+    type=click.FloatRange(0.0),
+    default=0.5,
+    show_default=True,
+    help="FAIL when the variance of the judge's scores over people's (ordinal scales) has "
+    "its upper bound below this; 0 turns the gate off.",
+)
+@click.option(
+    "--max-ece",
+    type=click.FloatRange(0.0, 1.0),
+    default=0.15,
+    show_default=True,
+    help="FAIL when the expected calibration error of the judge's confidence (from logprobs) "
+    "has its lower bound above this; 1 turns the gate off.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -200,10 +254,18 @@ def command(
     max_position_conflict: float,
     max_injection_flip: float,
     max_identical_decisive: float,
+    max_self_preference: float,
+    judge_family: str | None,
+    min_variance_ratio: float,
+    max_ece: float,
 ) -> None:
     """Calibration report: does the judge agree with humans well enough to trust?
 
-    Exits 0 on PASS, 1 on FAIL, 3 on INSUFFICIENT DATA.
+    Exits 0 on PASS, 1 on FAIL, 3 on INSUFFICIENT DATA. Bias gates (position
+    conflict, self-preference, variance ratio, calibration error) can turn a PASS
+    into a FAIL; giving one of their options asks for that probe, so a probe that
+    cannot be computed (no model fields, no confidences, not an ordinal scale) is
+    then an error rather than a line in the report.
     """
     from judgekit.report import ReportOptions, build_report, render
 
@@ -211,6 +273,8 @@ def command(
         raise InputError(f"--half-width must be between 0 and 1, got {half_width}")
     if not 0.0 < confidence < 1.0:
         raise InputError(f"--confidence must be between 0 and 1, got {confidence}")
+    if judge_family is not None and not judge_family.strip():
+        raise InputError("--judge-family must not be blank")
     store = read_store(db)
     if out is not None:
         check_out_path(out, store=store.path)
@@ -236,6 +300,11 @@ def command(
             max_position_conflict=max_position_conflict,
             max_injection_flip=max_injection_flip,
             max_identical_decisive=max_identical_decisive,
+            judge_family=judge_family,
+            max_self_preference=max_self_preference,
+            min_variance_ratio=min_variance_ratio,
+            max_ece=max_ece,
+            required=_asked_for(ctx, max_self_preference, min_variance_ratio, max_ece),
         )
         with progress_bar("report", REPORT_STEPS):
             report = build_report(store, rub, options)

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
+from judgekit.families import model_field_problem
 from judgekit.io.records import Record, batched, iter_records
 from judgekit.io.records import type_name as _type_name
 from judgekit.types import Item
@@ -162,6 +163,8 @@ def _checked_item(row: Mapping[str, Any], where: str) -> Item:
     meta = row.get("meta")
     if meta is not None and not isinstance(meta, dict):
         raise InputError(f"{where}: field 'meta' must be an object, got {_type_name(meta)}")
+    if meta and (problem := model_field_problem(meta)) is not None:
+        raise InputError(f"{where}: {problem}")
     return Item(
         id=item_id,
         input=_text(row, "input", where, required=True) or "",

@@ -45,7 +45,8 @@ from judgekit.store import Store
 from judgekit.types import Item, Judgment, Label, Rubric, Scale
 
 __all__ = [
-    "DEFAULT_FILLER", "DEFAULT_LEVELS", "PROBES", "ProbeOutcome", "added_chars", "check_levels",
+    "DEFAULT_FILLER", "DEFAULT_LEVELS", "PROBES", "ProbeOutcome", "added_chars", "check_items",
+    "check_levels",
     "length_units", "load_filler", "pad_item", "pad_text", "padded_side", "padding_variant",
     "position_units", "run_consistency_probe", "run_length_probe", "run_position_probe",
 ]
@@ -124,6 +125,10 @@ def _check_items(items: Sequence[Item], rubric: Rubric) -> None:
     if wrong:
         need = "pairs (response_a/response_b)" if pairwise else "single responses"
         raise InputError(f"rubric {rubric.name!r} needs {need}; item {wrong[0]!r} is not one")
+
+
+#: The check every probe makes first: items of the kind the rubric judges (CLI: before import).
+check_items = _check_items
 
 
 def _ids(indices: Sequence[int], items: Sequence[Item]) -> list[str]:

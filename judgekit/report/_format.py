@@ -71,6 +71,11 @@ STAT_LABELS: dict[str, str] = {
     "identical_decisive_rate": "Decisive verdicts on identical pairs",
     "identical_first_slot_share": "First slot among decisive verdicts on identical pairs",
     "identical_slot_imbalance": "Slot imbalance on identical pairs |2P(A)-1|",
+    "judge_own_win_rate": "Judge's win rate for its own family",
+    "human_own_win_rate": "People's win rate for the judge's family",
+    "own_rated_above_human": "Own family rated above people",
+    "other_rated_above_human": "Other families rated above people",
+    "self_preference": "Self-preference (judge - people)",
 }
 #: Per-cell figures of the injection probe (``injection_flip_rate[fake_json@end]``).
 CELL_LABELS: dict[str, str] = {
@@ -259,6 +264,50 @@ def probe_extras(bias: Bias) -> Iterator[tuple[ProbeEntry, dict[str, Stat]]]:
 def probe_source(entry: ProbeEntry) -> str:
     """Where a probe entry's figures come from: its stored run, or the paired items."""
     return f"run {entry.run_id}" if entry.run_id else "computed from the paired items"
+
+
+#: Names of the probes the report computes itself, for the "not computed" lines.
+PAIRED_PROBE_NAMES = {
+    "scale_use": "Scale use",
+    "confidence_calibration": "Confidence calibration",
+    "self_preference": "Self-preference",
+}
+
+
+def absent_lines(bias: Bias) -> list[str]:
+    """One line per probe the report could not compute, with the reason."""
+    return [f"{PAIRED_PROBE_NAMES.get(name, name)} not computed: {reason}."
+            for name, reason in bias.absent.items()]
+
+
+#: What each bias gate reads, in words, for the gate lines under the verdict.
+GATE_NAMES = {
+    "position_conflict": "position conflict rate",
+    "self_preference": "self-preference",
+    "variance_ratio": "scale-use variance ratio",
+    "expected_calibration_error": "expected calibration error",
+}
+
+
+def gate_lines(verdict: VerdictResult) -> list[str]:
+    """One line per bias gate: the bound it read against its option, or why it was not."""
+    out = []
+    for check in verdict.gates:
+        name = GATE_NAMES.get(check.name, check.name)
+        stat = check.statistic
+        if stat is None or not stat.defined:
+            why = check.reason or "not computed"
+            out.append(f"{name}: not checked, {why} [{check.option} {check.threshold:g}]")
+            continue
+        value = stat.ci_low if check.bound == "lower" else stat.ci_high
+        if check.bound == "lower":
+            sign = ">" if check.tripped else "<="
+        else:
+            sign = "<" if check.tripped else ">="
+        outcome = "FAIL" if check.tripped else "ok"
+        out.append(f"{name}: {outcome}, {check.bound} bound {num(value)} {sign} "
+                   f"{check.option} {check.threshold:g}")
+    return out
 
 
 def probe_note(entry: ProbeEntry) -> str | None:

@@ -17,7 +17,7 @@ from dataclasses import replace
 
 from judgekit import stats
 from judgekit.report._format import num
-from judgekit.report.model import Bias, Stat, VerdictResult
+from judgekit.report.model import Bias, GateCheck, Stat, VerdictResult
 
 #: Default ``--max-position-conflict``: a judge that flips on more than 30% of swapped pairs
 #: (the lower bound of the conflict rate's interval above 0.3) fails.
@@ -31,11 +31,31 @@ def _find(bias: Bias, key: str) -> Stat | None:
     return None
 
 
+def adjusted_tests(bias: Bias, q: float) -> list[tuple[str, Stat, float]]:
+    """Every probe test in the report with its Benjamini-Hochberg adjusted p-value.
+
+    One family for all of them, so a warning from any probe has survived the
+    adjustment across every test the report shows.
+    """
+    tests = [
+        (key, s, float(s.pvalue))
+        for entry in bias.probes
+        for key, s in entry.stats.items()
+        if s.pvalue is not None and math.isfinite(s.pvalue)
+    ]
+    if not tests:
+        return []
+    _, adjusted = stats.benjamini_hochberg([p for _, _, p in tests], q=q)
+    return [(key, s, float(p)) for (key, s, _), p in zip(tests, adjusted, strict=True)]
+
+
 def gate(verdict: VerdictResult, bias: Bias, max_conflict: float, q: float) -> VerdictResult:
     """The verdict after the bias probes: FAIL on too much position conflict, and warnings."""
     out = verdict
     conflict = _find(bias, "conflict_rate")
-    if conflict is not None and math.isfinite(conflict.ci_low) and conflict.ci_low > max_conflict:
+    tripped = (conflict is not None and math.isfinite(conflict.ci_low)
+               and conflict.ci_low > max_conflict)
+    if conflict is not None and tripped:
         out = replace(
             out,
             decision="FAIL",
@@ -48,25 +68,22 @@ def gate(verdict: VerdictResult, bias: Bias, max_conflict: float, q: float) -> V
                 f"(Agreement: {verdict.reason})"
             ),
         )
-    tests = [
-        (key, s, float(s.pvalue))
-        for entry in bias.probes
-        for key, s in entry.stats.items()
-        if s.pvalue is not None and math.isfinite(s.pvalue)
-    ]
-    if tests:
-        _, adjusted = stats.benjamini_hochberg([p for _, _, p in tests], q=q)
-        for (key, s, _), p in zip(tests, adjusted, strict=True):
-            if key == "first_slot_test" and p <= q:
-                out = replace(
-                    out,
-                    reason=(
-                        f"{out.reason} Warning: the judge prefers the response shown first "
-                        f"({num(s.statistic)} of {s.n} inconsistent pairs; Benjamini-Hochberg "
-                        f"adjusted p = {p:.3g} across the {len(tests)} probe tests)."
-                    ),
-                )
+    check = GateCheck("position_conflict", "--max-position-conflict", max_conflict, "lower",
+                      conflict, tripped,
+                      None if conflict is not None else "no position probe stored")
+    out = replace(out, gates=(*out.gates, check))
+    tests = adjusted_tests(bias, q)
+    for key, s, p in tests:
+        if key == "first_slot_test" and p <= q:
+            out = replace(
+                out,
+                reason=(
+                    f"{out.reason} Warning: the judge prefers the response shown first "
+                    f"({num(s.statistic)} of {s.n} inconsistent pairs; Benjamini-Hochberg "
+                    f"adjusted p = {p:.3g} across the {len(tests)} probe tests)."
+                ),
+            )
     return out
 
 
-__all__ = ["MAX_POSITION_CONFLICT", "gate"]
+__all__ = ["MAX_POSITION_CONFLICT", "adjusted_tests", "gate"]

@@ -15,7 +15,7 @@ from dataclasses import replace
 import numpy as np
 
 from judgekit.progress import phase
-from judgekit.report import bias_gate, probe_text_gate, sections
+from judgekit.report import bias_gate, probe_gates, probe_text_gate, sections
 from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
 from judgekit.report.bias_probes import probe_results
@@ -29,7 +29,7 @@ from judgekit.report.pairing import ItemKey, cluster_ids, pair_up
 from judgekit.report.parity import GAP_KEY, parity_section
 from judgekit.report.planning import planned_total
 from judgekit.report.reference import human_reference, label_counts, reference_notes
-from judgekit.report.scale_probes import with_paired_probes
+from judgekit.report.scale_probes import check_required, with_paired_probes
 from judgekit.report.verdict import decide
 from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
@@ -140,7 +140,8 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS,
                       store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
-    bias = with_paired_probes(bias, pairing, judgments, scale, spec)
+    bias = with_paired_probes(bias, pairing, judgments, scale, spec, items, opts.judge_family)
+    check_required(bias, opts)
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)
     phase("estimates")
     estimates = estimate_section(
@@ -179,6 +180,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     verdict = probe_text_gate.gate(
         verdict, bias, opts.max_injection_flip, opts.max_identical_decisive
     )
+    verdict = probe_gates.gate(verdict, bias, opts)
     return Report(
         provenance=provenance(
             store,

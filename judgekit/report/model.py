@@ -240,6 +240,8 @@ class Bias:
 
     headline: Mapping[str, Stat]
     probes: tuple[ProbeEntry, ...]
+    #: probes the report computes itself that could not be computed: name -> one-line reason
+    absent: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,35 @@ class ScatterPoint:
 
     length: int
     score: float
+
+
+@dataclass(frozen=True)
+class GateCheck:
+    """One bias gate of the verdict: its option and threshold, the figure it read, the outcome.
+
+    ``bound`` is which end of the figure's interval the gate reads ("lower": FAIL when
+    it is above the threshold; "upper": FAIL when it is below). ``statistic`` is None
+    and ``reason`` says why when the probe could not be computed.
+    """
+
+    name: str
+    option: str
+    threshold: float
+    bound: Literal["lower", "upper"]
+    statistic: Stat | None
+    tripped: bool
+    reason: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "option": self.option,
+            "threshold": self.threshold,
+            "bound": self.bound,
+            "statistic": None if self.statistic is None else self.statistic.to_dict(),
+            "tripped": self.tripped,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -264,6 +295,7 @@ class VerdictResult:
     slice_threshold: float | None = None
     failing_slices: tuple[str, ...] = ()
     weighted: bool = False  # read from the inverse-probability-weighted (population) estimate
+    gates: tuple[GateCheck, ...] = ()  # the bias gates checked, in order
 
     @property
     def exit_code(self) -> int:

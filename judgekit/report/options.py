@@ -7,7 +7,8 @@ which imports the parts.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,19 @@ class ReportOptions:
     #: FAIL when the identical-pairs probe's decisive share (or, without a tie, its slot
     #: imbalance) has its lower bound above this.
     max_identical_decisive: float = 0.5
+    #: The judge's model family for the self-preference probe (default: from its model name).
+    judge_family: str | None = None
+    #: FAIL when self-preference (judge minus human own-family win rate) has its lower bound
+    #: above this.
+    max_self_preference: float = 0.1
+    #: FAIL when the scale-use variance ratio (judge / human) has its upper bound below this.
+    min_variance_ratio: float = 0.5
+    #: FAIL when the expected calibration error of the judge's confidence has its lower
+    #: bound above this.
+    max_ece: float = 0.15
+    #: Probes asked for explicitly (probe -> the option that asked): one that cannot be
+    #: computed is an input error instead of a line in the report.
+    required: Mapping[str, str] = field(default_factory=dict)
 
 
 __all__ = ["ReportOptions"]

@@ -14,7 +14,9 @@ from html import escape
 from judgekit.report import _svg
 from judgekit.report._format import (
     NO_PAIRS_TEXT,
+    absent_lines,
     failed_text,
+    gate_lines,
     has_pvalues,
     interval,
     label_of,
@@ -242,6 +244,7 @@ def render_html(report: Report) -> str:
                                      "dot area grows with the bin's count)."))
     else:
         parts.append('<p class="muted">No probe results stored.</p>')
+    parts.extend(f'<p class="muted">{_e(line)}</p>' for line in absent_lines(report.bias))
 
     parts.append(
         f"<h2>Verdict</h2><p><b>{_e(verdict.decision)}</b>: {_e(verdict.reason)}</p>"
@@ -250,5 +253,8 @@ def render_html(report: Report) -> str:
     needed = labels_needed_text(verdict, pm=PLUS_MINUS)
     if needed is not None:
         parts.append(f"<p>{_e(needed)}</p>")
+    if verdict.gates:
+        items = "".join(f"<li>{_e(line)}</li>" for line in gate_lines(verdict))
+        parts.append(f'<p>Bias gates:</p><ul class="muted">{items}</ul>')
     parts.append("</body></html>\n")
     return "\n".join(parts)

@@ -140,6 +140,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             }
             for entry in report.bias.probes
         ],
+        "absent": dict(report.bias.absent),
     }
     verdict = report.verdict
     out["verdict"] = {
@@ -154,6 +155,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "slice_threshold": verdict.slice_threshold,
         "failing_slices": list(verdict.failing_slices),
         "weighted": verdict.weighted,
+        "gates": [check.to_dict() for check in verdict.gates],
     }
     # Convenience: the judge-vs-human statistics also at top level under their names.
     if agreement is not None:

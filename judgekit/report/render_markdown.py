@@ -12,8 +12,10 @@ from collections.abc import Mapping
 
 from judgekit.report._format import (
     NO_PAIRS_TEXT,
+    absent_lines,
     counts_text,
     failed_text,
+    gate_lines,
     has_pvalues,
     interval,
     label_of,
@@ -188,6 +190,8 @@ def render_markdown(report: Report) -> str:
             out += _stat_table(others)
             if (note := probe_note(entry)) is not None:
                 out += ["", f"Note: {_cell(note)}"]
+    if report.bias.absent:
+        out += ["", *(f"- {_cell(line)}" for line in absent_lines(report.bias))]
 
     out += [
         "",
@@ -200,4 +204,6 @@ def render_markdown(report: Report) -> str:
     needed = labels_needed_text(verdict)
     if needed is not None:
         out.append(_cell(needed))
+    if verdict.gates:
+        out += ["", "Bias gates:", "", *(f"- {_cell(line)}" for line in gate_lines(verdict))]
     return "\n".join(out) + "\n"

@@ -9,6 +9,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from judgekit.report._format import (
+    absent_lines,
+    gate_lines,
     interval,
     label_of,
     labels_needed_text,
@@ -167,6 +169,7 @@ def render_text(report: Report) -> str:
             out.extend("  " + line for line in _stat_lines(others))
             if (note := probe_note(entry)) is not None:
                 out.append(f"    Note: {note}")
+    out.extend(f"  {line}" for line in absent_lines(bias))
 
     verdict = report.verdict
     out += [
@@ -178,4 +181,7 @@ def render_text(report: Report) -> str:
     needed = labels_needed_text(verdict)
     if needed is not None:
         out.append(f"  {needed}")
+    if verdict.gates:
+        out.append("  Bias gates:")
+        out.extend(f"    {line}" for line in gate_lines(verdict))
     return terminal_safe("\n".join(out) + "\n")

@@ -1,24 +1,31 @@
-"""Probes the report computes itself from the paired items: scale use and confidence.
+"""Probes the report computes itself from the paired items: scale use, confidence, own family.
 
-Neither needs a call to the judge: both compare the judge's stored verdicts with
+None needs a call to the judge: each compares the judge's stored verdicts with
 the human reference on the same items, so they are always as fresh as the labels.
 They join the bias section as probe entries (``scale_use``,
-``confidence_calibration``), with ``{statistic, ci_low, ci_high, n}`` for each
+``confidence_calibration``, ``self_preference`` from
+:mod:`judgekit.report.self_preference`), or as a one-line reason in
+``Bias.absent`` when they do not apply, with ``{statistic, ci_low, ci_high, n}`` for each
 figure in every format, and paired (cluster) bootstrap intervals that resample
 items together with their human label.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import replace
 from typing import Any
 
 import numpy as np
 
+from judgekit import stats
+from judgekit.errors import InputError
 from judgekit.report.agreement import IntervalSpec, bootstrap_stat, numeric_values
 from judgekit.report.model import Bias, ProbeEntry, Stat, undefined
+from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import ItemKey, Pairing
+from judgekit.report.self_preference import PROBE, self_preference_entry
 from judgekit.stats._bias_scale import (
     brier_score,
     expected_calibration_error,
@@ -27,7 +34,7 @@ from judgekit.stats._bias_scale import (
     reliability_bins,
     variance_ratio,
 )
-from judgekit.types import Judgment, Scale
+from judgekit.types import Item, Judgment, Scale
 
 #: Confidence calibration is shown once at least this many paired items carry a confidence.
 MIN_CONFIDENCES = 10
@@ -50,9 +57,6 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
     def entropy_gap(j: np.ndarray, h: np.ndarray) -> np.ndarray:
         return normalized_entropy(j, k) - normalized_entropy(h, k)
 
-    def ends_gap(j: np.ndarray, h: np.ndarray) -> np.ndarray:
-        return extreme_share(j, low, high) - extreme_share(h, low, high)
-
     stats: dict[str, Stat] = {
         "judge_entropy": bootstrap_stat(lambda j: normalized_entropy(j, k), [j_codes], spec),
         "human_entropy": bootstrap_stat(lambda h: normalized_entropy(h, k), [h_codes], spec),
@@ -61,7 +65,7 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
                                               spec),
         "human_extreme_share": bootstrap_stat(lambda h: extreme_share(h, low, high), [h_vals],
                                               spec),
-        "extreme_share_difference": bootstrap_stat(ends_gap, [j_vals, h_vals], spec),
+        "extreme_share_difference": _paired_share_gap(j_vals, h_vals, low, high, spec),
     }
     if float(np.var(h_vals)) > 0:
         stats["variance_ratio"] = bootstrap_stat(variance_ratio, [j_vals, h_vals], spec)
@@ -78,6 +82,20 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
             f"{sum(h in unused for h in pairing.human)} of {len(pairing.keys)} items"
         )
     return ProbeEntry("scale_use", "", stats, details)
+
+
+def _paired_share_gap(j_vals: np.ndarray, h_vals: np.ndarray, low: float, high: float,
+                      spec: IntervalSpec) -> Stat:
+    """Judge minus human share at the scale's ends, paired bootstrap, with its p-value."""
+    j_end = ((j_vals == low) | (j_vals == high)).astype(float)
+    h_end = ((h_vals == low) | (h_vals == high)).astype(float)
+    result = stats.paired_bootstrap(j_end, h_end, n_resamples=spec.n_resamples,
+                                    confidence_level=spec.confidence_level,
+                                    random_state=spec.random_state, clusters=spec.clusters)
+    low_ci, high_ci = float(result.ci_low), float(result.ci_high)
+    note = None if math.isfinite(low_ci) else "no interval: the resamples show no spread"
+    return Stat(float(result.statistic), low_ci, high_ci, int(result.n),
+                spec.bootstrap_name, None, note, float(result.pvalue))
 
 
 def calibration_entry(pairing: Pairing, judgments: Mapping[ItemKey, Judgment],
@@ -106,11 +124,72 @@ def calibration_entry(pairing: Pairing, judgments: Mapping[ItemKey, Judgment],
 
 
 
+def scale_use_absence(pairing: Pairing, scale: Scale) -> str | None:
+    """Why scale use is not computed for this scale and these items (None: it is)."""
+    if scale.kind != "ordinal":
+        return f"needs an ordinal scale of three levels or more (this scale is {scale.kind})"
+    if len(scale.levels) < 3:
+        return f"needs an ordinal scale of three levels or more (this one has {len(scale.levels)})"
+    if not pairing.keys:
+        return "no item has both an ok judgment and a human reference"
+    return None
+
+
+def calibration_absence(pairing: Pairing, judgments: Mapping[ItemKey, Judgment]) -> str | None:
+    """Why calibration is not computed: too few compared verdicts carry a confidence."""
+    k = sum(1 for key in pairing.keys
+            if (j := judgments.get(key)) is not None and j.confidence is not None)
+    if k >= MIN_CONFIDENCES:
+        return None
+    if k == 0:
+        return ("none of the compared verdicts carries a confidence (it comes from token "
+                "logprobs: judge with --logprobs on an endpoint that returns them)")
+    return (f"only {k} of {len(pairing.keys)} compared verdicts carry a confidence; "
+            f"at least {MIN_CONFIDENCES} are needed")
+
+
+def check_required(bias: Bias, opts: ReportOptions) -> None:
+    """An :class:`InputError` naming the option when a probe asked for could not be computed."""
+    for probe, option in opts.required.items():
+        if probe in bias.absent:
+            name = probe.replace("_", " ")
+            raise InputError(f"{option}: {name} cannot be computed here: {bias.absent[probe]}")
+
+
 def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey, Judgment],
-                       scale: Scale, spec: IntervalSpec) -> Bias:
-    """The bias section with the scale-use and calibration entries added where they apply."""
-    extra = [scale_use_entry(pairing, scale, spec), calibration_entry(pairing, judgments, spec)]
-    return replace(bias, probes=bias.probes + tuple(e for e in extra if e is not None))
+                       scale: Scale, spec: IntervalSpec,
+                       items: Mapping[ItemKey, Item] | None = None,
+                       judge_family: str | None = None) -> Bias:
+    """The bias section with the probes computed from the paired items added where they
+    apply (scale use, calibration, self-preference) and a reason for each one that does not."""
+    extra: list[ProbeEntry] = []
+    absent: dict[str, str] = dict(bias.absent)
+    use = scale_use_entry(pairing, scale, spec)
+    if use is not None:
+        extra.append(use)
+    else:
+        absent["scale_use"] = scale_use_absence(pairing, scale) or "not computed"
+    calibration = calibration_entry(pairing, judgments, spec)
+    if calibration is not None:
+        extra.append(calibration)
+    else:
+        absent["confidence_calibration"] = (calibration_absence(pairing, judgments)
+                                            or "not computed")
+    own, reason = self_preference_entry(pairing, items or {}, judgments, scale, spec,
+                                        judge_family)
+    if own is not None:
+        extra.append(own)
+    else:
+        absent[PROBE] = reason or "not computed"
+    return replace(bias, probes=bias.probes + tuple(extra), absent=absent)
 
 
-__all__ = ["MIN_CONFIDENCES", "calibration_entry", "scale_use_entry", "with_paired_probes"]
+__all__ = [
+    "MIN_CONFIDENCES",
+    "calibration_absence",
+    "calibration_entry",
+    "check_required",
+    "scale_use_absence",
+    "scale_use_entry",
+    "with_paired_probes",
+]

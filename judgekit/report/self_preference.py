@@ -1,0 +1,173 @@
+"""The self-preference probe: computed by the report from the paired items.
+
+Like scale use and calibration it needs no call to the judge: the judge's
+stored verdicts, the human reference and the items' ``model`` /
+``model_a``/``model_b`` fields are enough (definitions in
+:mod:`judgekit.stats._bias_self`, the family rule in :mod:`judgekit.families`).
+When it cannot be computed the report says why in one line instead.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from judgekit.families import is_known_family, model_family, response_models
+from judgekit.report.agreement import IntervalSpec, numeric_values
+from judgekit.report.model import ProbeEntry, Stat
+from judgekit.report.pairing import ItemKey, Pairing
+from judgekit.stats._bias_self import (
+    Figure,
+    self_preference_pairwise,
+    self_preference_pointwise,
+)
+from judgekit.types import Item, Judgment, Scale
+
+PROBE = "self_preference"
+
+
+def judge_model(pairing: Pairing, judgments: Mapping[ItemKey, Judgment]) -> str | None:
+    """The compared judgments' model as requested (as returned when only that one has a
+    known family), the most common one if several."""
+    rows = [judgments[k] for k in pairing.keys if k in judgments]
+    if not rows:
+        return None
+    requested = Counter(j.model_requested for j in rows).most_common(1)[0][0]
+    if not is_known_family(requested):
+        returned = Counter(j.model_returned for j in rows if j.model_returned).most_common(1)
+        if returned and is_known_family(returned[0][0]):
+            return returned[0][0]
+    return requested
+
+
+def _stat(figure: Figure, spec: IntervalSpec) -> Stat:
+    method = spec.bootstrap_name if math.isfinite(figure.ci_low) else ""
+    return Stat(figure.statistic, figure.ci_low, figure.ci_high, figure.n, method,
+                figure.reason if not math.isfinite(figure.statistic) else None,
+                figure.reason if math.isfinite(figure.statistic) else None, figure.pvalue)
+
+
+def self_preference_entry(
+    pairing: Pairing,
+    items: Mapping[ItemKey, Item],
+    judgments: Mapping[ItemKey, Judgment],
+    scale: Scale,
+    spec: IntervalSpec,
+    judge_family: str | None = None,
+) -> tuple[ProbeEntry | None, str | None]:
+    """The probe entry, or None and the one-line reason it is absent."""
+    if scale.kind == "categorical":
+        return None, ("needs a pairwise, binary or ordinal scale "
+                      "(categorical labels have no 'above')")
+    if not pairing.keys:
+        return None, "no item has both an ok judgment and a human reference"
+    model = judge_model(pairing, judgments)
+    family: str | None
+    if judge_family is not None:
+        family, source = judge_family.strip().lower(), "--judge-family"
+    else:
+        family = model_family(model or "")
+        source = f"the judge's model {model!r}"
+    if not family:
+        return None, "the judge's model has no name to take a family from; give --judge-family"
+    authors = [response_models(items[k]) if k in items else () for k in pairing.keys]
+    families = [tuple(model_family(m) if m else None for m in a) for a in authors]
+    if not any(f for fams in families for f in fams):
+        fields = "model_a and model_b" if scale.kind == "pairwise" else "model"
+        return None, (f"no compared item names the model of its response (fields {fields}; "
+                      "author is accepted too)")
+    seen = Counter(f for fams in families for f in fams if f)
+    if family not in seen:
+        listed = ", ".join(name for name, _ in seen.most_common(5))
+        return None, (f"no compared response is from the judge's family {family!r} "
+                      f"(from {source}; families seen: {listed})")
+    if scale.kind == "pairwise":
+        entry = _pairwise(pairing, families, family, spec)
+    else:
+        entry = _pointwise(pairing, families, family, scale, spec)
+    if entry is None:
+        return None, (f"no pair has exactly one response from the judge's family {family!r} "
+                      f"(from {source})")
+    details = {**entry.details, "judge_family": family, "family_from": source,
+               "families": dict(seen.most_common())}
+    return ProbeEntry(PROBE, "", entry.stats, details), None
+
+
+def _pairwise(pairing: Pairing, families: list[tuple[str | None, ...]], family: str,
+              spec: IntervalSpec) -> ProbeEntry | None:
+    keep, own_sides = [], []
+    for i, fams in enumerate(families):
+        if len(fams) == 2 and (fams[0] == family) != (fams[1] == family) and None not in fams:
+            keep.append(i)
+            own_sides.append("A" if fams[0] == family else "B")
+
+    def won(verdict: str, own: str) -> float:
+        return 0.5 if verdict == "tie" else float(verdict == own)
+
+    if not keep:
+        return None
+    judge = np.array([won(pairing.judge[i], s) for i, s in zip(keep, own_sides, strict=True)])
+    human = np.array([won(pairing.human[i], s) for i, s in zip(keep, own_sides, strict=True)])
+    sub = spec.subset(np.isin(np.arange(len(pairing.keys)), keep))
+    figures = self_preference_pairwise(judge, human, **_kwargs(sub))
+    stats = {k: _stat(v, sub) for k, v in figures.items()}
+    gap = stats["self_preference"]
+    return ProbeEntry(PROBE, "", stats, {
+        "mode": "pairwise", "n_pairs": len(keep),
+        "note": (f"On {len(keep)} pairs with one response from the judge's family {family!r}, "
+                 f"the judge picks it {_pct(stats['judge_own_win_rate'])} of the time and "
+                 f"people {_pct(stats['human_own_win_rate'])}: "
+                 f"{_signed(gap)} for its own family."),
+    })
+
+
+def _pointwise(pairing: Pairing, families: list[tuple[str | None, ...]], family: str,
+               scale: Scale, spec: IntervalSpec) -> ProbeEntry | None:
+    keep = [i for i, fams in enumerate(families) if fams and fams[0] is not None]
+    if not keep:
+        return None
+    judge = _scores(scale, [pairing.judge[i] for i in keep])
+    human = _scores(scale, [pairing.human[i] for i in keep])
+    above = (judge > human).astype(float)
+    own = np.array([float(families[i][0] == family) for i in keep])
+    sub = spec.subset(np.isin(np.arange(len(pairing.keys)), keep))
+    figures = self_preference_pointwise(above, own, **_kwargs(sub))
+    stats = {k: _stat(v, sub) for k, v in figures.items()}
+    return ProbeEntry(PROBE, "", stats, {
+        "mode": "pointwise", "n_own": int(own.sum()), "n_other": int(len(own) - own.sum()),
+        "note": (f"The judge rates {_pct(stats['own_rated_above_human'])} of {int(own.sum())} "
+                 f"responses from its family {family!r} above people's rating, and "
+                 f"{_pct(stats['other_rated_above_human'])} of {int(len(own) - own.sum())} "
+                 f"from other families: {_signed(stats['self_preference'])}."),
+    })
+
+
+def _scores(scale: Scale, labels: list[str]) -> np.ndarray:
+    """Binary pass = 1, fail = 0; ordinal levels by their value (else their index)."""
+    if scale.kind == "binary":
+        return np.array([scale.score_of(label) for label in labels], dtype=float)
+    return numeric_values(scale, labels)
+
+
+def _kwargs(spec: IntervalSpec) -> dict[str, Any]:
+    return {"clusters": spec.clusters, "n_resamples": spec.n_resamples,
+            "confidence_level": spec.confidence_level, "random_state": spec.random_state}
+
+
+def _pct(stat: Stat) -> str:
+    return "n/a" if not stat.defined else f"{stat.statistic:.0%}"
+
+
+def _signed(stat: Stat) -> str:
+    if not stat.defined:
+        return "difference undefined"
+    interval = ("" if not math.isfinite(stat.ci_low)
+                else f" [{stat.ci_low:+.3f}, {stat.ci_high:+.3f}]")
+    return f"a difference of {stat.statistic:+.3f}{interval}"
+
+
+__all__ = ["PROBE", "judge_model", "self_preference_entry"]
