@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import html
 import json
-from dataclasses import replace
 
 import numpy as np
 import pytest
+from test_report_scale_probes import _store_with
 
 from judgekit.errors import InputError
 from judgekit.report import ReportOptions, build_report, render
@@ -169,26 +169,11 @@ def test_items_without_model_fields_leave_self_preference_out(tmp_db: Store) -> 
             required={"self_preference": "--max-self-preference"}))
 
 
-def _ordinal_store(store: Store, judge: list[str], human: list[str],
-                   confidence: list[float] | None = None) -> None:
-    rub = rubric("ordinal")
-    items = [Item(id=f"i{i:03d}", input=f"Q{i}", response=f"R{i}") for i in range(len(judge))]
-    store.import_items("d", items)
-    store.save_rubric(rub)
-    rows = [judgment(rub, "d", it.id, j) for it, j in zip(items, judge, strict=True)]
-    if confidence is not None:
-        rows = [replace(r, confidence=c) for r, c in zip(rows, confidence, strict=True)]
-    record_judgments(store, rub, rows)
-    store.add_labels([Label(dataset="d", item_id=it.id, rubric_hash=rub.sha256,
-                            annotator="ana", label=h) for it, h in zip(items, human,
-                                                                       strict=True)])
-
-
 def test_a_middle_only_judge_fails_the_scale_use_gate(tmp_db: Store) -> None:
     rng = np.random.default_rng(8)
     human = [str(x) for x in rng.integers(1, 6, size=120)]
     judge = [str(min(4, max(2, int(h)))) for h in human]  # 1 -> 2, 5 -> 4: the ends avoided
-    _ordinal_store(tmp_db, judge, human)
+    _store_with(tmp_db, judge, human)
     report = build_report(tmp_db, rubric("ordinal"), ReportOptions(n_resamples=500))
     gate = _gate(report, "variance_ratio")
     assert gate["tripped"] is True and gate["bound"] == "upper"
@@ -199,13 +184,11 @@ def test_a_middle_only_judge_fails_the_scale_use_gate(tmp_db: Store) -> None:
         report.verdict.reason)
 
 
-def test_an_overconfident_judge_fails_the_ece_gate_and_a_calibrated_one_passes(
-    tmp_db: Store, tmp_path: object,
-) -> None:
+def test_an_overconfident_judge_fails_the_ece_gate(tmp_db: Store) -> None:
     rng = np.random.default_rng(9)
     human = [str(x) for x in rng.integers(1, 6, size=120)]
     judge = [h if rng.uniform() < 0.55 else str(int(h) % 5 + 1) for h in human]
-    _ordinal_store(tmp_db, judge, human, confidence=[0.99] * 120)
+    _store_with(tmp_db, judge, human, confidence=[0.99] * 120)
     report = build_report(tmp_db, rubric("ordinal"), ReportOptions(n_resamples=500))
     assert _gate(report, "expected_calibration_error")["tripped"] is True
     assert report.verdict.decision == "FAIL" and "--max-ece 0.15" in report.verdict.reason
@@ -218,7 +201,7 @@ def test_a_calibrated_judge_passes_the_ece_gate(tmp_db: Store) -> None:
     conf = rng.uniform(0.5, 1.0, size=150)
     judge = [h if rng.uniform() < c else str(int(h) % 5 + 1) for h, c in zip(human, conf,
                                                                             strict=True)]
-    _ordinal_store(tmp_db, judge, human, confidence=list(conf))
+    _store_with(tmp_db, judge, human, confidence=list(conf))
     report = build_report(tmp_db, rubric("ordinal"), ReportOptions(n_resamples=500))
     gate = _gate(report, "expected_calibration_error")
     assert gate["tripped"] is False and gate["statistic"] is not None
