@@ -132,10 +132,11 @@ def gate(verdict: VerdictResult, bias: Bias, opts: ReportOptions) -> VerdictResu
             sentences.append(g.sentence(stat, limit, entry))
     out = replace(verdict, gates=(*verdict.gates, *checks))
     if sentences:
-        gated = any(c.tripped for c in verdict.gates)  # the position gate already wrote one
-        tail = verdict.reason if gated else f"(Agreement: {verdict.reason})"
-        out = replace(out, decision="FAIL", labels_needed=None,
-                      reason=" ".join([*sentences, tail]))
+        why = " ".join(sentences)
+        # a verdict already FAIL (agreement or another gate) keeps its reason first
+        reason = (f"{verdict.reason} Also: {why}" if verdict.decision == "FAIL"
+                  else f"{why} (Agreement: {verdict.reason})")
+        out = replace(out, decision="FAIL", labels_needed=None, reason=reason)
     return _warnings(out, bias, opts)
 
 

@@ -62,8 +62,8 @@ def test_reasons_follow_the_position_gate_without_nesting() -> None:
     out = _gated(_bias(Stat(0.2, 0.11, 0.3, 100, pvalue=0.5),
                        conflict=Stat(0.5, 0.4, 0.6, 50)))
     assert out.decision == "FAIL"
-    assert out.reason.startswith("The judge favours responses from its own model family (gpt)")
-    assert "--max-position-conflict 0.3" in out.reason
+    assert out.reason.startswith("The judge changes its verdict when the two responses swap")
+    assert "Also: The judge favours responses from its own model family (gpt)" in out.reason
     assert out.reason.count("(Agreement:") == 1
 
 
