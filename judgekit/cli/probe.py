@@ -254,7 +254,10 @@ def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
     if not opts["dataset"]:
         raise InputError("--imported needs --dataset NAME (the dataset the verdicts are on)")
     rubric = load_rubric(opts["rubric"])
-    with open_store(opts["db"]) as store:
+    if rubric.scale.kind != "pairwise":  # before the store is touched
+        raise InputError(f"--imported needs a pairwise rubric ({rubric.name!r} is "
+                         f"{rubric.scale.kind}): imported verdicts have no reversed levels")
+    with open_store(opts["db"], create=False) as store:  # it reads verdicts already stored
         outcome = imported_position_probe(store, rubric, opts["dataset"], judge)
     if outcome.warning is not None:
         echo(f"warning: {outcome.warning}", err=True)

@@ -183,4 +183,4 @@ def test_probes_asked_of_data_they_do_not_fit_change_nothing(tmp_path: Path) -> 
         assert not db.exists(), args
     code, _, err = run_cli("probe", "position", "--imported", "-r", "helpfulness", "--dataset",
                            "x", "--db", str(db))
-    assert code == 2 and "--imported needs a pairwise rubric" in err
+    assert code == 2 and "--imported needs a pairwise rubric" in err and not db.exists()
