@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import csv
 import json
+import operator
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,7 +30,8 @@ from judgekit.errors import InputError
 from judgekit.io.fields import bool_field, item_dataset_index, resolve_dataset, text_field
 from judgekit.io.records import ErrorList, Record, batched, iter_records
 from judgekit.store import Store
-from judgekit.store.imports import ImportSession, LabelState
+from judgekit.store.imports import ImportSession, LabelRow, LabelState
+from judgekit.store.rows import LABEL_COLUMNS
 from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric
 
 LABEL_FIELDS = (
@@ -39,6 +41,8 @@ LABEL_FIELDS = (
 _REQUIRED = ("item_id", "annotator")
 #: Labels validated and written at a time.
 BATCH = 5000
+#: A label's fields in :class:`Label` order (the tuple the import path carries).
+_fields = operator.attrgetter(*LABEL_COLUMNS)
 
 ExportFormat = Literal["jsonl", "csv"]
 
@@ -92,23 +96,24 @@ class LabelChecker:
 
     def check(self, record: Record) -> Label | None:
         """The label of one ``(line, record)``, or None (its problem is in ``errors``)."""
+        row = self.check_row(record)
+        return None if row is None else Label(*row)
+
+    def check_row(self, record: Record) -> LabelRow | None:
+        """:meth:`check` as the label's fields (what :class:`LabelWriter` stores)."""
         number, fields = record
         self.records += 1
         try:
-            label = _label_from(fields, self.rubric, self.index, self.dataset)
+            row = _label_row(fields, self.rubric, self.index, self.dataset)
         except ValueError as exc:
             self.errors.add(number, str(exc))
             return None
-        key = f"{label.dataset}\x00{label.item_id}\x00{label.annotator}"
-        first = self.first_line.setdefault(key, number)
+        first = self.first_line.setdefault(f"{row[0]}\x00{row[1]}\x00{row[3]}", number)
         if first != number:
             self.errors.add(
-                number,
-                f"second label for item {label.item_id!r} by {label.annotator!r} "
-                f"(first on line {first})",
-            )
+                number, f"second label for item {row[1]!r} by {row[3]!r} (first on line {first})")
             return None
-        return label
+        return row
 
     def finish(self) -> None:
         """Add the empty-file problem, then raise every problem found (if any)."""
@@ -117,9 +122,10 @@ class LabelChecker:
         self.errors.raise_if_any()
 
 
-def _label_from(
+def _label_row(
     record: Mapping[str, Any], rubric: Rubric, index: Mapping[str, list[str]], dataset: str | None
-) -> Label:
+) -> LabelRow:
+    """A record's label as its fields in :class:`Label` order (no object per label)."""
     for name in _REQUIRED:
         if record.get(name) is None:
             raise ValueError(f"missing field {name!r}")
@@ -139,18 +145,11 @@ def _label_from(
         raise ValueError(f"'seconds' must be a number, got {seconds!r}") from None
     if value is None and note is None and not flagged and seconds_value is None:
         raise ValueError("missing field 'label' (only a skip, note or flag may have none)")
-    return Label(
-        dataset=resolve_dataset(item_id, row_dataset or dataset, index),
-        item_id=item_id,
-        rubric_hash=rubric.sha256,
-        annotator=annotator,
-        label=value,
-        note=note,
-        flagged=flagged,
-        blind=bool_field(record, "blind", True),
-        seconds=seconds_value,
-        created_at=text_field(record, "created_at") or "",
-        source=ADJUDICATED_SOURCE if record.get("source") == ADJUDICATED_SOURCE else "import",
+    return (
+        resolve_dataset(item_id, row_dataset or dataset, index), item_id, rubric.sha256,
+        annotator, value, note, flagged, bool_field(record, "blind", True), seconds_value,
+        text_field(record, "created_at") or "",
+        ADJUDICATED_SOURCE if record.get("source") == ADJUDICATED_SOURCE else "import",
     )
 
 
@@ -183,9 +182,9 @@ def import_labels(
     with store.importing() as session:
         writer = LabelWriter(session, rubric)
         for batch in batched(records, BATCH):
-            labels = [label for label in map(checker.check, batch) if label is not None]
+            rows = [row for row in map(checker.check_row, batch) if row is not None]
             if not errors.errors:
-                writer.add(labels)
+                writer.add(rows)
         checker.finish()
         return writer.result()
 
@@ -195,7 +194,7 @@ def store_labels(store: Store, labels: Sequence[Label], rubric: Rubric) -> Label
     with store.importing() as session:
         writer = LabelWriter(session, rubric)
         for batch in batched(labels, BATCH):
-            writer.add(batch)
+            writer.add([_fields(lb) for lb in batch])
         return writer.result()
 
 
@@ -214,26 +213,27 @@ class LabelWriter:
         self.annotators: set[str] = set()
         self.datasets: set[str] = set()
 
-    def add(self, labels: Sequence[Label]) -> None:
+    def add(self, rows: Sequence[LabelRow]) -> None:
+        """Append the rows (labels' fields, :class:`Label` order) that change something."""
         current: dict[str, dict[tuple[str, str], LabelState]] = {}
-        for name in {lb.dataset for lb in labels}:
-            group = [lb for lb in labels if lb.dataset == name]
-            ids = [lb.item_id for lb in group]
+        for name in {row[0] for row in rows}:
+            group = [row for row in rows if row[0] == name]
+            ids = [row[1] for row in group]
             state = current[name] = self.session.current_labels(
                 self.rubric.sha256, name, ids, adjudicated=False)
-            if any(lb.source == ADJUDICATED_SOURCE for lb in group):
+            if any(row[10] == ADJUDICATED_SOURCE for row in group):
                 state.update(self.session.current_labels(self.rubric.sha256, name, ids,
                                                          adjudicated=True))
-        fresh: list[Label] = []
-        for lb in labels:  # in the file's order
-            who = "" if lb.source == ADJUDICATED_SOURCE else lb.annotator
-            if current[lb.dataset].get((lb.item_id, who)) == (lb.label, lb.note, lb.flagged):
+        fresh: list[LabelRow] = []
+        for row in rows:  # in the file's order
+            who = "" if row[10] == ADJUDICATED_SOURCE else row[3]
+            if current[row[0]].get((row[1], who)) == (row[4], row[5], row[6]):
                 self.unchanged += 1
             else:
-                fresh.append(lb)
+                fresh.append(row)
         self.datasets.update(current)
-        self.annotators.update(lb.annotator for lb in labels)
-        self.session.add_labels(fresh)
+        self.annotators.update(row[3] for row in rows)
+        self.session.add_label_rows(fresh)
         self.added += len(fresh)
 
     def result(self) -> LabelImportResult:

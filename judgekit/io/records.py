@@ -167,19 +167,6 @@ def check_utf8(path: Path) -> None:
     read_text(path)  # raises the InputError naming the line and column
 
 
-def _text_lines(path: Path) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of a UTF-8 file checked by :func:`check_utf8`, split on
-    ``\\n`` only (the ``\\n`` removed, a ``\\r`` kept), a leading BOM dropped."""
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
-            line = raw.decode("utf-8")
-            if line.endswith("\n"):
-                line = line[:-1]
-            if number == 1:
-                line = line.removeprefix("\ufeff")
-            yield number, line
-
-
 def load_json(path: Path) -> Any:
     """A whole-file JSON document (a tool's export), or an InputError at ``file:line``."""
     try:
@@ -263,14 +250,15 @@ class _Shaper:
     def __init__(self, fields: tuple[str, ...], extras: Extras, report: OnError,
                  noun: str = "field") -> None:
         self.fields = fields
+        self.known = frozenset(fields)
         self.extras = extras
         self.report = report
         self.noun = noun  # "column" in a table
 
     def __call__(self, number: int, row: dict[str, Any]) -> dict[str, Any] | None:
-        unknown = [key for key in row if key not in self.fields]
-        if not unknown:
-            return row
+        if self.known.issuperset(row):
+            return row  # the common case: only known fields
+        unknown = [key for key in row if key not in self.known]
         if self.extras == "reject":
             self.report(number, f"unknown field {sorted(unknown)[0]!r} "
                                 f"(allowed: {', '.join(self.fields)})")
@@ -293,21 +281,30 @@ class _Shaper:
 
 
 def _jsonl_rows(path: Path, report: OnError) -> Iterator[Record]:
-    for number, line in _text_lines(path):
-        if not line.strip():
-            continue
-        try:
-            row = loads_line(line)  # also refuses lone surrogates and 5,000-digit numbers
-        except json.JSONDecodeError as exc:
-            report(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
-            continue
-        except RecursionError:
-            report(number, "invalid JSON: nested too deeply")
-            continue
-        if not isinstance(row, dict):
-            report(number, f"expected a JSON object, got {type_name(row)}")
-            continue
-        yield number, row
+    """Records of a UTF-8 file checked by :func:`check_utf8`, split on ``\\n`` only.
+
+    A line is parsed with its ``\\n`` (JSON ignores it), and parsed again without
+    it only to word an error, so a column is counted as in the line as written.
+    """
+    with path.open(encoding="utf-8-sig", newline="\n") as handle:
+        for number, line in enumerate(handle, start=1):
+            if not line or line.isspace():
+                continue
+            try:
+                try:
+                    row = loads_line(line)  # also refuses lone surrogates, 5,000-digit numbers
+                except json.JSONDecodeError:
+                    row = loads_line(line.removesuffix("\n"))  # raises, with the right column
+            except json.JSONDecodeError as exc:
+                report(number, f"invalid JSON: {exc.msg} (column {exc.colno})")
+                continue
+            except RecursionError:
+                report(number, "invalid JSON: nested too deeply")
+                continue
+            if not isinstance(row, dict):
+                report(number, f"expected a JSON object, got {type_name(row)}")
+                continue
+            yield number, row
 
 
 def _header_problem(

@@ -19,7 +19,7 @@ from typing import Any
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase, chunks, marks
 from judgekit.store.runs import RunRecord, RunsJudgmentsMixin
-from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric
+from judgekit.types import ADJUDICATED_SOURCE, Rubric
 
 #: SQLite page cache (KiB) during an import (the default is 2,000).
 IMPORT_CACHE_KIB = 32_768
@@ -27,6 +27,10 @@ IMPORT_CACHE_KIB = 32_768
 Outcome = tuple[str, str | None, str | None, float | None]
 #: What decides whether an imported label changes anything: (label, note, flagged).
 LabelState = tuple[str | None, str | None, bool]
+#: A label's fields in ``LABEL_COLUMNS`` order, the order of :class:`~judgekit.types.Label`'s:
+#: dataset, item_id, rubric_hash, annotator, label, note, flagged, blind, seconds,
+#: created_at, source.
+LabelRow = tuple[str, str, str, str, str | None, str | None, bool, bool, float | None, str, str]
 
 
 class ImportSession:
@@ -100,12 +104,15 @@ class ImportSession:
                 found[(item_id, "" if adjudicated else annotator)] = (label, note, bool(flagged))
         return found
 
-    def add_labels(self, labels: Sequence[Label]) -> None:
-        """Append ``labels``; those without a ``created_at`` get the session's start time."""
+    def add_label_rows(self, rows: Sequence[LabelRow]) -> None:
+        """Append labels given as their fields; those without a ``created_at`` get the
+        session's start time."""
+        now = self.started_at
         self._conn.executemany(
             f"INSERT INTO labels ({', '.join(R.LABEL_COLUMNS)}) "
             f"VALUES ({marks(len(R.LABEL_COLUMNS))})",
-            [R.label_values(lb, self.started_at) for lb in labels])
+            [(*row[:6], int(row[6]), int(row[7]), row[8], row[9] or now, row[10])
+             for row in rows])
 
 
 class ImportsMixin(StoreBase):

@@ -245,17 +245,20 @@ LABEL_COLUMNS = (
 )
 
 
-def label_values(label: Label, created_at: str | None = None) -> tuple[Any, ...]:
-    """A label's row in ``LABEL_COLUMNS`` order; no ``created_at`` -> ``created_at`` or now."""
-    return (
-        label.dataset, label.item_id, label.rubric_hash, label.annotator, label.label,
-        label.note, int(label.flagged), int(label.blind), label.seconds,
-        label.created_at or created_at or utc_now(), label.source,
-    )
-
-
 def label_to_row(label: Label) -> dict[str, Any]:
-    return dict(zip(LABEL_COLUMNS, label_values(label), strict=True))
+    return {
+        "dataset": label.dataset,
+        "item_id": label.item_id,
+        "rubric_hash": label.rubric_hash,
+        "annotator": label.annotator,
+        "label": label.label,
+        "note": label.note,
+        "flagged": int(label.flagged),
+        "blind": int(label.blind),
+        "seconds": label.seconds,
+        "created_at": label.created_at or utc_now(),
+        "source": label.source,
+    }
 
 
 def row_to_label(row: sqlite3.Row) -> Label:

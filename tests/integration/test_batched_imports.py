@@ -283,3 +283,29 @@ def test_a_bad_item_after_several_batches_leaves_an_existing_store_unchanged(
     with pytest.raises(InputError, match=r"empty\.jsonl: no items"):
         import_item_file(db_path, empty, "d")
     assert counts(db_path) == before
+
+
+@pytest.mark.parametrize("line", ['{"a":', '{"a": 1', '{"a": 1}}', '{"a": tru', '{"a": "x\\u12"}'])
+def test_a_json_error_names_the_column_in_the_line_as_written(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "e.jsonl"
+    path.write_text('{"a": 1}\n' + line + "\n")
+    try:
+        json.loads(line)
+    except json.JSONDecodeError as exc:
+        expected = f"{path}:2: invalid JSON: {exc.msg} (column {exc.colno})"
+    with pytest.raises(InputError) as caught:
+        list(iter_records(path, ("a",)))
+    assert str(caught.value) == expected
+
+
+def test_labels_from_a_tool_and_from_a_file_are_stored_alike(
+    tmp_path: Path, store: Store, rubric: Rubric
+) -> None:
+    rows = [{"item_id": "p1", "annotator": "ann", "label": "tie", "note": "close",
+             "flagged": True, "seconds": 3, "created_at": "2026-01-01T00:00:00+00:00"}]
+    import_labels(store, write_jsonl(tmp_path / "l.jsonl", rows), rubric)
+    (stored,) = store.latest_labels(rubric.sha256)
+    assert labels_io.labels_from_records(
+        iter_records(tmp_path / "l.jsonl", labels_io.LABEL_FIELDS), labels_io.ErrorList("x"),
+        rubric, store) == [stored]
+    assert labels_io.store_labels(store, [stored], rubric).unchanged == 1
