@@ -18,8 +18,9 @@ from typing import Any
 
 from judgekit.errors import InputError
 from judgekit.families import model_field_problem
-from judgekit.io.records import Record, batched, iter_records
+from judgekit.io.records import Record, iter_records
 from judgekit.io.records import type_name as _type_name
+from judgekit.io.streaming import batched
 from judgekit.types import Item
 
 #: Every field an item may have (any other field or column is kept under ``meta``).

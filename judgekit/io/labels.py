@@ -28,7 +28,8 @@ from typing import Any, Literal, TextIO
 
 from judgekit.errors import InputError
 from judgekit.io.fields import bool_field, item_dataset_index, resolve_dataset, text_field
-from judgekit.io.records import ErrorList, Record, batched, iter_records
+from judgekit.io.records import ErrorList, Record, iter_records
+from judgekit.io.streaming import batched, write_checked
 from judgekit.store import Store
 from judgekit.store.imports import ImportSession, LabelRow, LabelState
 from judgekit.store.rows import LABEL_COLUMNS
@@ -181,10 +182,7 @@ def import_labels(
     records = iter_records(path, LABEL_FIELDS, on_error=errors.add)
     with store.importing() as session:
         writer = LabelWriter(session, rubric)
-        for batch in batched(records, BATCH):
-            rows = [row for row in map(checker.check_row, batch) if row is not None]
-            if not errors.errors:
-                writer.add(rows)
+        write_checked(records, checker.check_row, writer.add, errors, BATCH)
         checker.finish()
         return writer.result()
 

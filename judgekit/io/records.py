@@ -27,7 +27,7 @@ import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TextIO, TypeVar
+from typing import Any, Literal, TextIO
 
 from judgekit.errors import InputError
 from judgekit.io.jsonline import loads_line
@@ -41,7 +41,6 @@ SUFFIXES = (*JSONL_SUFFIXES, *DELIMITED, *PARQUET_SUFFIXES)
 #: Bytes read at a time when checking a file's encoding.
 _BLOCK = 1 << 20
 
-T = TypeVar("T")
 Extras = Literal["meta", "reject"]
 Record = tuple[int, dict[str, Any]]
 #: Called with (line or None, problem) instead of raising, to collect every problem.
@@ -75,18 +74,6 @@ class ErrorList:
         if more:
             lines.append(f"... and {more} more")
         raise InputError("\n".join(lines))
-
-
-def batched(values: Iterable[T], size: int) -> Iterator[list[T]]:
-    """Lists of ``size`` consecutive values (the last one shorter), for chunked imports."""
-    batch: list[T] = []
-    for value in values:
-        batch.append(value)
-        if len(batch) == size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
 
 
 def type_name(value: Any) -> str:

@@ -24,7 +24,8 @@ from typing import Any
 
 from judgekit import __version__
 from judgekit.io.judgments import JUDGMENT_FIELDS, Orientation, ParsedVerdict, VerdictChecker
-from judgekit.io.records import ErrorList, batched, iter_records
+from judgekit.io.records import ErrorList, iter_records
+from judgekit.io.streaming import batched, write_checked
 from judgekit.judging.cache import cache_key
 from judgekit.store import RunRecord, Store
 from judgekit.store.imports import ImportSession
@@ -88,10 +89,7 @@ def import_judgments(
     records = iter_records(path, JUDGMENT_FIELDS, on_error=errors.add)
     with store.importing() as session:
         writer = VerdictWriter(session, rubric, source=path.name)
-        for batch in batched(records, BATCH):
-            rows = [row for row in map(checker.check, batch) if row is not None]
-            if not errors.errors:
-                writer.add(rows)
+        write_checked(records, checker.check, writer.add, errors, BATCH)
         checker.finish()
         return writer.finish()
 

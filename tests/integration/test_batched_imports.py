@@ -21,7 +21,8 @@ from judgekit.io import verdict_store
 from judgekit.io.items import check_item_file, import_item_file, item_file_batches
 from judgekit.io.judgments import ParsedVerdict
 from judgekit.io.labels import import_labels
-from judgekit.io.records import batched, iter_records
+from judgekit.io.records import iter_records
+from judgekit.io.streaming import batched
 from judgekit.io.verdict_store import _values, import_judgments, imported_cache_key
 from judgekit.rubrics import load_rubric
 from judgekit.store import Store, open_store
