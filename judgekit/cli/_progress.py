@@ -75,19 +75,26 @@ class _Bar:
         self.description, self.steps = description, steps
         self.bar, self.task = bar, task
         self.seen = 0
+        self.label, self.counting, self.rows = description, False, 0
 
     def phase(self, name: str, total: int | None) -> None:
         self.seen += 1
         steps = max(self.steps or 0, self.seen)
         of = f" [{self.seen}/{steps}]" if self.steps else ""
-        label = f"{self.description}{of}: {name}"
+        self.label, self.counting, self.rows = f"{self.description}{of}: {name}", total is None, 0
         if total is not None:
-            self.bar.update(self.task, description=label, total=max(total, 1), completed=0)
+            self.bar.update(self.task, description=self.label, total=max(total, 1), completed=0)
         else:
-            self.bar.update(self.task, description=label, total=steps, completed=self.seen - 1)
+            self.bar.update(self.task, description=self.label, total=steps,
+                            completed=self.seen - 1)
 
     def advance(self, units: int) -> None:
-        self.bar.advance(self.task, units)
+        """Fill a phase of known size; in a phase of unknown size (a streamed file) count rows."""
+        if not self.counting:
+            self.bar.advance(self.task, units)
+            return
+        self.rows += units
+        self.bar.update(self.task, description=f"{self.label} ({self.rows:,} rows)")
 
 
 @contextmanager

@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from judgekit.cli._common import db_option, echo, resolve_db_path
+from judgekit.cli._progress import progress_bar
 from judgekit.errors import InputError
 from judgekit.io.items import dataset_name_for, import_item_file
 
@@ -51,7 +52,8 @@ def command(file: Path, name: str | None, db: str, replace: bool, tool: str | No
     if rubric is not None or judge is not None:
         raise InputError("--rubric and --judge go with --from TOOL")
     db_path = resolve_db_path(db)
-    done = import_item_file(db_path, file, dataset, replace=replace)
+    with progress_bar("import"):
+        done = import_item_file(db_path, file, dataset, replace=replace)
     echo(
         f"imported {done.items} item(s) from {file} into dataset {dataset!r} "
         f"({done.changed} new or changed; {done.total} in the dataset) in {db_path}"

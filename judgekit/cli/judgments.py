@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 import click
 
 from judgekit.cli._common import echo, import_file_options, resolve_db_path
+from judgekit.cli._progress import progress_bar
 from judgekit.types import Rubric
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
@@ -65,7 +66,8 @@ def import_command(
     from judgekit.store import open_store
 
     loaded = load_rubric(rubric)
-    with open_store(resolve_db_path(db), create=False) as store:
+    with open_store(resolve_db_path(db), create=False) as store, \
+            progress_bar("judgments import"):
         result = import_judgments(store, file, loaded, dataset=dataset, judge=judge,
                                   orientation=orientation)
     echo_import(result, str(file), loaded)

@@ -24,6 +24,7 @@ from judgekit.cli._common import (
     rubric_option,
     write_out,
 )
+from judgekit.cli._progress import progress_bar
 from judgekit.cli.annotate import STRATEGIES
 from judgekit.textsafe import terminal_safe
 
@@ -48,7 +49,7 @@ def import_command(
     from judgekit.store import open_store
 
     loaded = load_rubric(rubric)
-    with open_store(resolve_db_path(db), create=False) as store:
+    with open_store(resolve_db_path(db), create=False) as store, progress_bar("labels import"):
         if tool is None:
             result = import_labels(store, file, loaded, dataset=dataset)
         else:

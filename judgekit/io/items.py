@@ -21,6 +21,7 @@ from judgekit.families import model_field_problem
 from judgekit.io.records import Record, iter_records
 from judgekit.io.records import type_name as _type_name
 from judgekit.io.streaming import batched
+from judgekit.progress import advance, phase
 from judgekit.types import Item
 
 #: Every field an item may have (any other field or column is kept under ``meta``).
@@ -50,7 +51,11 @@ def load_items(path: str | Path) -> list[Item]:
 
 def check_item_file(path: str | Path) -> int:
     """Validate every item of the file, keeping none; their number, or an :class:`InputError`."""
-    count = sum(1 for _ in _file_items(Path(path)))
+    phase("checking items")
+    count = 0
+    for batch in batched(_file_items(Path(path)), BATCH):
+        count += len(batch)
+        advance(len(batch))
     if not count:
         raise InputError(f"{path}: no items (the file is empty)")
     return count
@@ -88,9 +93,11 @@ def import_item_file(
 
     def counted() -> Iterator[list[Item]]:
         nonlocal count
+        phase("checking and writing items")
         for batch in item_file_batches(path):
             count += len(batch)
             yield batch
+            advance(len(batch))
 
     with open_store(db_path) as store:
         changed = store.import_item_batches(dataset, counted(), replace=replace)

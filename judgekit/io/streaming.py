@@ -11,6 +11,7 @@ from collections.abc import Callable, Iterable, Iterator
 from typing import TypeVar
 
 from judgekit.io.records import ErrorList, Record
+from judgekit.progress import advance, phase
 
 T = TypeVar("T")
 
@@ -36,7 +37,9 @@ def write_checked(
     After a problem nothing more is written but the rest is still checked, so the
     caller raises every problem at once (which rolls its transaction back).
     """
+    phase("checking and writing rows")
     for batch in batched(records, size):
         rows = [row for row in map(check, batch) if row is not None]
         if not errors.errors:
             write(rows)
+        advance(len(batch))

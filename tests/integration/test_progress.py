@@ -205,3 +205,51 @@ def test_phases_reach_only_the_listener_of_their_block(
     err = capsys.readouterr().err.splitlines()
     assert err[0] == "counted: rows (1,234)"
     assert err[1].startswith("counted: done in ")
+
+
+def test_imports_announce_their_phases_and_print_the_same_summary(tmp_path: Path) -> None:
+    items, labels = tmp_path / "items.jsonl", tmp_path / "labels.jsonl"
+    items.write_text("".join(
+        json.dumps({"id": f"p{i}", "input": "q", "response_a": "a", "response_b": "b"}) + "\n"
+        for i in range(5)
+    ))
+    labels.write_text("".join(
+        json.dumps({"item_id": f"p{i}", "annotator": "ann1", "label": "A"}) + "\n"
+        for i in range(5)
+    ))
+    db = tmp_path / "store.db"
+    first = _judgekit(["import", str(items), "--name", "pairs", "--db", str(db)], progress="1")
+    assert first.returncode == 0, first.stderr
+    assert first.stderr.splitlines()[:2] == ["import: checking items",
+                                             "import: checking and writing items"]
+    again = _judgekit(["import", str(items), "--name", "pairs", "--db", str(db)], progress=None)
+    assert again.stderr == "" and "0 new or changed" in again.stdout
+    asked = _judgekit(["labels", "import", str(labels), "--rubric", RUBRIC, "--db", str(db)],
+                      progress="1")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stderr.splitlines()[0] == "labels import: checking and writing rows"
+    assert asked.stderr.splitlines()[-1].startswith("labels import: done in ")
+    assert asked.stdout.startswith("imported 5 label(s)")
+
+
+def test_bar_counts_rows_of_a_phase_of_unknown_size() -> None:
+    """A streamed file's size in rows is not known ahead: the bar counts them, never overfills."""
+    import io
+
+    from rich.console import Console
+    from rich.progress import Progress
+
+    from judgekit.cli._progress import _Bar
+
+    progress = Progress(console=Console(file=io.StringIO(), force_terminal=True))
+    task = progress.add_task("labels import", total=None)
+    bar = _Bar("labels import", None, progress, task)
+    bar.phase("checking and writing rows", None)
+    bar.advance(5000)
+    bar.advance(2500)
+    shown = progress.tasks[0]
+    assert shown.description == "labels import: checking and writing rows (7,500 rows)"
+    assert shown.completed == 0
+    bar.phase("counted", 10)
+    bar.advance(4)
+    assert progress.tasks[0].completed == 4
