@@ -22,9 +22,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from judgekit.types import Item
+
+if TYPE_CHECKING:
+    from judgekit.store.columns import ItemFacts
 
 #: family -> name prefixes, tried in this order.
 FAMILIES: tuple[tuple[str, tuple[str, ...]], ...] = (
@@ -70,7 +73,7 @@ def is_known_family(name: str) -> bool:
     return family is not None and family in {f for f, _ in FAMILIES}
 
 
-def response_models(item: Item) -> tuple[str | None, ...]:
+def response_models(item: Item | ItemFacts) -> tuple[str | None, ...]:
     """The model named for each response: ``(model,)`` or ``(model_a, model_b)``."""
     slots = PAIRWISE_MODEL_FIELDS if item.is_pairwise else POINTWISE_MODEL_FIELDS
     out: list[str | None] = []

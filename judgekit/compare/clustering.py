@@ -9,8 +9,7 @@ from typing import Any
 import numpy as np
 
 from judgekit.report.agreement import IntervalSpec
-from judgekit.report.pairing import ItemKey, cluster_ids
-from judgekit.types import Item
+from judgekit.report.pairing import AnyItem, ItemKey, cluster_ids
 
 #: ``cluster_by`` value that turns clustering off (each item is its own unit).
 NO_CLUSTERS = "item"
@@ -42,7 +41,7 @@ class Clustering:
 
 def clustered_spec(
     keys: list[ItemKey],
-    items: Mapping[ItemKey, Item],
+    items: Mapping[ItemKey, AnyItem],
     cluster_by: str | None,
     spec: IntervalSpec,
 ) -> tuple[IntervalSpec, Clustering | None]:

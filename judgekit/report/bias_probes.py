@@ -8,7 +8,7 @@ the probe ran.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from judgekit.judging.probe_variants import item_length
@@ -23,7 +23,7 @@ def probe_results(
     selection: JudgmentSelection,
     datasets: tuple[str, ...],
     max_points: int,
-    labels: Sequence[Label],
+    labels: Callable[[], Sequence[Label]],
 ) -> list[dict[str, Any]]:
     """Stored probe results of the reported judge (model and endpoint) on its dataset(s).
 
@@ -32,8 +32,8 @@ def probe_results(
 
     A length probe's human length correlation is recomputed from the current labels
     (the stored one is as of the probe run), with at most ``max_points`` plotted points.
-    ``labels`` are the rubric's latest labels, covering at least ``datasets`` (the
-    report passes those it already loaded).
+    ``labels`` reads the rubric's latest labels, covering at least ``datasets``; it is
+    called only when a length probe needs them (most reports have none).
     """
     runs: dict[str, Any] = {}
     rows = []
@@ -59,6 +59,7 @@ def probe_results(
         datasets = tuple(
             {run.dataset for _, run in rows if wanted is None or run.dataset == wanted}
         )
+    loaded: Sequence[Label] | None = None
     out = []
     for row, run in rows:
         if (
@@ -68,7 +69,9 @@ def probe_results(
         ):
             continue
         if row.get("probe") == "length":
-            result = _current_human_length(store, rubric, run.dataset, row, max_points, labels)
+            if loaded is None:
+                loaded = labels()
+            result = _current_human_length(store, rubric, run.dataset, row, max_points, loaded)
             row = {**row, "result": result}
         out.append(row)
     return out

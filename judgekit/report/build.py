@@ -10,6 +10,7 @@ Rendering is separate, so all four formats show the same numbers.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -25,7 +26,7 @@ from judgekit.report.loading import items_for, judge_selection, judgments_for, s
 from judgekit.report.manifest import health, provenance
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.options import ReportOptions
-from judgekit.report.pairing import ItemKey, cluster_ids, pair_up
+from judgekit.report.pairing import AnyItem, ItemKey, cluster_ids, pair_up
 from judgekit.report.parity import GAP_KEY, parity_section
 from judgekit.report.planning import planned_total
 from judgekit.report.reference import human_reference, label_counts, reference_notes
@@ -33,7 +34,7 @@ from judgekit.report.scale_probes import check_required, with_paired_probes
 from judgekit.report.verdict import decide
 from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
-from judgekit.types import Item, Rubric
+from judgekit.types import Rubric
 
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
 MAX_SCATTER_POINTS = 2000
@@ -64,7 +65,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     phase("reading judgments")
     items = items_for(store, human.keys)
     # full judgment rows only for the labeled items; counts for the rest come from SQL
-    judgments, n_stale = judgments_for(store, selection, references, items)
+    judgments, n_stale = judgments_for(store, selection, references)
     pairing = pair_up(judgments, references, scale)
     notes.extend(pairing_notes(pairing, n_stale, references, scale, opts.annotator))
 
@@ -138,7 +139,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
     datasets = (selection.dataset,) if selection.dataset else summary.datasets
     bias = sections.bias_section(
         probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS,
-                      store.latest_labels(rubric.sha256, dataset=opts.dataset))
+                      lambda: store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
     bias = with_paired_probes(bias, pairing, judgments, scale, spec, items, opts.judge_family)
     check_required(bias, opts)
@@ -210,7 +211,7 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
 
 
 def default_cluster_by(
-    requested: str | None, keys: list[ItemKey], items: dict[ItemKey, Item]
+    requested: str | None, keys: list[ItemKey], items: Mapping[ItemKey, AnyItem]
 ) -> str | None:
     """``--cluster-by`` as given; else ``cluster`` when items have one, else ``prompt`` when
     two compared items share an input (their answers are not independent), else None."""
@@ -223,7 +224,7 @@ def default_cluster_by(
     return "prompt" if len(set(inputs)) < len(inputs) else None
 
 
-def _slice_of(item: Item | None) -> str:
+def _slice_of(item: AnyItem | None) -> str:
     return item.slice if item is not None and item.slice else "(no slice)"
 
 

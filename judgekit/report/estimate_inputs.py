@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from judgekit.report.pairing import ItemKey, Pairing, cluster_ids
+from judgekit.report.pairing import AnyItem, ItemKey, Pairing, cluster_ids
 from judgekit.report.weighting import pick_queue
 from judgekit.store import JudgmentSelection, Store
 from judgekit.types import Item, Rubric
@@ -36,7 +36,7 @@ class EstimateInputs:
     notes: tuple[str, ...] = ()
 
 
-def _slice_of(item: Item | None) -> str:
+def _slice_of(item: AnyItem | None) -> str:
     return item.slice if item is not None and item.slice else "(no slice)"
 
 
@@ -67,7 +67,7 @@ def estimate_inputs(
     rubric: Rubric,
     selection: JudgmentSelection,
     pairing: Pairing,
-    items: Mapping[ItemKey, Item],
+    items: Mapping[ItemKey, AnyItem],
     *,
     cluster_by: str | None,
     queue: str | None,
@@ -75,7 +75,7 @@ def estimate_inputs(
     """The labeled pairs of ``pairing`` and every ok verdict of the selected judge."""
     scale = rubric.scale
     # item fields only (slice, cluster, meta) for every judged item: no full rows or texts
-    all_items: dict[ItemKey, Item] = dict(items)
+    all_items: dict[ItemKey, AnyItem] = dict(items)
     notes: list[str] = []
     judged: list[ItemKey] = []
     judge_all: list[str] = []

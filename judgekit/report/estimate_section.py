@@ -23,9 +23,9 @@ import numpy as np
 from judgekit import stats
 from judgekit.report.estimate_inputs import EstimateInputs, estimate_inputs
 from judgekit.report.model import Stat
-from judgekit.report.pairing import ItemKey, Pairing
+from judgekit.report.pairing import AnyItem, ItemKey, Pairing
 from judgekit.store import JudgmentSelection, Store
-from judgekit.types import Item, Rubric, Scale
+from judgekit.types import Rubric, Scale
 
 #: How each estimate is named in the report and its JSON.
 METHOD_NAMES = {
@@ -236,7 +236,7 @@ def estimate_section(
     rubric: Rubric,
     selection: JudgmentSelection,
     pairing: Pairing,
-    items: Mapping[ItemKey, Item],
+    items: Mapping[ItemKey, AnyItem],
     *,
     cluster_by: str | None,
     queue: str | None,

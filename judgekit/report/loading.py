@@ -7,23 +7,24 @@ one place, and the statistics modules never touch the store.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from judgekit.report.model import ScatterPoint
 from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import ItemKey, select_judgments
 from judgekit.store import JudgmentSelection, Store
-from judgekit.types import Item, Judgment, Rubric
+from judgekit.store.columns import ItemFacts, JudgmentRow
+from judgekit.types import Rubric
 
 
-def items_for(store: Store, keys: Iterable[ItemKey]) -> dict[ItemKey, Item]:
-    """The items of ``keys``, fetched one dataset at a time."""
+def items_for(store: Store, keys: Iterable[ItemKey]) -> dict[ItemKey, ItemFacts]:
+    """The prompt and grouping fields of the items of ``keys`` (never their responses)."""
     by_dataset: dict[str, list[str]] = {}
     for dataset, item_id in keys:
         by_dataset.setdefault(dataset, []).append(item_id)
-    out: dict[ItemKey, Item] = {}
+    out: dict[ItemKey, ItemFacts] = {}
     for dataset, ids in by_dataset.items():
-        out.update({(dataset, i): item for i, item in store.items_by_ids(dataset, ids).items()})
+        out.update({(dataset, i): item for i, item in store.item_facts(dataset, ids).items()})
     return out
 
 
@@ -48,31 +49,28 @@ def judge_selection(store: Store, rubric: Rubric, opts: ReportOptions) -> Judgme
 
 
 def judgments_for(
-    store: Store, selection: JudgmentSelection, keys: Iterable[ItemKey], items: dict[ItemKey, Item]
-) -> tuple[dict[ItemKey, Judgment], int]:
-    """The report's judgment for each of ``keys`` (full rows, only for these items).
+    store: Store, selection: JudgmentSelection, keys: Iterable[ItemKey]
+) -> tuple[dict[ItemKey, JudgmentRow], int]:
+    """The report's judgment for each of ``keys`` (lean rows, only for these items).
 
     A judgment of an older version of its item (its ``item_hash`` is not the item's
     current content hash, e.g. after ``import --replace``) is left out. Returns the
     chosen judgments and the number of items left with only such stale judgments.
+    The latest-per-cache-key step and the staleness test run in SQL; rows stream
+    through the one-per-item rule, so only the chosen rows are ever held.
     """
-    by_dataset: dict[str, list[str]] = {}
-    for dataset, item_id in keys:
-        if selection.dataset is None or dataset == selection.dataset:
-            by_dataset.setdefault(dataset, []).append(item_id)
-    filters = {k: v for k, v in selection.filters().items() if k not in ("rubric_hash", "dataset")}
-    rows: list[Judgment] = []
+    wanted = {key for key in keys if selection.dataset is None or key[0] == selection.dataset}
+    filters = {**selection.filters(), "rubric_hash": selection.rubric_hash or ""}
     stale: set[ItemKey] = set()
-    for dataset, ids in sorted(by_dataset.items()):
-        found = store.judgments_for_items(selection.rubric_hash or "", dataset, ids, **filters)
-        for item_rows in found.values():  # each item in order
-            for j in item_rows:
-                item = items.get((j.dataset, j.item_id))
-                if item is not None and j.item_hash and j.item_hash != item.content_hash:
-                    stale.add((j.dataset, j.item_id))
-                else:
-                    rows.append(j)
-    chosen = select_judgments(rows)
+
+    def fresh() -> Iterator[JudgmentRow]:
+        for j in store.judgment_rows(wanted, **filters):
+            if j.stale:
+                stale.add((j.dataset, j.item_id))
+            else:
+                yield j
+
+    chosen = select_judgments(fresh())
     return chosen, len(stale - set(chosen))
 
 

@@ -16,15 +16,22 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
+from judgekit.store.columns import ItemFacts, JudgmentRow
 from judgekit.types import Item, Judgment, Scale
 
 ItemKey = tuple[str, str]  # (dataset, item_id)
+#: A full judgment or the lean row a report reads (the same attribute names).
+AnyJudgment = Judgment | JudgmentRow
+J = TypeVar("J", Judgment, JudgmentRow)
+#: A full item or the facts (prompt, grouping fields) a report reads.
+AnyItem = Item | ItemFacts
 
 
-def select_judgments(judgments: Iterable[Judgment]) -> dict[ItemKey, Judgment]:
+def select_judgments(judgments: Iterable[J]) -> dict[ItemKey, J]:
     """One judgment per item: the plain variant at the lowest sample index, latest row wins."""
-    chosen: dict[ItemKey, Judgment] = {}
+    chosen: dict[ItemKey, J] = {}
     for j in judgments:  # insertion order: a later row replaces an earlier one
         if j.variant != "":
             continue
@@ -67,13 +74,13 @@ class Pairing:
     keys: list[ItemKey] = field(default_factory=list)
     judge: list[str] = field(default_factory=list)
     human: list[str] = field(default_factory=list)
-    failed: list[tuple[ItemKey, str, Judgment]] = field(default_factory=list)  # (key, human, j)
+    failed: list[tuple[ItemKey, str, AnyJudgment]] = field(default_factory=list)  # (key, human, j)
     no_judgment: int = 0
     no_majority: int = 0
 
 
 def pair_up(
-    judgments: Mapping[ItemKey, Judgment],
+    judgments: Mapping[ItemKey, AnyJudgment],
     references: Mapping[ItemKey, Mapping[str, str]],
     scale: Scale,
 ) -> Pairing:
@@ -98,7 +105,7 @@ def pair_up(
 
 
 def cluster_ids(
-    keys: Sequence[ItemKey], items: Mapping[ItemKey, Item], cluster_by: str
+    keys: Sequence[ItemKey], items: Mapping[ItemKey, AnyItem], cluster_by: str
 ) -> list[str]:
     """Cluster id per item from ``cluster``, ``prompt`` (the input), ``slice``, ``meta.NAME``
     or a bare meta key.

@@ -20,13 +20,21 @@ from judgekit import stats
 from judgekit.report.agreement import IntervalSpec, bootstrap_stat, proportion_stat, to_stat
 from judgekit.report.model import Stat, undefined
 
+#: Per-item outcome codes for one label, as :func:`_f1` reads them.
+_TP, _FP, _FN = 1, 2, 3
 
-def _f1(
-    tp: npt.NDArray[np.float64], fp: npt.NDArray[np.float64], fn: npt.NDArray[np.float64]
-) -> npt.NDArray[np.float64]:
-    t = tp.sum(axis=-1)
+
+def _f1(outcome: npt.NDArray[np.int8]) -> npt.NDArray[np.float64]:
+    """F1 = 2 TP / (2 TP + FP + FN) over the last axis of per-item outcome codes.
+
+    One int8 code per item (0 true negative, then TP, FP, FN) instead of three float
+    arrays: a bootstrap gathers a byte per item per resample, not 24, and the counts
+    are the same integers, so the figures are those of the three-array form.
+    """
+    t = (outcome == _TP).sum(axis=-1)
+    wrong = (outcome == _FP).sum(axis=-1) + (outcome == _FN).sum(axis=-1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out: npt.NDArray[np.float64] = 2.0 * t / (2.0 * t + fp.sum(axis=-1) + fn.sum(axis=-1))
+        out: npt.NDArray[np.float64] = 2.0 * t / (2.0 * t + wrong)
     return out
 
 
@@ -48,10 +56,13 @@ def per_class(
             if truth.any()
             else undefined(f"no human label is {label!r}", 0)
         )
-        tp, fp, fn = said & truth, said & ~truth, ~said & truth
+        outcome = np.zeros(len(ja), dtype=np.int8)
+        outcome[said & truth] = _TP
+        outcome[said & ~truth] = _FP
+        outcome[~said & truth] = _FN
         out[f"f1_{label}"] = (
-            bootstrap_stat(_f1, [tp.astype(float), fp.astype(float), fn.astype(float)], spec)
-            if (tp | fp | fn).any()
+            bootstrap_stat(_f1, [outcome], spec)
+            if outcome.any()
             else undefined(f"neither the judge nor the humans said {label!r}", len(ja))
         )
     return out

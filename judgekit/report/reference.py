@@ -27,11 +27,13 @@ per-item rule (single label, majority, lower median) is
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import itertools
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from judgekit.report.pairing import ItemKey, reference_label
 from judgekit.store import Store
+from judgekit.store.columns import LabelRow
 from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric, Scale
 
 
@@ -97,7 +99,7 @@ class HumanReference:
 
 
 def split_labels(
-    labels: list[Label], scale: Scale, *, include_unblinded: bool = False
+    labels: Iterable[Label | LabelRow], scale: Scale, *, include_unblinded: bool = False
 ) -> HumanReference:
     """Build the reference from latest label rows (annotators' and adjudicators' together)."""
     by_item: dict[ItemKey, dict[str, str]] = {}
@@ -129,10 +131,10 @@ def human_reference(
     include_unblinded: bool = False,
 ) -> HumanReference:
     """The human reference for ``rubric`` (optionally one dataset) from the store."""
-    rows = store.latest_labels(rubric.sha256, dataset=dataset, include_skips=True)
+    rows = store.latest_label_rows(rubric.sha256, dataset=dataset)  # lean: skips included
     adjudications = store.adjudicated_labels(rubric.sha256, dataset=dataset)
     reference = split_labels(
-        [*rows, *adjudications], rubric.scale, include_unblinded=include_unblinded
+        itertools.chain(rows, adjudications), rubric.scale, include_unblinded=include_unblinded
     )
     flagged = len({(r.dataset, r.item_id) for r in rows if r.flagged})
     return HumanReference(

@@ -24,7 +24,7 @@ from judgekit.errors import InputError
 from judgekit.report.agreement import IntervalSpec, bootstrap_stat, numeric_values
 from judgekit.report.model import Bias, ProbeEntry, Stat, undefined
 from judgekit.report.options import ReportOptions
-from judgekit.report.pairing import ItemKey, Pairing
+from judgekit.report.pairing import AnyItem, AnyJudgment, ItemKey, Pairing
 from judgekit.report.self_preference import PROBE, self_preference_entry
 from judgekit.stats._bias_scale import (
     brier_score,
@@ -34,7 +34,7 @@ from judgekit.stats._bias_scale import (
     reliability_bins,
     variance_ratio,
 )
-from judgekit.types import Item, Judgment, Scale
+from judgekit.types import Scale
 
 #: Confidence calibration is shown once at least this many paired items carry a confidence.
 MIN_CONFIDENCES = 10
@@ -98,7 +98,7 @@ def _paired_share_gap(j_vals: np.ndarray, h_vals: np.ndarray, low: float, high: 
                 spec.bootstrap_name, None, note, float(result.pvalue))
 
 
-def calibration_entry(pairing: Pairing, judgments: Mapping[ItemKey, Judgment],
+def calibration_entry(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment],
                       spec: IntervalSpec) -> ProbeEntry | None:
     """ECE and Brier score of the judge's stated confidence against agreeing with people."""
     keep = [i for i, key in enumerate(pairing.keys)
@@ -135,7 +135,7 @@ def scale_use_absence(pairing: Pairing, scale: Scale) -> str | None:
     return None
 
 
-def calibration_absence(pairing: Pairing, judgments: Mapping[ItemKey, Judgment]) -> str | None:
+def calibration_absence(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]) -> str | None:
     """Why calibration is not computed: too few compared verdicts carry a confidence."""
     k = sum(1 for key in pairing.keys
             if (j := judgments.get(key)) is not None and j.confidence is not None)
@@ -156,9 +156,9 @@ def check_required(bias: Bias, opts: ReportOptions) -> None:
             raise InputError(f"{option}: {name} cannot be computed here: {bias.absent[probe]}")
 
 
-def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey, Judgment],
+def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment],
                        scale: Scale, spec: IntervalSpec,
-                       items: Mapping[ItemKey, Item] | None = None,
+                       items: Mapping[ItemKey, AnyItem] | None = None,
                        judge_family: str | None = None) -> Bias:
     """The bias section with the probes computed from the paired items added where they
     apply (scale use, calibration, self-preference) and a reason for each one that does not."""

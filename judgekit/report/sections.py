@@ -7,6 +7,7 @@ one section of the report model; none reads the store.
 from __future__ import annotations
 
 import math
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -51,12 +52,18 @@ FAILED = "(failed)"
 
 
 def _pair_agreement(item_labels: Sequence[Sequence[str]]) -> tuple[npt.NDArray[np.float64], ...]:
-    agreeing, total = [], []
-    for labels in item_labels:
-        counts = np.unique(np.asarray(labels, dtype=object), return_counts=True)[1]
-        agreeing.append(float(np.sum(counts * (counts - 1)) / 2))
-        total.append(len(labels) * (len(labels) - 1) / 2)
-    return np.asarray(agreeing), np.asarray(total)
+    """Per item: agreeing annotator pairs and all pairs (a Counter per item: fast at 100k)."""
+    agreeing = np.fromiter(
+        (sum(c * (c - 1) for c in Counter(labels).values()) / 2 for labels in item_labels),
+        dtype=float,
+        count=len(item_labels),
+    )
+    total = np.fromiter(
+        (len(labels) * (len(labels) - 1) / 2 for labels in item_labels),
+        dtype=float,
+        count=len(item_labels),
+    )
+    return agreeing, total
 
 
 def human_ceiling(

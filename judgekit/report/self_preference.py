@@ -19,18 +19,18 @@ import numpy as np
 from judgekit.families import is_known_family, model_family, response_models
 from judgekit.report.agreement import IntervalSpec, numeric_values
 from judgekit.report.model import ProbeEntry, Stat
-from judgekit.report.pairing import ItemKey, Pairing
+from judgekit.report.pairing import AnyItem, AnyJudgment, ItemKey, Pairing
 from judgekit.stats._bias_self import (
     Figure,
     self_preference_pairwise,
     self_preference_pointwise,
 )
-from judgekit.types import Item, Judgment, Scale
+from judgekit.types import Scale
 
 PROBE = "self_preference"
 
 
-def judge_model(pairing: Pairing, judgments: Mapping[ItemKey, Judgment]) -> str | None:
+def judge_model(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]) -> str | None:
     """The compared judgments' model as requested (as returned when only that one has a
     known family), the most common one if several."""
     rows = [judgments[k] for k in pairing.keys if k in judgments]
@@ -53,8 +53,8 @@ def _stat(figure: Figure, spec: IntervalSpec) -> Stat:
 
 def self_preference_entry(
     pairing: Pairing,
-    items: Mapping[ItemKey, Item],
-    judgments: Mapping[ItemKey, Judgment],
+    items: Mapping[ItemKey, AnyItem],
+    judgments: Mapping[ItemKey, AnyJudgment],
     scale: Scale,
     spec: IntervalSpec,
     judge_family: str | None = None,

@@ -9,6 +9,7 @@ the ``n`` it actually used.
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
@@ -72,11 +73,22 @@ def as_1d(values: Iterable[Any] | npt.ArrayLike, name: str) -> np.ndarray:
     return arr
 
 
+def _only_str(arr: np.ndarray) -> bool:
+    """Whether an object array holds nothing but ``str`` (labels): no None, NaN or inf.
+
+    One pass in C (``map(type, ...)``) lets the per-value checks below be skipped on
+    the common case, 100,000 string labels.
+    """
+    return arr.dtype.kind == "O" and set(map(type, arr.ravel().tolist())) <= {str}
+
+
 def missing_mask(arr: np.ndarray) -> BoolArray:
     """True where a value is missing: ``None`` or a floating NaN."""
     kind = arr.dtype.kind
     if kind == "f":
         return np.asarray(np.isnan(arr), dtype=bool)
+    if kind == "O" and _only_str(arr):
+        return np.zeros(arr.shape, dtype=bool)
     if kind == "O":
         return np.fromiter(
             (v is None or (isinstance(v, float | np.floating) and math.isnan(v)) for v in arr),
@@ -123,7 +135,7 @@ def _reject_infinite_labels(arr: np.ndarray, name: str) -> None:
     """An infinite value is a failed conversion upstream, never a category: say so."""
     if arr.dtype.kind == "f":
         bad = bool(np.isinf(arr).any())
-    elif arr.dtype.kind == "O":
+    elif arr.dtype.kind == "O" and not _only_str(arr):
         bad = any(isinstance(v, float | np.floating) and math.isinf(v) for v in arr.tolist())
     else:
         bad = False
@@ -156,6 +168,9 @@ def encode(
     else:
         seen: dict[Hashable, None] = {}
         for values, mask in zip(python_values, masks, strict=True):
+            if not mask.any():
+                seen.update(dict.fromkeys(values))
+                continue
             for v, m in zip(values, mask.tolist(), strict=True):
                 if not m:
                     seen[v] = None
@@ -163,11 +178,17 @@ def encode(
     index = {c: i for i, c in enumerate(categories)}
     codes = []
     for (name, _arr), values, mask in zip(columns, python_values, masks, strict=True):
-        out = np.fromiter(
-            (-1 if m else index.get(v, -2) for v, m in zip(values, mask.tolist(), strict=True)),
-            dtype=np.int64,
-            count=len(values),
-        )
+        if not mask.any():  # nothing missing: one C-level lookup per value
+            out = np.fromiter(
+                map(index.get, values, itertools.repeat(-2)), dtype=np.int64, count=len(values)
+            )
+        else:
+            out = np.fromiter(
+                (-1 if m else index.get(v, -2)
+                 for v, m in zip(values, mask.tolist(), strict=True)),
+                dtype=np.int64,
+                count=len(values),
+            )
         bad = np.flatnonzero(out == -2)
         if bad.size:
             examples = sorted({repr(values[i]) for i in bad[:5]})

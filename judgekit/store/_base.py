@@ -108,6 +108,19 @@ class StoreBase:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
+    def _paged(
+        self, sql: str, params: Sequence[Any], page: int = 10_000
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """Plain tuples a page at a time: a large read never holds every raw row at once.
+
+        The caller converts each page into smaller rows (shared strings, fewer
+        columns) or folds it away; the store's lock is held until the read ends.
+        """
+        with self._lock:
+            cursor = self._conn.execute(sql, params)
+            while rows := cursor.fetchmany(page):
+                yield rows
+
     def _one(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Row | None:
         found = self._rows(sql, params)
         return found[0] if found else None

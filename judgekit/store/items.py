@@ -14,7 +14,8 @@ from typing import Any
 
 from judgekit.errors import InputError
 from judgekit.store import rows as R
-from judgekit.store._base import StoreBase, chunks, marks
+from judgekit.store._base import CHUNK, StoreBase, chunks, marks
+from judgekit.store.columns import ITEM_FACTS_SELECT, ItemFacts, item_facts_reader
 from judgekit.types import Item, Rubric
 
 
@@ -106,6 +107,33 @@ class ItemsRubricsMixin(StoreBase):
             ):
                 found[row["id"]] = R.row_to_item(row)
         return found
+
+    def item_facts(self, dataset: str, item_ids: Iterable[str]) -> dict[str, ItemFacts]:
+        """Identity, prompt and grouping fields (no responses) of ``dataset``'s items among
+        ``item_ids``, in import order.
+
+        Few ids are looked up in ``IN`` lists; many are read in one pass over the dataset.
+        """
+        wanted = set(item_ids)
+        if not wanted:
+            return {}
+        convert = item_facts_reader()
+        out: dict[str, ItemFacts] = {}
+        if len(wanted) <= 4 * CHUNK:
+            ids = sorted(wanted)
+            for chunk in chunks(ids):
+                for page in self._paged(
+                    f"SELECT {ITEM_FACTS_SELECT} FROM items WHERE dataset = ? "
+                    f"AND id IN ({marks(len(chunk))}) ORDER BY rowid",
+                    [dataset, *chunk],
+                ):
+                    out.update((row[1], convert(row)) for row in page)
+            return out
+        for page in self._paged(
+            f"SELECT {ITEM_FACTS_SELECT} FROM items WHERE dataset = ? ORDER BY rowid", [dataset]
+        ):
+            out.update((row[1], convert(row)) for row in page if row[1] in wanted)
+        return out
 
     def item_ids(self, dataset: str) -> list[str]:
         """All item ids of ``dataset`` in import order (cheap: no item text is read)."""

@@ -15,6 +15,7 @@ from typing import Any
 from judgekit.errors import StoreError
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase
+from judgekit.store.columns import LABEL_ROW_SELECT, LabelRow, label_row_reader
 from judgekit.types import ADJUDICATED_SOURCE, Label
 
 
@@ -84,6 +85,22 @@ class LabelQueueMixin(StoreBase):
             + " ORDER BY id"
         )
         return [R.row_to_label(row) for row in self._rows(sql, params)]
+
+    def latest_label_rows(self, rubric_hash: str, *, dataset: str | None = None) -> list[LabelRow]:
+        """:meth:`latest_labels` with skips, as lean :class:`LabelRow` tuples (same rows, order).
+
+        For reads over every label of a large set (the report's human reference).
+        """
+        filters, params = self._label_filters(rubric_hash, dataset, None)
+        sql = (
+            f"SELECT {LABEL_ROW_SELECT} FROM labels WHERE id IN "
+            f"({_LATEST_IDS.format(filters=filters)}) ORDER BY id"
+        )
+        convert = label_row_reader()
+        out: list[LabelRow] = []
+        for page in self._paged(sql, params):
+            out.extend(map(convert, page))
+        return out
 
     def adjudicated_labels(
         self, rubric_hash: str, *, dataset: str | None = None, include_skips: bool = False

@@ -18,12 +18,13 @@ Two selection rules, both over the latest row per cache key (after the filters):
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Unpack
 
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase
+from judgekit.store.columns import JudgmentRow, shared
 from judgekit.store.judges import JudgmentFilters, JudgmentSelection, selection_of
 
 #: The one-per-item pick orders rows by ``sample_index * _ID_SPAN + (_ID_SPAN - id)``:
@@ -61,7 +62,8 @@ class JudgedItem:
     """One item's verdict (the one-per-item pick) with the item fields an estimate needs.
 
     ``current`` is False when the item is gone or the verdict judged an older
-    version of it (its ``item_hash`` differs from the item's content hash).
+    version of it (its ``item_hash`` differs from the item's content hash). Rows with
+    the same meta text share one ``meta`` mapping: read it, never change it.
     """
 
     dataset: str
@@ -236,6 +238,39 @@ class JudgmentSummaryMixin(StoreBase):
         ]
         return points, int(rows[0][3]) if rows else 0
 
+    def judgment_rows(
+        self,
+        items: Collection[tuple[str, str]],
+        **filters: Unpack[JudgmentFilters],
+    ) -> Iterator[JudgmentRow]:
+        """The latest judgment per cache key matching the filters, of the (dataset, item id)
+        keys in ``items``, as lean rows in id order.
+
+        Each row says whether it is stale: made for another version of its item (its
+        ``item_hash`` is not the stored item's content hash). Rows are read a page at a
+        time and yielded, so a caller that keeps one row per item never holds a
+        million.
+        """
+        where, params = selection_of(filters).where()
+        share = shared()
+        sql = (
+            "SELECT j.dataset, j.item_id, j.variant, j.sample_index, j.status, j.label, "
+            "j.confidence, j.model_requested, j.model_returned, "
+            "(j.item_hash != '' AND i.content_hash IS NOT NULL AND j.item_hash != i.content_hash) "
+            "FROM judgments j LEFT JOIN items i ON i.dataset = j.dataset AND i.id = j.item_id "
+            f"WHERE j.id IN (SELECT MAX(id) FROM judgments {where} GROUP BY cache_key) "
+            "ORDER BY j.id"
+        )
+        for page in self._paged(sql, params):
+            for (dataset, item_id, variant, sample_index, status, label, conf, requested,
+                 returned, stale) in page:
+                if (dataset, item_id) in items:
+                    yield JudgmentRow(
+                        share(dataset, dataset), item_id, share(variant, variant), sample_index,
+                        share(status, status), share(label, label), conf,
+                        share(requested, requested), share(returned, returned), bool(stale),
+                    )
+
     def judged_items(self, **filters: Unpack[JudgmentFilters]) -> list[JudgedItem]:
         """Every item's verdict under the one-per-item rule, without loading full rows.
 
@@ -252,7 +287,17 @@ class JudgmentSummaryMixin(StoreBase):
             "ORDER BY s.dataset, s.item_id",
             params,
         )
+        metas: dict[str | None, dict[str, Any]] = {}  # most items share one meta text ("{}")
+
+        def meta_of(text: str | None) -> dict[str, Any]:
+            found = metas.get(text)
+            if found is None:
+                found = metas[text] = R.load_json(text)
+            return found
+
+        share = shared()
         return [
-            JudgedItem(ds, item_id, status, label, bool(current), sl, cl, R.load_json(meta))
+            JudgedItem(share(ds, ds), item_id, share(status, status), share(label, label),
+                       bool(current), share(sl, sl), share(cl, cl), meta_of(meta))
             for ds, item_id, status, label, current, sl, cl, meta in rows
         ]
