@@ -27,7 +27,8 @@ from judgekit.report.pairing import ItemKey, select_judgments
 from judgekit.report.reference import human_reference
 from judgekit.report.sections import weighted_kappa_fn
 from judgekit.store import JudgmentSelection, Store
-from judgekit.types import Judgment, Rubric
+from judgekit.store.columns import JudgmentRow
+from judgekit.types import Rubric
 
 
 @dataclass(frozen=True)
@@ -106,16 +107,20 @@ def judge_side(
     rubric: Rubric,
     selection: JudgmentSelection,
     run_id: str | None,
-) -> tuple[dict[ItemKey, Judgment], Counter[str]]:
-    """One judge's plain judgments (``selection``), one per item, and their statuses."""
-    rows = store.judgments(**selection.filters())
-    if not rows:
+) -> tuple[dict[ItemKey, JudgmentRow], Counter[str]]:
+    """One judge's plain judgments (``selection``), one per item, and their statuses.
+
+    Lean rows (item, variant, sample, status, label) streamed through the one-per-item
+    rule, never full judgments: a judge of 100,000 items is compared without reading
+    its completions.
+    """
+    chosen = select_judgments(store.judgment_rows(None, **selection.filters()))
+    if not chosen:  # the selection is of plain variants: no rows at all
         raise InputError(
             f"no judgments for rubric {rubric.name} v{rubric.version}"
             + (f" on dataset {selection.dataset!r}" if selection.dataset else "")
             + (f" by the judge of run {run_id!r}" if run_id else "")
         )
-    chosen = select_judgments(rows)
     return chosen, Counter(j.status for j in chosen.values())
 
 

@@ -240,11 +240,11 @@ class JudgmentSummaryMixin(StoreBase):
 
     def judgment_rows(
         self,
-        items: Collection[tuple[str, str]],
+        items: Collection[tuple[str, str]] | None = None,
         **filters: Unpack[JudgmentFilters],
     ) -> Iterator[JudgmentRow]:
         """The latest judgment per cache key matching the filters, of the (dataset, item id)
-        keys in ``items``, as lean rows in id order.
+        keys in ``items`` (all when None), as lean rows in id order.
 
         Each row says whether it is stale: made for another version of its item (its
         ``item_hash`` is not the stored item's content hash). Rows are read a page at a
@@ -264,7 +264,7 @@ class JudgmentSummaryMixin(StoreBase):
         for page in self._paged(sql, params):
             for (dataset, item_id, variant, sample_index, status, label, conf, requested,
                  returned, stale) in page:
-                if (dataset, item_id) in items:
+                if items is None or (dataset, item_id) in items:
                     yield JudgmentRow(
                         share(dataset, dataset), item_id, share(variant, variant), sample_index,
                         share(status, status), share(label, label), conf,
