@@ -118,7 +118,8 @@ def _judgments_from_full_rows(
 
 def _outcome(j: object) -> tuple[object, ...]:
     return tuple(getattr(j, name) for name in
-                 ("dataset", "item_id", "variant", "sample_index", "status", "label", "confidence"))
+                 ("dataset", "item_id", "variant", "sample_index", "status", "label", "confidence",
+                  "model_requested", "model_returned"))
 
 
 def test_report_judgments_match_the_full_row_rule(filled: tuple[Store, Rubric]) -> None:
