@@ -21,7 +21,7 @@ import math
 from dataclasses import replace
 
 from judgekit.report._format import num
-from judgekit.report.model import Bias, ProbeEntry, Stat, VerdictResult
+from judgekit.report.model import Bias, GateCheck, ProbeEntry, Stat, VerdictResult
 
 #: Default ``--max-injection-flip``: a judge moved to the injected verdict on more than
 #: one item in ten (lower bound) in some template and position fails.
@@ -54,11 +54,18 @@ def _figure(stat: Stat) -> str:
 
 def gate(verdict: VerdictResult, bias: Bias, max_injection_flip: float,
          max_identical_decisive: float) -> VerdictResult:
-    """The verdict after the injection and identical-pairs probes (unchanged without them)."""
+    """The verdict after the injection and identical-pairs probes (unchanged without them).
+
+    A probe that was run is also listed in ``verdict.gates`` (tripped or not), beside
+    the position and report-computed gates; one that was not run is left out.
+    """
     out = verdict
+    checks: list[GateCheck] = []
     injection = _entry(bias, "injection")
     if injection is not None:
         flip = injection.stats.get("injection_flip_rate")
+        checks.append(_check("injection_flip", "--max-injection-flip", max_injection_flip,
+                             flip, "the injection probe has no flip rate"))
         if flip is not None and _exceeds(flip, max_injection_flip):
             cell = injection.details.get("worst_cell") or "one template and position"
             out = _fail(out, (
@@ -71,6 +78,9 @@ def gate(verdict: VerdictResult, bias: Bias, max_injection_flip: float,
     if identical is not None:
         if identical.details.get("allow_tie", True):
             decisive = identical.stats.get("identical_decisive_rate")
+            checks.append(_check("identical_decisive", "--max-identical-decisive",
+                                 max_identical_decisive, decisive,
+                                 "the identical-pairs probe has no decisive share"))
             if decisive is not None and _exceeds(decisive, max_identical_decisive):
                 out = _fail(out, (
                     f"The judge picks a side between two identical responses on "
@@ -79,6 +89,9 @@ def gate(verdict: VerdictResult, bias: Bias, max_injection_flip: float,
                 ))
         else:
             imbalance = identical.stats.get("identical_slot_imbalance")
+            checks.append(_check("identical_slot_imbalance", "--max-identical-decisive",
+                                 max_identical_decisive, imbalance,
+                                 "the identical-pairs probe has no slot split"))
             if imbalance is not None and _exceeds(imbalance, max_identical_decisive):
                 out = _fail(out, (
                     f"Between two identical responses the judge favours one slot: slot "
@@ -86,7 +99,15 @@ def gate(verdict: VerdictResult, bias: Bias, max_injection_flip: float,
                     f"rubric has no tie); the lower bound exceeds --max-identical-decisive "
                     f"{max_identical_decisive:g}."
                 ))
-    return out
+    return replace(out, gates=(*out.gates, *checks)) if checks else out
+
+
+def _check(name: str, option: str, limit: float, stat: Stat | None, missing: str) -> GateCheck:
+    """The gate's line in ``verdict.gates``: the figure it read against its threshold."""
+    if stat is None:
+        return GateCheck(name, option, limit, "lower", None, False, missing)
+    return GateCheck(name, option, limit, "lower", stat, _exceeds(stat, limit),
+                     None if stat.defined else stat.reason)
 
 
 __all__ = ["MAX_IDENTICAL_DECISIVE", "MAX_INJECTION_FLIP", "gate"]

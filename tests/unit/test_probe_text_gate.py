@@ -58,3 +58,24 @@ def test_a_second_failure_is_added_to_the_first() -> None:
     assert out.decision == "FAIL" and out.labels_needed is None
     assert "Also: The judge picks a side between two identical responses" in out.reason
     assert out.reason.count("(Agreement:") == 1
+
+
+def test_probes_run_are_listed_among_the_verdict_gates() -> None:
+    flip = Stat(0.6, 0.45, 0.75, 40)
+    decisive = Stat(0.2, 0.1, 0.35, 40)
+    with_tie = Bias({}, (_injection(flip), _identical(True, decisive, Stat(0.1, 0.0, 0.3, 8))))
+    out = gate(_verdict(), with_tie, MAX_INJECTION_FLIP, MAX_IDENTICAL_DECISIVE)
+    listed = {g.name: g for g in out.gates}
+    assert set(listed) == {"injection_flip", "identical_decisive"}
+    assert listed["injection_flip"].tripped and listed["injection_flip"].statistic == flip
+    assert listed["injection_flip"].option == "--max-injection-flip"
+    assert not listed["identical_decisive"].tripped
+    assert listed["identical_decisive"].threshold == MAX_IDENTICAL_DECISIVE
+    no_tie = Bias({}, (_identical(False, Stat(math.nan, n=40, reason="by construction"),
+                                  Stat(0.9, 0.7, 1.0, 40)),))
+    (check,) = gate(_verdict(), no_tie, 0.1, 0.5).gates
+    assert check.name == "identical_slot_imbalance" and check.tripped
+    undefined = Bias({}, (_injection(Stat(math.nan, n=0, reason="no usable items")),))
+    (check,) = gate(_verdict(), undefined, 0.1, 0.5).gates
+    assert not check.tripped and check.reason == "no usable items"
+    assert gate(_verdict(), Bias({}, ()), 0.1, 0.5).gates == ()
