@@ -9,18 +9,27 @@ left. The run then ends as interrupted (:class:`RunInterrupted`, a
 ``KeyboardInterrupt``), its summary recorded; a rerun finishes the rest.
 
 The handler is installed only in the main thread of a loop that supports
-signal handlers; elsewhere Ctrl-C cancels as before.
+signal handlers. A run started by the blocking ``run_judgments`` inside a
+running event loop (a notebook cell) has its own loop in a worker thread, where
+no signal arrives: :func:`run_on_worker_thread` catches the Ctrl-C in the
+thread that waits and forwards it to the run's :class:`Stopper`
+(:class:`RemoteStop`), so a notebook stops exactly as the CLI does.
+Cancelling the task of an awaited run stops at once instead: every answer
+already received is stored (each is committed on its own) and the run's claims
+are released, but calls in flight are abandoned.
 """
 
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
+import contextvars
 import signal
 import sys
 import threading
-from collections.abc import Awaitable, Callable, Collection, Iterator
+from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator
 from contextlib import contextmanager
-from typing import TextIO
+from typing import Any, TextIO, TypeVar
 
 #: Seconds the calls in flight get to finish after the first Ctrl-C.
 GRACE_S = 10.0
@@ -64,7 +73,16 @@ class Stopper:
 
     @contextmanager
     def on_sigint(self) -> Iterator[None]:
-        """While inside, SIGINT calls :meth:`request` instead of cancelling the run."""
+        """While inside, SIGINT calls :meth:`request` instead of cancelling the run.
+
+        On a worker thread's loop started by :func:`run_on_worker_thread`, the
+        waiting thread's Ctrl-C does instead.
+        """
+        remote = _REMOTE.get()
+        if remote is not None:
+            with remote.attached(self):
+                yield
+            return
         if threading.current_thread() is not threading.main_thread():
             yield
             return
@@ -165,4 +183,109 @@ async def supervise(
         await asyncio.gather(*tasks, return_exceptions=True)
 
 
-__all__ = ["GRACE_S", "CallStopped", "RunInterrupted", "Stopper", "supervise"]
+_R = TypeVar("_R")
+
+
+class RemoteStop:
+    """Ctrl-C from the thread that waits for a run on another thread's loop.
+
+    :meth:`request` may be called from any thread; it reaches the runs'
+    stoppers on their loop. A request made while no run is attached (before the
+    first starts) stops the next run as soon as it attaches; a second one with
+    no run attached cancels the coroutine instead.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+        self._stoppers: list[Stopper] = []
+        self.requests = 0
+
+    def bind(self) -> None:
+        """Remember the running loop and task (called on the worker thread)."""
+        with self._lock:
+            self._loop = asyncio.get_running_loop()
+            self._task = asyncio.current_task()
+
+    @contextmanager
+    def attached(self, stopper: Stopper) -> Iterator[None]:
+        """While inside, requests reach ``stopper`` (those made before, at once)."""
+        with self._lock:
+            self._stoppers.append(stopper)
+            early = min(self.requests, 2)
+        for _ in range(early):
+            stopper._on_signal()
+        try:
+            yield
+        finally:
+            with self._lock:
+                self._stoppers.remove(stopper)
+
+    def request(self) -> None:
+        """One Ctrl-C: the first stops sending, the second forces (as :meth:`Stopper.request`)."""
+        with self._lock:
+            self.requests += 1
+            loop, task, stoppers = self._loop, self._task, list(self._stoppers)
+            force = not stoppers and self.requests > 1
+        if loop is None or loop.is_closed():
+            return
+        try:
+            for stopper in stoppers:
+                loop.call_soon_threadsafe(stopper._on_signal)
+            if force and task is not None:
+                loop.call_soon_threadsafe(task.cancel)
+        except RuntimeError:  # the loop closed meanwhile: the run is over
+            pass
+
+
+_REMOTE: contextvars.ContextVar[RemoteStop | None] = contextvars.ContextVar(
+    "judgekit_remote_stop", default=None)
+
+
+def run_on_worker_thread(main: Coroutine[Any, Any, _R]) -> _R:
+    """Run ``main`` on a fresh loop in a worker thread and wait, forwarding Ctrl-C to it.
+
+    What the blocking API does inside a running event loop (``asyncio.run``
+    would refuse). A ``KeyboardInterrupt`` in the waiting thread becomes a stop
+    request of the run (:class:`RemoteStop`); the wait goes on until the run has
+    stored what arrived in time and raised :class:`RunInterrupted`. Without this
+    the first Ctrl-C left the run judging everything on the worker thread.
+    """
+    remote = RemoteStop()
+    outcome: concurrent.futures.Future[_R] = concurrent.futures.Future()
+
+    async def bound() -> _R:
+        remote.bind()
+        _REMOTE.set(remote)
+        return await main
+
+    def target() -> None:
+        try:
+            outcome.set_result(asyncio.run(bound()))
+        except BaseException as exc:  # handed to the waiting thread, raised there
+            outcome.set_exception(exc)
+
+    worker = threading.Thread(target=target, name="judgekit-run")
+    worker.start()
+    try:
+        while True:
+            try:
+                result = outcome.result()
+                break
+            except KeyboardInterrupt:
+                if outcome.done():  # the run's own RunInterrupted, or it ended meanwhile
+                    result = outcome.result()
+                    break
+                remote.request()
+            except asyncio.CancelledError:
+                if not remote.requests:
+                    raise
+                raise RunInterrupted from None  # a second Ctrl-C before any run began
+    finally:
+        worker.join()
+    return result
+
+
+__all__ = ["GRACE_S", "CallStopped", "RemoteStop", "RunInterrupted", "Stopper",
+           "run_on_worker_thread", "supervise"]

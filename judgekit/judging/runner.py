@@ -23,7 +23,6 @@ verdict is mapped back to the original orientation (A<->B) before it is stored.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import datetime as dt
 import functools
 import time
@@ -38,7 +37,7 @@ from judgekit.clients.spec import JudgeSpec, endpoint_hint
 from judgekit.errors import EndpointError
 from judgekit.judging.cache import needs_call
 from judgekit.judging.claims import POLL_S, Call, Claims
-from judgekit.judging.interrupt import CallStopped, Stopper, supervise
+from judgekit.judging.interrupt import CallStopped, Stopper, run_on_worker_thread, supervise
 from judgekit.judging.outcomes import CallRef, judgment_of, utc_now
 from judgekit.judging.progress import Progress, RunSummary
 from judgekit.judging.units import (
@@ -380,10 +379,9 @@ def _blocking(
         except RuntimeError:
             return asyncio.run(func(*args, **kwargs))
         # Called from a running event loop (a Jupyter cell): asyncio.run() would refuse,
-        # so run on a fresh loop in a worker thread and wait (``await`` the async form
-        # instead to keep the notebook's loop free).
-        with concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="judgekit") as pool:
-            return pool.submit(asyncio.run, func(*args, **kwargs)).result()
+        # so run on a fresh loop in a worker thread and wait, Ctrl-C forwarded to the run
+        # (``await`` the async form instead to keep the notebook's loop free).
+        return run_on_worker_thread(func(*args, **kwargs))
 
     blocking.__name__ = blocking.__qualname__ = func.__name__.removeprefix("a")
     blocking.__doc__ = doc
