@@ -1,8 +1,9 @@
 """Options shared by several commands, so every command finds the store and rubric the same way.
 
 Database path resolution: ``--db PATH``, else ``$JUDGEKIT_DB``, else ``./judgekit.db``.
-Commands that only read open the store with :func:`read_store`, which never
-creates one; every text printed goes through :func:`echo` (controls escaped,
+Commands that only read (or add to an existing store) open it with
+:func:`read_store`, which never creates one; a command that judges opens it with
+:func:`store_for_items`; every text printed goes through :func:`echo` (controls escaped,
 see :mod:`judgekit.textsafe`); every file written for ``--out`` goes through
 :func:`write_out`, which refuses the store itself.
 """
@@ -51,6 +52,27 @@ def read_store(db: str | os.PathLike[str] | None) -> Store:
     from judgekit.store import open_store
 
     return open_store(resolve_db_path(db), create=False)
+
+
+def store_for_items(
+    db: str | os.PathLike[str] | None, data: Path | None, dataset: str | None
+) -> Store:
+    """The store of a command that judges ``--data FILE`` or a stored ``--dataset``.
+
+    ``--data`` brings items to import, so the store is created if need be, as
+    ``judgekit import`` does; a stored dataset needs an existing store, so
+    without ``--data`` a missing one is ``no store at PATH`` (exit 2), never a
+    new empty store left behind by a failed command.
+    """
+    if data is None:
+        if not dataset:
+            from judgekit.errors import InputError
+
+            raise InputError("give --data FILE or --dataset NAME")
+        return read_store(db)
+    from judgekit.store import open_store
+
+    return open_store(resolve_db_path(db))
 
 
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from judgekit.cli._common import SEED, db_option, echo, resolve_db_path, rubric_option
+from judgekit.cli._common import SEED, db_option, echo, read_store, rubric_option
 from judgekit.errors import InputError, JudgekitError
 from judgekit.types import Judgment, Rubric
 
@@ -216,7 +216,6 @@ def command(
     to resume. See docs/annotate.md.
     """
     from judgekit.rubrics import load_rubric
-    from judgekit.store import open_store
     from judgekit.tui.app import make_app  # Textual loads only when the app opens
 
     if not annotator.strip():
@@ -224,7 +223,7 @@ def command(
     loaded = load_rubric(rubric)
     if adjudicate and show_judge:
         raise InputError("--adjudicate never shows the judge: drop --show-judge")
-    store = open_store(resolve_db_path(db), create=False)
+    store = read_store(db)
     try:
         if adjudicate:
             run_adjudication(store, loaded, annotator.strip(), dataset)

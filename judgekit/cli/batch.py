@@ -17,7 +17,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli._common import check_out_path, db_option, echo, resolve_db_path, rubric_option
+from judgekit.cli._common import (
+    check_out_path,
+    db_option,
+    echo,
+    read_store,
+    rubric_option,
+    store_for_items,
+)
 from judgekit.cli._endpoint import (
     BASE_URL_ENV,
     LOGPROBS_OPTION,
@@ -141,14 +148,13 @@ def prepare(**params: Any) -> None:
     """
     from judgekit.judging.batch.prepare import new_batch_id, prepare_batch, request_shape
     from judgekit.rubrics import load_rubric
-    from judgekit.store import open_store
 
     endpoint = EndpointOptions.take(params)
     rubric = load_rubric(params["rubric"])
     spec = _spec(endpoint)
     batch_id = new_batch_id()
     out = params["out"] or Path(f"batch-{batch_id}.jsonl")
-    with open_store(params["db"]) as store:
+    with store_for_items(params["db"], params["data"], params["dataset"]) as store:
         check_out_path(out, store=store.path)  # a batch file must never replace the store
         units, samples, kind, name = _planned(store, rubric, params)
         shape = request_shape(store, spec, params["response_format"])
@@ -173,13 +179,6 @@ def _spec(endpoint: EndpointOptions) -> JudgeSpec:
     identity = None if endpoint.endpoint_name is None else named_endpoint(endpoint.endpoint_name)
     return endpoint.spec(urls[0] if urls else identity or "", endpoint.model or "", local=False,
                          identity=identity)
-
-
-def existing_store(db: str) -> Store:
-    """The store at ``--db``; a missing file is an error (never created silently)."""
-    from judgekit.store import open_store
-
-    return open_store(resolve_db_path(db), create=False)
 
 
 @command.command("collect")
@@ -207,7 +206,7 @@ def collect(batch_id: str | None, output: Path | None, errors: Path | None, db: 
         raise InputError("give a submitted batch ID or --output FILE (not both)")
     if errors is not None and output is None:
         raise InputError("--errors goes with --output FILE")
-    with existing_store(db) as store:
+    with read_store(db) as store:
         if output is not None:
             paths = [output] + ([errors] if errors is not None else [])
             report = collect_files(store, paths)
@@ -239,7 +238,7 @@ def submit(file: Path, db: str, base_url: str | None, endpoint_name: str | None,
     """Upload a prepared FILE and create its batch (24 h window); records the batch id."""
     from judgekit.judging.batch.remote import submit_file
 
-    with existing_store(db) as store:
+    with read_store(db) as store:
         job = submit_file(store, file, base_url=base_url, endpoint_name=endpoint_name,
                           api_key=resolve_api_key(None, api_key_env))
     echo(f"submitted {file} as batch {job.id} ({job.state}) at {job.base_url}")
@@ -266,7 +265,7 @@ def status(batch_id: str | None, db: str, api_key_env: str) -> None:
     """
     from judgekit.judging.batch.remote import refresh_job
 
-    with existing_store(db) as store:
+    with read_store(db) as store:
         if batch_id is not None:
             job = refresh_job(store, batch_id, api_key=resolve_api_key(None, api_key_env))
             echo(_job_line(job).strip())

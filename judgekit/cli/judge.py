@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli._common import echo
+from judgekit.cli._common import echo, store_for_items
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import StoreError
@@ -42,13 +42,12 @@ def command(**params: Any) -> None:
     """Judge a dataset with a rubric; finished judgments are reused on reruns."""
     from judgekit.judging.runner import has_pending_calls, run_judgments
     from judgekit.rubrics import load_rubric
-    from judgekit.store import open_store
 
     endpoint = EndpointOptions.take(params)
     loaded = load_rubric(params["rubric"])
     run_args = {"samples": params["samples"], "force": params["force"],
                 "retry_failed": params["retry_failed"]}
-    with open_store(params["db"]) as store:
+    with store_for_items(params["db"], params["data"], params["dataset"]) as store:
         name, items = load_dataset(store, params["data"], params["dataset"], params["limit"])
 
         def has_work(spec: JudgeSpec) -> bool:

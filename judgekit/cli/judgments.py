@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from judgekit.cli._common import echo, import_file_options, resolve_db_path
+from judgekit.cli._common import echo, import_file_options, read_store
 from judgekit.cli._progress import progress_bar
 from judgekit.types import Rubric
 
@@ -63,11 +63,9 @@ def import_command(
     """Import the verdicts in FILE as runs of kind "import" (one per judge and dataset)."""
     from judgekit.io.verdict_store import import_judgments
     from judgekit.rubrics import load_rubric
-    from judgekit.store import open_store
 
     loaded = load_rubric(rubric)
-    with open_store(resolve_db_path(db), create=False) as store, \
-            progress_bar("judgments import"):
+    with read_store(db) as store, progress_bar("judgments import"):
         result = import_judgments(store, file, loaded, dataset=dataset, judge=judge,
                                   orientation=orientation)
     echo_import(result, str(file), loaded)

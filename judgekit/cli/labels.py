@@ -20,7 +20,6 @@ from judgekit.cli._common import (
     echo,
     import_file_options,
     read_store,
-    resolve_db_path,
     rubric_option,
     write_out,
 )
@@ -46,10 +45,9 @@ def import_command(
     from judgekit.io.labeling_tools import import_tool_labels
     from judgekit.io.labels import import_labels
     from judgekit.rubrics import load_rubric
-    from judgekit.store import open_store
 
     loaded = load_rubric(rubric)
-    with open_store(resolve_db_path(db), create=False) as store, progress_bar("labels import"):
+    with read_store(db) as store, progress_bar("labels import"):
         if tool is None:
             result = import_labels(store, file, loaded, dataset=dataset)
         else:
@@ -158,10 +156,9 @@ def export_tasks_command(
     from judgekit.cli.annotate import prepare_queue
     from judgekit.io.labeling_tools import export_tasks
     from judgekit.rubrics import load_rubric
-    from judgekit.store import open_store
 
     loaded = load_rubric(rubric)
-    with open_store(resolve_db_path(db), create=False) as store:
+    with read_store(db) as store:
         check_out_path(out, store=store.path)
         queue = prepare_queue(store, loaded, dataset=dataset, strategy=strategy, sample=sample,
                               seed=seed, name=queue_name)

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli._common import echo, echo_json
+from judgekit.cli._common import echo, echo_json, read_store, store_for_items
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
@@ -70,7 +70,6 @@ def _prepared(opts: dict[str, Any], plan: Plan | None = None, *,
     from judgekit.judging.probes import check_items
     from judgekit.judging.runner import has_pending_calls
     from judgekit.rubrics import load_rubric
-    from judgekit.store import open_store
 
     endpoint = EndpointOptions.take(opts)
     rubric = load_rubric(opts["rubric"])
@@ -81,7 +80,7 @@ def _prepared(opts: dict[str, Any], plan: Plan | None = None, *,
         loaded = load_items(opts["data"])
         check_items(loaded, rubric)
     # only --data may create the store; --dataset reads one that exists
-    with open_store(opts["db"], create=opts["data"] is not None) as store:
+    with store_for_items(opts["db"], opts["data"], opts["dataset"]) as store:
         name, items = load_dataset(store, opts["data"], opts["dataset"], opts["limit"], loaded)
         check_items(items, rubric)
 
@@ -246,7 +245,6 @@ def position(imported: bool, judge: str | None, **opts: Any) -> None:
 def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
     from judgekit.judging.probe_imported import imported_position_probe
     from judgekit.rubrics import load_rubric
-    from judgekit.store import open_store
 
     if opts["base_url"] or opts["data"] is not None:
         raise InputError("--imported reads stored verdicts: give --dataset NAME, not "
@@ -257,7 +255,7 @@ def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
     if rubric.scale.kind != "pairwise":  # before the store is touched
         raise InputError(f"--imported needs a pairwise rubric ({rubric.name!r} is "
                          f"{rubric.scale.kind}): imported verdicts have no reversed levels")
-    with open_store(opts["db"], create=False) as store:  # it reads verdicts already stored
+    with read_store(opts["db"]) as store:  # it reads verdicts already stored
         outcome = imported_position_probe(store, rubric, opts["dataset"], judge)
     if outcome.warning is not None:
         echo(f"warning: {outcome.warning}", err=True)

@@ -13,7 +13,7 @@ import socket
 
 import click
 
-from judgekit.cli._common import db_option, resolve_db_path
+from judgekit.cli._common import db_option, read_store
 from judgekit.errors import InputError
 
 DEFAULT_PORT = 8765
@@ -41,9 +41,8 @@ def command(db: str, host: str, port: int) -> None:
     Annotators open /login?token=TOKEN once in a browser and label their assigned
     queue (judgekit queue assign); CI reads /api/v1/gate?rubric=NAME.
     """
-    path = resolve_db_path(db)
-    if not path.is_file():
-        raise InputError(f"no store at {path} (set --db or $JUDGEKIT_DB)")
+    with read_store(db) as store:  # a missing or unreadable store fails here, in one line
+        path = store.path
     try:
         import uvicorn
 

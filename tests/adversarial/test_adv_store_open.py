@@ -30,11 +30,31 @@ READERS = {
     "judgments import": ["judgments", "import", "VERDICTS", "-r", "correctness"],
     "annotate": ["annotate", "-r", "correctness", "--annotator", "ann"],
     "batch status": ["batch", "status"],
+    "batch collect": ["batch", "collect", "--output", "VERDICTS"],
+    "estimate": ["estimate", "-r", "correctness"],
+    "labels disagreements": ["labels", "disagreements", "-r", "correctness"],
+    "labels export-tasks": ["labels", "export-tasks", "-r", "correctness", "--out", "TASKS"],
+    "agree": ["agree", "--rubric", "correctness"],
+    "plan": ["plan", "--estimate", "ppi", "-r", "correctness"],
+    "queues": ["queues"],
+    "tokens list": ["tokens", "list"],
+    "probe imported": ["probe", "position", "-r", "preference", "--imported",
+                       "--dataset", "pairs"],
+    "serve": ["serve", "--port", "0"],
+    # a stored dataset needs an existing store (only --data FILE may create one)
+    "judge stored dataset": ["judge", "-r", "correctness", "--dataset", "facts",
+                             "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+    "probe stored dataset": ["probe", "position", "-r", "preference", "--dataset", "pairs",
+                             "--base-url", "http://127.0.0.1:9/v1", "--model", "m"],
+    "batch prepare stored dataset": ["batch", "prepare", "-r", "correctness", "--dataset",
+                                     "facts", "--base-url", "http://127.0.0.1:9/v1",
+                                     "--model", "m", "--out", "TASKS"],
 }
 
 
 def _args(name: str, tmp_path: Path) -> list[str]:
-    files = {"LABELS": tmp_path / "labels.jsonl", "VERDICTS": tmp_path / "verdicts.jsonl"}
+    files = {"LABELS": tmp_path / "labels.jsonl", "VERDICTS": tmp_path / "verdicts.jsonl",
+             "TASKS": tmp_path / "out" / "tasks.json"}
     files["LABELS"].write_text('{"item_id": "q01a", "annotator": "a", "label": "pass"}\n',
                                encoding="utf-8")
     files["VERDICTS"].write_text('{"item_id": "q01a", "judge": "j", "label": "pass"}\n',

@@ -159,11 +159,15 @@ def test_bad_inputs_are_clean_errors(openai_server: OpenAIServer, tmp_path: Path
     result = CliRunner().invoke(cli, ["judge", "-r", "correctness", "--db", db,
                                       "--base-url", openai_server.base_url, "--model", "m"])
     assert result.exit_code != 0 and "--data FILE or --dataset NAME" in str(result.exception)
-    result = CliRunner().invoke(cli, ["judge", "-r", "correctness", "--db", db,
-                                      "--dataset", "nope", "--base-url", openai_server.base_url,
-                                      "--model", "m"])
-    assert "no dataset 'nope'" in str(result.exception)
+    stored = ["judge", "-r", "correctness", "--db", db, "--dataset", "nope",
+              "--base-url", openai_server.base_url, "--model", "m"]
+    result = CliRunner().invoke(cli, stored)
+    # a stored dataset needs a store: none is created to hold nothing
+    assert "no store at" in str(result.exception) and not Path(db).exists()
     (tmp_path / "f.jsonl").write_text('{"id": "a", "input": "x", "response": "y"}\n')
+    assert CliRunner().invoke(cli, ["import", str(tmp_path / "f.jsonl"), "--db", db]).exit_code == 0
+    result = CliRunner().invoke(cli, stored)
+    assert "no dataset 'nope'" in str(result.exception)
     result = CliRunner().invoke(cli, ["judge", "-r", "correctness", "--db", db, "--data",
                                       str(tmp_path / "f.jsonl"), "--base-url",
                                       openai_server.base_url])
