@@ -1,11 +1,16 @@
 """Label POST latency through ``judgekit serve``: three annotators, with and without a judge run.
 
-Run: ``python benchmarks/bench_serve.py [--labels 100]``. Starts a real server on
-127.0.0.1 over a fresh store; three annotators (threads, one keep-alive
+Run: ``python benchmarks/bench_serve.py [--labels 100] [--items 20000]``. Starts a real
+server on 127.0.0.1 over a fresh store; three annotators (threads, one keep-alive
 connection each) POST one label per request. The baseline in the same run is the
 same load with nothing else writing; then again while a judge run (another
 process) appends judgments to the same file. Prints p50/p95/max latency and the
 ratio of the loaded p95 to the baseline p95.
+
+Then labels/s of one client posting one label per request over a dataset of
+``--items`` items, through the app with its caches (:mod:`judgekit.serve.caches`)
+and without (parsing the rubric and indexing the dataset's item ids per request,
+the baseline), both behind uvicorn on 127.0.0.1 in this process.
 """
 
 from __future__ import annotations
@@ -15,10 +20,13 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+import httpx2 as httpx  # noqa: E402
 
 from judgekit.store import open_store  # noqa: E402
 from tests.support.annotate import judgment, record_judgments, seed_store  # noqa: E402
@@ -26,6 +34,7 @@ from tests.support.serve import (  # noqa: E402
     judge_writing,
     post_labels_concurrently,
     running_service,
+    service_in_thread,
     token,
 )
 
@@ -63,9 +72,28 @@ def run(tmp: Path, labels_each: int, with_writer: bool) -> tuple[list[float], in
     return latencies, sum(s != 200 for s in statuses)
 
 
+def labels_per_second(tmp: Path, posts: int, n_items: int, cache: bool) -> float:
+    """One keep-alive client POSTing ``posts`` single labels over ``n_items`` items."""
+    db = tmp / "judgekit.db"
+    with open_store(db) as store:
+        rub, items = seed_store(store, "binary", n_items)
+        writer = token(store, "lead", "write")
+    with service_in_thread(db, cache=cache) as service, httpx.Client(
+            base_url=service.url, timeout=60,
+            headers={"Authorization": f"Bearer {writer}"}) as client:
+        start = time.perf_counter()
+        for n in range(posts):
+            response = client.post("/api/v1/labels", json={"rubric": rub.sha256, "labels": [
+                {"item_id": items[n % n_items].id, "annotator": f"a{n}", "label": "pass"}]})
+            assert response.status_code == 200, response.text
+        return posts / (time.perf_counter() - start)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=int, default=100, help="labels per annotator")
+    parser.add_argument("--items", type=int, default=20000,
+                        help="dataset size for the labels/s rows")
     args = parser.parse_args()
     rows = []
     for name, writer in (("baseline: 3 annotators, nothing else writing", False),
@@ -79,6 +107,17 @@ def main() -> None:
     for name, n, failed, p50, p95, top in rows:
         print(f"{name:<46} {n:>6} {failed:>6} {p50:>8.1f} {p95:>8.1f} {top:>8.1f}")
     print(f"p95 ratio, judge run writing / baseline: {rows[1][4] / rows[0][4]:.2f}x")
+    posts = 3 * args.labels
+    rates = {}
+    for cache in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            rates[cache] = labels_per_second(Path(tmp), posts, args.items, cache)
+    print()
+    print(f"{'POST /api/v1/labels, one client':<46} {'items':>6} {'POSTs':>6} {'labels/s':>9}")
+    for cache, name in ((False, "baseline: rubric parsed, ids indexed per request"),
+                        (True, "cached rubric and item-id index")):
+        print(f"{name:<46} {args.items:>6} {posts:>6} {rates[cache]:>9.1f}")
+    print(f"labels/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
 
 
 if __name__ == "__main__":

@@ -72,10 +72,14 @@ def parse_label_file(
 
 def labels_from_records(
     records: Iterable[Record], errors: ErrorList, rubric: Rubric, store: Store,
-    *, dataset: str | None = None,
+    *, dataset: str | None = None, index: Mapping[str, list[str]] | None = None,
 ) -> list[Label]:
-    """Validated labels of shaped records; every problem is added to ``errors``, then raised."""
-    checker = LabelChecker(errors, rubric, store, dataset=dataset)
+    """Validated labels of shaped records; every problem is added to ``errors``, then raised.
+
+    ``index`` is :func:`~judgekit.io.fields.item_dataset_index` of ``store`` and
+    ``dataset`` when the caller keeps one (the server caches it between requests).
+    """
+    checker = LabelChecker(errors, rubric, store, dataset=dataset, index=index)
     labels = [label for label in map(checker.check, records) if label is not None]
     checker.finish()
     return labels
@@ -89,9 +93,10 @@ class LabelChecker:
     """
 
     def __init__(self, errors: ErrorList, rubric: Rubric, store: Store, *,
-                 dataset: str | None = None) -> None:
+                 dataset: str | None = None,
+                 index: Mapping[str, list[str]] | None = None) -> None:
         self.errors, self.rubric, self.dataset = errors, rubric, dataset
-        self.index = item_dataset_index(store, dataset)
+        self.index = item_dataset_index(store, dataset) if index is None else index
         self.first_line: dict[str, int] = {}
         self.records = 0
 

@@ -15,12 +15,13 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, HTTPException, Query
+from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
 from pydantic import BaseModel, Field
 
 from judgekit.errors import InputError
 from judgekit.serve.auth import require, require_any, store_dependency
+from judgekit.serve.caches import ServeCaches
 from judgekit.serve.progress import queue_rows
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
@@ -28,7 +29,14 @@ from judgekit.types import Rubric
 
 router = APIRouter(prefix="/api/v1")
 
+
+def caches_dependency(request: Request) -> ServeCaches:
+    caches: ServeCaches = request.app.state.caches
+    return caches
+
+
 StoreDep = Annotated[Store, Depends(store_dependency)]
+CachesDep = Annotated[ServeCaches, Depends(caches_dependency)]
 Reader = Annotated[TokenRecord, Depends(require("read"))]
 Writer = Annotated[TokenRecord, Depends(require("write"))]
 ReaderOrAnnotator = Annotated[TokenRecord, Depends(require_any("read", "annotate"))]
@@ -65,9 +73,12 @@ class ImportOut(BaseModel):
     unchanged: int
 
 
-def stored_rubric(store: Store, name_or_sha: str) -> Rubric:
-    """The rubric of that sha256, or the one stored version of that name (else 404/422)."""
-    from judgekit.rubrics import rubric_from_text
+def stored_rubric(store: Store, name_or_sha: str, caches: ServeCaches | None = None) -> Rubric:
+    """The rubric of that sha256, or the one stored version of that name (else 404/422).
+
+    With ``caches``, a rubric already parsed is not parsed again.
+    """
+    from judgekit import rubrics
 
     rows = store.list_rubrics()
     found = [r for r in rows if name_or_sha in (r["sha256"], r["name"])]
@@ -78,9 +89,13 @@ def stored_rubric(store: Store, name_or_sha: str) -> Rubric:
         raise HTTPException(422, detail=f"rubric {name_or_sha!r} has several versions in the "
                                         f"store ({versions}); give its sha256")
     sha = found[0]["sha256"]
-    text = store.get_rubric_text(sha)
-    assert text is not None
-    return rubric_from_text(text, path=f"<store:{sha[:12]}>")
+
+    def parse() -> Rubric:
+        text = store.get_rubric_text(sha)
+        assert text is not None
+        return rubrics.rubric_from_text(text, path=f"<store:{sha[:12]}>")
+
+    return parse() if caches is None else caches.rubric(sha, parse)
 
 
 def _unprocessable(exc: InputError) -> HTTPException:
@@ -132,12 +147,12 @@ def assigned_items(store: Store, rubric_hash: str, annotator: str) -> set[tuple[
 
 @router.post("/labels", summary="Add human labels (all or nothing)", response_model=ImportOut,
              responses={422: {"description": "A record is invalid; nothing was stored."}})
-def post_labels(body: LabelsIn, store: StoreDep,
+def post_labels(body: LabelsIn, store: StoreDep, caches: CachesDep,
                 token: WriterOrAnnotator) -> ImportOut:
     from judgekit.io.labels import LABEL_FIELDS, labels_from_records
     from judgekit.io.records import ErrorList, iter_mappings
 
-    rubric = stored_rubric(store, body.rubric)
+    rubric = stored_rubric(store, body.rubric, caches)
     records = [dict(r) for r in body.labels]
     as_annotator = not token.may("write")
     if as_annotator:
@@ -151,7 +166,8 @@ def post_labels(body: LabelsIn, store: StoreDep,
     errors = ErrorList("labels")
     try:
         shaped = list(iter_mappings(records, LABEL_FIELDS, on_error=errors.add, name="labels"))
-        labels = labels_from_records(shaped, errors, rubric, store, dataset=body.dataset)
+        labels = labels_from_records(shaped, errors, rubric, store, dataset=body.dataset,
+                                     index=caches.item_index(store, body.dataset))
     except InputError as exc:
         raise _unprocessable(exc) from None
     if as_annotator:

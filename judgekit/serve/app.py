@@ -22,14 +22,19 @@ from judgekit import __version__
 from judgekit.errors import JudgekitError
 from judgekit.serve import api, webapp
 from judgekit.serve.auth import StorePool, require, store_dependency
+from judgekit.serve.caches import ServeCaches
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
 
 log = logging.getLogger("judgekit.serve")
 
 
-def make_server_app(db_path: Path) -> FastAPI:
-    """The service over the store at ``db_path`` (which must exist)."""
+def make_server_app(db_path: Path, *, cache: bool = True) -> FastAPI:
+    """The service over the store at ``db_path`` (which must exist).
+
+    ``cache=False`` parses rubrics and indexes item ids on every label request
+    (:mod:`judgekit.serve.caches`), the baseline ``benchmarks/bench_serve.py`` measures.
+    """
     pool = StorePool(db_path)
 
     @asynccontextmanager
@@ -44,6 +49,7 @@ def make_server_app(db_path: Path) -> FastAPI:
         "one judgekit store. Every request needs `Authorization: Bearer <token>`.",
     )
     app.state.pool = pool
+    app.state.caches = ServeCaches(enabled=cache)
     app.include_router(api.router)
     app.include_router(webapp.router)
     app.mount("/static/textual", StaticFiles(directory=webapp.textual_serve_static()),

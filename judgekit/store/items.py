@@ -159,6 +159,18 @@ class ItemsRubricsMixin(StoreBase):
         row = self._one("SELECT COUNT(*) AS n FROM items WHERE dataset = ?", [dataset])
         return 0 if row is None else int(row["n"])
 
+    def items_marker(self) -> int:
+        """The largest rowid of the items table: it grows whenever an item is added.
+
+        Items are added or updated in place (same id, same rowid) but never
+        deleted, so a cache of item ids that kept this marker is stale exactly
+        when the marker moved. One B-tree lookup, whatever the store's size.
+        (Deleting items would have to change this: SQLite may reuse the rowid
+        of a deleted last row.)
+        """
+        row = self._one("SELECT MAX(rowid) AS last FROM items")
+        return 0 if row is None or row["last"] is None else int(row["last"])
+
     def datasets(self) -> list[str]:
         return [row["dataset"] for row in self._rows(
             "SELECT DISTINCT dataset FROM items ORDER BY dataset")]

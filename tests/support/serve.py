@@ -75,6 +75,46 @@ def running_service(db: Path, tmp: Path, timeout_s: float = 60.0) -> Iterator[Se
             process.wait(timeout=15)
 
 
+@dataclass
+class ThreadService:
+    """The app served by uvicorn on a thread of this process (so a test can count calls in it)."""
+
+    url: str
+
+    def post(self, path: str, body: Any, token: str | None = None) -> httpx.Response:
+        return httpx.post(self.url + path, json=body, headers=_auth(token), timeout=60)
+
+
+@contextmanager
+def service_in_thread(db: Path, *, cache: bool = True,
+                      timeout_s: float = 60.0) -> Iterator[ThreadService]:
+    """``make_server_app(db)`` behind a real uvicorn server on 127.0.0.1, on a thread."""
+    import socket
+
+    import uvicorn
+
+    from judgekit.serve.app import make_server_app
+
+    sock = socket.socket()
+    sock.bind(("127.0.0.1", 0))
+    config = uvicorn.Config(make_server_app(db, cache=cache), log_level="warning",
+                            access_log=False)
+    server = uvicorn.Server(config)
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    try:
+        deadline = time.monotonic() + timeout_s
+        while not server.started:
+            if not thread.is_alive() or time.monotonic() > deadline:
+                raise RuntimeError("the in-process server did not start")
+            time.sleep(0.02)
+        yield ThreadService(f"http://127.0.0.1:{sock.getsockname()[1]}")
+    finally:
+        server.should_exit = True
+        thread.join(timeout=timeout_s)
+        sock.close()
+
+
 def token(store: Store, name: str, role: str) -> str:
     created, _ = store.create_token(name, role)
     return created
@@ -128,7 +168,8 @@ def judge_writing(db: Path, tmp: Path, kind: str, n_items: int) -> Iterator[list
 
 
 def post_labels_concurrently(
-    service: Service, work: dict[str, tuple[str, list[str]]], rubric: str, label: str = "pass"
+    service: Service | ThreadService, work: dict[str, tuple[str, list[str]]], rubric: str,
+    label: str = "pass",
 ) -> tuple[list[float], list[int]]:
     """Each annotator (token, item ids) POSTs one label at a time, all annotators at once.
 
