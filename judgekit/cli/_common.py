@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 
 if TYPE_CHECKING:
+    from judgekit.report import ReportOptions
     from judgekit.store import Store
     from judgekit.types import Rubric
 
@@ -102,6 +104,37 @@ def resolve_rubric(store: Store, name_or_path: str) -> Rubric:
             raise InputError(f"no rubric with sha256 {name_or_path} in the store")
         return rubric_from_text(text, path=f"<store:{name_or_path[:12]}>")
     return load_rubric(name_or_path)
+
+
+@contextmanager
+def report_inputs(
+    db: str | os.PathLike[str] | None, rubric: str, *, out: str | None = None,
+    check_dataset: bool = False, **fields: Any,
+) -> Iterator[tuple[Store, Rubric, ReportOptions]]:
+    """What ``report``, ``estimate`` and ``plan --estimate`` start from: store, rubric, options.
+
+    ``--confidence`` is checked first; then the store opens with
+    :func:`read_store` (never created), ``--out`` is checked against it, the
+    rubric resolved (:func:`resolve_rubric`) and the options built by
+    :func:`judgekit.report_inputs.report_options` (an unknown run, or dataset
+    with ``check_dataset``, is an error). The store closes when the block ends.
+    """
+    from judgekit.errors import InputError
+    from judgekit.report_inputs import report_options
+
+    level = fields.get("confidence_level")
+    if level is not None and not 0.0 < level < 1.0:
+        raise InputError(f"--confidence must be between 0 and 1, got {level}")
+    store = read_store(db)
+    try:
+        if out is not None:
+            check_out_path(out, store=store.path)
+        rub = resolve_rubric(store, rubric)
+        options = report_options(store, where=str(store.path), check_dataset=check_dataset,
+                                 **fields)
+        yield store, rub, options
+    finally:
+        store.close()
 
 
 def db_option(func: F) -> F:

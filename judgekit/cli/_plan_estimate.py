@@ -21,16 +21,12 @@ def moments_from_store(
     db: str, rubric: str, dataset: str | None, judge_run: str | None, model: str | None
 ) -> dict[str, Any]:
     """sigma^2, rho, n and N of the headline target, from the estimate's inputs."""
-    from judgekit.cli._common import read_store, resolve_rubric
-    from judgekit.report import ReportOptions, build_report
+    from judgekit.cli._common import report_inputs
+    from judgekit.report import build_report
 
-    store = read_store(db)
-    try:
-        rub = resolve_rubric(store, rubric)
-        options = ReportOptions(dataset=dataset, judge_run=judge_run, model=model, n_resamples=50)
+    with report_inputs(db, rubric, dataset=dataset, judge_run=judge_run, model=model,
+                       n_resamples=50) as (store, rub, options):
         section = build_report(store, rub, options).estimate
-    finally:
-        store.close()
     if section is None or not section.target_specs or section.inputs is None:
         raise InputError(
             f"no estimate target for rubric {rub.name!r}"

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli._common import db_option, read_store, resolve_rubric, rubric_option
+from judgekit.cli._common import db_option, report_inputs, rubric_option
 from judgekit.cli.report import FORMATS, format_for, write_output
 from judgekit.errors import InputError
 from judgekit.textsafe import json_safe, markdown_text, terminal_safe
@@ -233,37 +233,27 @@ def command(
     Binary scales: pass rate (plus Rogan-Gladen); ordinal: mean score and the
     share at or above each level; pairwise: win rate of A over B, ties as half.
     """
-    from judgekit.report import ReportOptions
-
     if not 0.0 < confidence < 1.0:
         raise InputError(f"--confidence must be between 0 and 1, got {confidence}")
     if compare and dataset:
         raise InputError("--compare names both datasets; drop --dataset")
     fmt = fmt or format_for(out)
-    store = read_store(db)
-    try:
-        rub = resolve_rubric(store, rubric)
-        if judge_run is not None and store.get_run(judge_run) is None:
-            raise InputError(f"no run {judge_run!r} in {store.path}")
-        if dataset is not None and dataset not in store.datasets():
-            raise InputError(f"no dataset {dataset!r} in {store.path}")
-        options = ReportOptions(
-            dataset=dataset,
-            judge_run=judge_run,
-            model=model,
-            annotator=annotator,
-            include_unblinded=include_unblinded,
-            cluster_by=cluster_by,
-            queue=queue,
-            confidence_level=confidence,
-            n_resamples=200,
-            estimate_by=by,
-        )
+    with report_inputs(
+        db, rubric, check_dataset=True,
+        dataset=dataset,
+        judge_run=judge_run,
+        model=model,
+        annotator=annotator,
+        include_unblinded=include_unblinded,
+        cluster_by=cluster_by,
+        queue=queue,
+        confidence_level=confidence,
+        n_resamples=200,
+        estimate_by=by,
+    ) as (store, rub, options):
         if compare:
             text = render_comparison(_compare(store, rub, compare, options), fmt, confidence)
         else:
             report, section = _section(store, rub, options)
             text = render_section(report, section, fmt, confidence)
-    finally:
-        store.close()
     write_output(text, out, store.path)

@@ -14,11 +14,9 @@ from judgekit.cli._common import (
     RESAMPLES,
     SEED,
     FiniteFloat,
-    check_out_path,
     db_option,
     echo,
-    read_store,
-    resolve_rubric,
+    report_inputs,
     rubric_option,
     write_out,
 )
@@ -267,51 +265,40 @@ def command(
     cannot be computed (no model fields, no confidences, not an ordinal scale) is
     then an error rather than a line in the report.
     """
-    from judgekit.report import ReportOptions, build_report, render
+    from judgekit.report import build_report, render
 
     if not 0.0 < half_width < 1.0:
         raise InputError(f"--half-width must be between 0 and 1, got {half_width}")
-    if not 0.0 < confidence < 1.0:
-        raise InputError(f"--confidence must be between 0 and 1, got {confidence}")
     if judge_family is not None and not judge_family.strip():
         raise InputError("--judge-family must not be blank")
-    store = read_store(db)
-    if out is not None:
-        check_out_path(out, store=store.path)
-    try:
-        rub = resolve_rubric(store, rubric)
-        if judge_run is not None and store.get_run(judge_run) is None:
-            raise InputError(f"no run {judge_run!r} in {store.path}")
-        options = ReportOptions(
-            dataset=dataset,
-            judge_run=judge_run,
-            model=model,
-            annotator=annotator,
-            include_unblinded=include_unblinded,
-            cluster_by=cluster_by,
-            queue=queue,
-            primary=primary,
-            min_agreement=min_agreement,
-            min_slice_agreement=min_slice_agreement,
-            half_width=half_width,
-            confidence_level=confidence,
-            n_resamples=resamples,
-            random_state=seed,
-            max_position_conflict=max_position_conflict,
-            max_injection_flip=max_injection_flip,
-            max_identical_decisive=max_identical_decisive,
-            judge_family=judge_family,
-            max_self_preference=max_self_preference,
-            min_variance_ratio=min_variance_ratio,
-            max_ece=max_ece,
-            required=_asked_for(ctx, max_self_preference, min_variance_ratio, max_ece),
-        )
-        with progress_bar("report", REPORT_STEPS):
-            report = build_report(store, rub, options)
-            phase("rendering")
-            text = render(report, fmt or format_for(out))
-    finally:
-        store.close()
+    with report_inputs(
+        db, rubric, out=out,
+        dataset=dataset,
+        judge_run=judge_run,
+        model=model,
+        annotator=annotator,
+        include_unblinded=include_unblinded,
+        cluster_by=cluster_by,
+        queue=queue,
+        primary=primary,
+        min_agreement=min_agreement,
+        min_slice_agreement=min_slice_agreement,
+        half_width=half_width,
+        confidence_level=confidence,
+        n_resamples=resamples,
+        random_state=seed,
+        max_position_conflict=max_position_conflict,
+        max_injection_flip=max_injection_flip,
+        max_identical_decisive=max_identical_decisive,
+        judge_family=judge_family,
+        max_self_preference=max_self_preference,
+        min_variance_ratio=min_variance_ratio,
+        max_ece=max_ece,
+        required=_asked_for(ctx, max_self_preference, min_variance_ratio, max_ece),
+    ) as (store, rub, options), progress_bar("report", REPORT_STEPS):
+        report = build_report(store, rub, options)
+        phase("rendering")
+        text = render(report, fmt or format_for(out))
     write_output(text, out, store.path)
     if out is not None:
         echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)

@@ -205,13 +205,16 @@ def post_judgments(body: JudgmentsIn, store: StoreDep,
 
 def _report(store: Store, rubric: str, dataset: str | None, judge_run: str | None,
             model: str | None, min_agreement: float, resamples: int) -> Any:
-    from judgekit.report import ReportOptions, build_report
+    from judgekit.report import build_report
+    from judgekit.report_inputs import NotInStore, report_options
 
     rub = stored_rubric(store, rubric)
-    if judge_run is not None and store.get_run(judge_run) is None:
-        raise HTTPException(404, detail=f"no run {judge_run!r} in the store")
-    options = ReportOptions(dataset=dataset, judge_run=judge_run, model=model,
-                            min_agreement=min_agreement, n_resamples=resamples)
+    try:
+        options = report_options(store, where="the store", dataset=dataset, judge_run=judge_run,
+                                 model=model, min_agreement=min_agreement,
+                                 n_resamples=resamples)
+    except NotInStore as exc:
+        raise HTTPException(404, detail=str(exc)) from None
     try:
         return build_report(store, rub, options)
     except InputError as exc:

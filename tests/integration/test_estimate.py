@@ -282,6 +282,18 @@ def test_bad_choices_exit_2_with_one_line(tmp_path: Path, capsys, extra, message
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
 
 
+@pytest.mark.parametrize("command", [["report"], ["estimate"], ["plan", "--estimate", "ppi"]])
+def test_an_unknown_run_is_named_by_every_report_command(tmp_path: Path, capsys,
+                                                         command: list[str]) -> None:
+    binary_store(tmp_path)[0].close()
+    with pytest.raises(SystemExit) as exc:
+        main([*command, "--db", str(tmp_path / "judgekit.db"), "--rubric", str(BINARY),
+              "--judge-run", "nope"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert f"no run 'nope' in {tmp_path / 'judgekit.db'}" in err and err.count("\n") == 1
+
+
 def test_no_judgments_is_an_error(tmp_path: Path, capsys) -> None:
     store = open_fresh(tmp_path)
     rub = rubric(BINARY)

@@ -92,6 +92,10 @@ def test_read_endpoints(served: tuple[Service, dict[str, str], Path]) -> None:
     assert [r["id"] for r in runs] == ["run-1"]
     assert service.get("/api/v1/rubrics?x=1", tokens["read"]).status_code == 200
     assert service.get("/api/v1/runs?rubric=nope", tokens["read"]).status_code == 404
+    for path in ("report", "estimate", "gate"):  # the run is checked as `report --judge-run`
+        missing = service.get(f"/api/v1/{path}?rubric=correct&judge_run=nope", tokens["read"])
+        assert missing.status_code == 404
+        assert missing.json() == {"detail": "no run 'nope' in the store"}
     spec = service.get("/api/v1/openapi.json", tokens["read"]).json()
     assert {"/api/v1/labels", "/api/v1/judgments", "/api/v1/gate"} <= set(spec["paths"])
     html = service.get("/report/correct", tokens["read"])
