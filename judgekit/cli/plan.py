@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import dataclass
 from typing import Any
 
 import click
 
-from judgekit.cli._common import db_option, text_or_json_option
+from judgekit.cli._common import F, db_option, text_or_json_option
 from judgekit.errors import InputError
 
 
@@ -101,26 +102,79 @@ def plan(
     return out
 
 
+@dataclass(frozen=True)
+class PpiSource:
+    """Where ``--estimate ppi`` takes the moments from: the store (``--rubric``) or the flags.
+
+    Its fields are the parameters :func:`ppi_options` adds, so the command takes
+    them as ``**ppi`` and passes them on whole.
+    """
+
+    rubric: str | None
+    db: str
+    dataset: str | None
+    judge_run: str | None
+    model: str | None
+    correlation: float | None
+    variance: float | None
+    judged: float
+
+
+def ppi_options(func: F) -> F:
+    """The options of :class:`PpiSource`: ``--rubric``, ``--db``, ... ``--judged``."""
+    options = [
+        click.option(
+            "--rubric",
+            "-r",
+            default=None,
+            metavar="NAME_OR_PATH",
+            help="With --estimate: measure the variance, judge-human correlation and judged "
+            "items in the store.",
+        ),
+        db_option,
+        click.option("--dataset", default=None,
+                     help="With --estimate --rubric: only this dataset."),
+        click.option(
+            "--judge-run", default=None, metavar="RUN_ID", help="With --rubric: this run's judge."
+        ),
+        click.option("--model", default=None, metavar="NAME",
+                     help="With --rubric: this judge model."),
+        click.option(
+            "--correlation",
+            type=float,
+            default=None,
+            help="With --estimate, without --rubric: judge-human correlation of the outcome.",
+        ),
+        click.option(
+            "--variance",
+            type=float,
+            default=None,
+            help="With --estimate, without --rubric: variance of the human outcome "
+            "(default p(1-p) from --expected).",
+        ),
+        click.option(
+            "--judged",
+            type=float,
+            default=math.inf,
+            help="With --estimate, without --rubric: judged items N (default: unlimited).",
+        ),
+    ]
+    for option in reversed(options):
+        func = option(func)
+    return func
+
+
 def _plan_ppi(
-    half_width: float,
-    expected: float | None,
-    confidence: float,
-    current: int,
-    rubric: str | None,
-    db: str,
-    dataset: str | None,
-    judge_run: str | None,
-    model: str | None,
-    correlation: float | None,
-    variance: float | None,
-    judged: float,
-    fmt: str,
+    half_width: float, expected: float | None, confidence: float, current: int, fmt: str,
+    source: PpiSource,
 ) -> None:
     """``--estimate ppi``: from the store (``--rubric``) or from the given moments."""
     from judgekit.cli import _plan_estimate as pe
 
-    if rubric is not None:
-        found = pe.moments_from_store(db, rubric, dataset, judge_run, model)
+    correlation, variance, judged = source.correlation, source.variance, source.judged
+    if source.rubric is not None:
+        found = pe.moments_from_store(source.db, source.rubric, source.dataset,
+                                      source.judge_run, source.model)
         variance, correlation, judged = found["variance"], found["correlation"], found["judged"]
         current = current or found["current"]
     else:
@@ -206,39 +260,7 @@ def _plan_ppi(
     help="Plan a PPI++ estimate (docs/estimate.md) instead of an agreement statistic: "
     "labels for +/- HALF-WIDTH, against labels only.",
 )
-@click.option(
-    "--rubric",
-    "-r",
-    default=None,
-    metavar="NAME_OR_PATH",
-    help="With --estimate: measure the variance, judge-human correlation and judged items "
-    "in the store.",
-)
-@db_option
-@click.option("--dataset", default=None, help="With --estimate --rubric: only this dataset.")
-@click.option(
-    "--judge-run", default=None, metavar="RUN_ID", help="With --rubric: this run's judge."
-)
-@click.option("--model", default=None, metavar="NAME", help="With --rubric: this judge model.")
-@click.option(
-    "--correlation",
-    type=float,
-    default=None,
-    help="With --estimate, without --rubric: judge-human correlation of the outcome.",
-)
-@click.option(
-    "--variance",
-    type=float,
-    default=None,
-    help="With --estimate, without --rubric: variance of the human outcome "
-    "(default p(1-p) from --expected).",
-)
-@click.option(
-    "--judged",
-    type=float,
-    default=math.inf,
-    help="With --estimate, without --rubric: judged items N (default: unlimited).",
-)
+@ppi_options
 @text_or_json_option
 def command(
     statistic: str,
@@ -251,15 +273,8 @@ def command(
     confidence: float,
     current: int,
     estimate: str | None,
-    rubric: str | None,
-    db: str,
-    dataset: str | None,
-    judge_run: str | None,
-    model: str | None,
-    correlation: float | None,
-    variance: float | None,
-    judged: float,
     fmt: str,
+    **ppi: Any,
 ) -> None:
     """How many labels for a confidence interval of +/- HALF-WIDTH.
 
@@ -267,8 +282,7 @@ def command(
     gives 196 (p_o 0.85, p_e 0.5).
     """
     if estimate is not None:
-        _plan_ppi(half_width, expected, confidence, current, rubric, db, dataset, judge_run,
-                  model, correlation, variance, judged, fmt)
+        _plan_ppi(half_width, expected, confidence, current, fmt, PpiSource(**ppi))
         return
     if n_categories < 2:
         raise InputError("--categories must be at least 2")
