@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,8 +39,10 @@ REQUIRED = ("item_id", "rater", "label")
 _FIELDS = ("item_id", "rater", "annotator", "label")
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Rating:
+    """One rater's label of one item (slots: a ratings file holds hundreds of thousands)."""
+
     item_id: str
     rater: str
     label: Any  # str for nominal, float otherwise
@@ -141,7 +144,8 @@ def read_ratings(path: str | Path, level: Level = "nominal") -> list[Rating]:
         raw = record.get("label")
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             continue
-        item_id, rater = str(record["item_id"]), str(record["rater"])
+        # interned: each item id and rater name repeats on many lines of a large file
+        item_id, rater = sys.intern(str(record["item_id"])), sys.intern(str(record["rater"]))
         if (item_id, rater) in seen:
             raise InputError(
                 f"{where}: rater {rater!r} already rated item {item_id!r} at "
@@ -159,7 +163,7 @@ def read_ratings(path: str | Path, level: Level = "nominal") -> list[Rating]:
             if not math.isfinite(label):
                 raise InputError(f"{where}: label {raw!r} is not a finite number")
         else:
-            label = str(label)
+            label = sys.intern(str(label))
         out.append(Rating(item_id, rater, label, where))
     if not out:
         raise InputError(f"{p}: no ratings found")
