@@ -164,7 +164,8 @@ def test_bad_inputs_are_clean_errors(openai_server: OpenAIServer, tmp_path: Path
     result = CliRunner().invoke(cli, stored)
     # a stored dataset needs a store: none is created to hold nothing
     assert "no store at" in str(result.exception) and not Path(db).exists()
-    (tmp_path / "f.jsonl").write_text('{"id": "a", "input": "x", "response": "y"}\n')
+    (tmp_path / "f.jsonl").write_text(
+        '{"id": "a", "input": "x", "response": "y", "reference": "y"}\n')
     assert CliRunner().invoke(cli, ["import", str(tmp_path / "f.jsonl"), "--db", db]).exit_code == 0
     result = CliRunner().invoke(cli, stored)
     assert "no dataset 'nope'" in str(result.exception)
@@ -172,6 +173,34 @@ def test_bad_inputs_are_clean_errors(openai_server: OpenAIServer, tmp_path: Path
                                       str(tmp_path / "f.jsonl"), "--base-url",
                                       openai_server.base_url])
     assert "--model is required" in str(result.exception)
+    assert openai_server.request_count == 0
+
+
+def test_items_the_rubric_cannot_judge_change_nothing(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    """Single responses under a pairwise rubric: one line, exit 2, no store made or changed."""
+    single = tmp_path / "single.jsonl"
+    single.write_text('{"id": "a", "input": "x", "response": "y"}\n')
+    db = tmp_path / "j.db"
+    args = ["judge", "-r", "preference", "--data", str(single), "--db", str(db),
+            "--base-url", openai_server.base_url, "--model", "m"]
+    result = CliRunner().invoke(cli, args)  # an InputError: `judgekit` exits 2 with its line
+    message = "item 'a' has a single response, but rubric 'preference' is pairwise"
+    assert result.exit_code != 0 and message in str(result.exception)
+    assert not db.exists()
+    write_items(tmp_path / "other.jsonl", 2)
+    invoke("import", str(tmp_path / "other.jsonl"), "--db", str(db))
+    before = db.read_bytes()
+    assert message in str(CliRunner().invoke(cli, args).exception)
+    assert db.read_bytes() == before
+    no_reference = tmp_path / "no_ref.jsonl"
+    no_reference.write_text('{"id": "b", "input": "x", "response": "y"}\n')
+    result = CliRunner().invoke(cli, ["judge", "-r", "correctness", "--data", str(no_reference),
+                                      "--db", str(db), "--base-url", openai_server.base_url,
+                                      "--model", "m"])
+    assert "item 'b' has no reference" in str(result.exception)
+    assert db.read_bytes() == before
     assert openai_server.request_count == 0
 
 
