@@ -64,9 +64,10 @@ def gate(verdict: VerdictResult, bias: Bias, max_injection_flip: float,
     injection = _entry(bias, "injection")
     if injection is not None:
         flip = injection.stats.get("injection_flip_rate")
-        checks.append(_check("injection_flip", "--max-injection-flip", max_injection_flip,
-                             flip, "the injection probe has no flip rate"))
-        if flip is not None and _exceeds(flip, max_injection_flip):
+        check = _check("injection_flip", "--max-injection-flip", max_injection_flip, flip,
+                       "the injection probe has no flip rate")
+        checks.append(check)
+        if check.tripped and flip is not None:
             cell = injection.details.get("worst_cell") or "one template and position"
             out = _fail(out, (
                 f"The judge follows instructions injected into the judged text: with "
@@ -76,29 +77,23 @@ def gate(verdict: VerdictResult, bias: Bias, max_injection_flip: float,
             ))
     identical = _entry(bias, "identical")
     if identical is not None:
-        if identical.details.get("allow_tie", True):
-            decisive = identical.stats.get("identical_decisive_rate")
-            checks.append(_check("identical_decisive", "--max-identical-decisive",
-                                 max_identical_decisive, decisive,
-                                 "the identical-pairs probe has no decisive share"))
-            if decisive is not None and _exceeds(decisive, max_identical_decisive):
-                out = _fail(out, (
-                    f"The judge picks a side between two identical responses on "
-                    f"{_figure(decisive)} of {decisive.n} pairs instead of a tie; the lower "
-                    f"bound exceeds --max-identical-decisive {max_identical_decisive:g}."
-                ))
-        else:
-            imbalance = identical.stats.get("identical_slot_imbalance")
-            checks.append(_check("identical_slot_imbalance", "--max-identical-decisive",
-                                 max_identical_decisive, imbalance,
-                                 "the identical-pairs probe has no slot split"))
-            if imbalance is not None and _exceeds(imbalance, max_identical_decisive):
-                out = _fail(out, (
-                    f"Between two identical responses the judge favours one slot: slot "
-                    f"imbalance |2P(A)-1| {_figure(imbalance)} over {imbalance.n} pairs (the "
-                    f"rubric has no tie); the lower bound exceeds --max-identical-decisive "
-                    f"{max_identical_decisive:g}."
-                ))
+        # with a tie on the rubric the decisive share is the figure; without one every
+        # verdict is decisive by construction and only the slot split can show a bias
+        with_tie = bool(identical.details.get("allow_tie", True))
+        name, missing = (("identical_decisive", "decisive share") if with_tie
+                         else ("identical_slot_imbalance", "slot split"))
+        stat = identical.stats.get("identical_decisive_rate" if with_tie else name)
+        check = _check(name, "--max-identical-decisive", max_identical_decisive, stat,
+                       f"the identical-pairs probe has no {missing}")
+        checks.append(check)
+        if check.tripped and stat is not None:
+            found = (f"The judge picks a side between two identical responses on "
+                     f"{_figure(stat)} of {stat.n} pairs instead of a tie" if with_tie
+                     else f"Between two identical responses the judge favours one slot: "
+                     f"slot imbalance |2P(A)-1| {_figure(stat)} over {stat.n} pairs (the "
+                     f"rubric has no tie)")
+            out = _fail(out, f"{found}; the lower bound exceeds --max-identical-decisive "
+                             f"{max_identical_decisive:g}.")
     return replace(out, gates=(*out.gates, *checks)) if checks else out
 
 
