@@ -10,7 +10,7 @@ rubric files is :mod:`judgekit.rubrics`.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from judgekit.errors import InputError, RubricError
@@ -108,32 +108,52 @@ def _fill(
             parts.append(text)
         elif text in values:
             parts.append(values[text])
-        else:
-            meta_field = text.removeprefix("meta.")
-            if meta_field not in item.meta:
-                raise InputError(
-                    f"item {item.id!r}: no meta field {meta_field!r}, but rubric "
-                    f"{rubric.name!r} uses {{{text}}}"
-                )
-            value = item.meta[meta_field]
+        else:  # {meta.FIELD}: present, as check_item made sure
+            value = item.meta[text.removeprefix("meta.")]
             parts.append(value if isinstance(value, str) else canonical_json(value))
     return "".join(parts)
+
+
+def _templates(rubric: Rubric) -> tuple[tuple[Segment, ...], tuple[Segment, ...]]:
+    kind = rubric.scale.kind
+    return (parse_template(rubric.system_prompt, "prompt.system", kind),
+            parse_template(rubric.user_prompt, "prompt.user", kind))
+
+
+def check_item(rubric: Rubric, item: Item, used: set[str]) -> None:
+    """An :class:`InputError` if ``item`` cannot fill the rubric's prompt (``used``: its
+    placeholders): the wrong kind of item for the scale, or a missing reference or meta field."""
+    kind = rubric.scale.kind
+    if (kind == "pairwise") != item.is_pairwise:
+        has = "response_a/response_b" if item.is_pairwise else "a single response"
+        raise InputError(f"item {item.id!r} has {has}, but rubric {rubric.name!r} is {kind}")
+    if "reference" in used and item.reference is None:
+        raise InputError(
+            f"item {item.id!r} has no reference, but rubric {rubric.name!r} uses {{reference}}"
+        )
+    for text in sorted(used):
+        if text.startswith("meta.") and text.removeprefix("meta.") not in item.meta:
+            raise InputError(
+                f"item {item.id!r}: no meta field {text.removeprefix('meta.')!r}, but rubric "
+                f"{rubric.name!r} uses {{{text}}}"
+            )
+
+
+def check_items_render(rubric: Rubric, items: Iterable[Item]) -> None:
+    """:func:`check_item` for every item, the templates parsed once: a file the rubric
+    cannot judge is refused before anything is stored or sent."""
+    system, user = _templates(rubric)
+    used = placeholders(system) | placeholders(user)
+    for item in items:
+        check_item(rubric, item, used)
 
 
 def render_messages(
     rubric: Rubric, item: Item, *, reverse_levels: bool = False
 ) -> list[dict[str, str]]:
     """System and user chat messages for one item (``reverse_levels`` lists levels last-first)."""
-    kind = rubric.scale.kind
-    if (kind == "pairwise") != item.is_pairwise:
-        has = "response_a/response_b" if item.is_pairwise else "a single response"
-        raise InputError(f"item {item.id!r} has {has}, but rubric {rubric.name!r} is {kind}")
-    system = parse_template(rubric.system_prompt, "prompt.system", kind)
-    user = parse_template(rubric.user_prompt, "prompt.user", kind)
-    if "reference" in placeholders(system) | placeholders(user) and item.reference is None:
-        raise InputError(
-            f"item {item.id!r} has no reference, but rubric {rubric.name!r} uses {{reference}}"
-        )
+    system, user = _templates(rubric)
+    check_item(rubric, item, placeholders(system) | placeholders(user))
     values = {
         "input": item.input,
         "response": item.response or "",

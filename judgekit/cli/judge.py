@@ -20,10 +20,7 @@ from judgekit.clients import JudgeSpec
 from judgekit.errors import StoreError
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
-    from collections.abc import Sequence
-
     from judgekit.store import Store
-    from judgekit.types import Item, Rubric
 
 _SAMPLES = click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
                         help="Independent samples per item (for self-consistency).")
@@ -45,6 +42,7 @@ def command(**params: Any) -> None:
     """Judge a dataset with a rubric; finished judgments are reused on reruns."""
     from judgekit.io.items import load_items
     from judgekit.judging.runner import has_pending_calls, run_judgments
+    from judgekit.prompts import check_items_render
     from judgekit.rubrics import load_rubric
 
     endpoint = EndpointOptions.take(params)
@@ -54,7 +52,7 @@ def command(**params: Any) -> None:
     read = None
     if params["data"] is not None:  # a file the rubric cannot judge changes nothing: checked first
         read = load_items(params["data"])
-        check_renderable(loaded, read)
+        check_items_render(loaded, read)
     with store_for_items(params["db"], params["data"], params["dataset"]) as store:
         name, items = load_dataset(store, params["data"], params["dataset"], params["limit"],
                                    read)
@@ -73,11 +71,3 @@ def command(**params: Any) -> None:
         echo(summary.format())
         echo(f"  database: {store.path}")
 
-
-def check_renderable(rubric: Rubric, items: Sequence[Item]) -> None:
-    """Render every item's prompt once: a pairwise rubric on single responses, a missing
-    ``{reference}`` or ``{meta.x}`` is one line before the store is created or changed."""
-    from judgekit.rubrics import render_messages
-
-    for item in items:
-        render_messages(rubric, item)
