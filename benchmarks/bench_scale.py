@@ -21,6 +21,13 @@ Peak RSS of every judgekit step is held to 300 MB.
 
     python benchmarks/bench_scale.py              # the full scale (several minutes)
     python benchmarks/bench_scale.py --scale 0.1  # a tenth, for quick iteration
+    python benchmarks/bench_scale.py --only report compare   # some step groups
+
+``--only`` takes one or more groups (``help``, ``imports``, ``report``, ``compare``,
+``agree``, ``million``); each runs with its own baselines. The store is built once
+(by judgekit's imports, timed only when ``imports`` is chosen); with ``--keep DIR``
+a store already built there at the same size is reused, so a second run of
+``--keep DIR --only compare`` measures just the comparisons.
 """
 
 from __future__ import annotations
@@ -50,6 +57,10 @@ ANNOTATORS = ("ann1", "ann2", "ann3")
 DATASET = "panda"
 RSS_LIMIT_MB = 300.0
 HELP_RUNS = 5
+#: Step groups of ``--only``, in the order they run.
+GROUPS = ("help", "imports", "report", "compare", "agree", "million")
+#: Groups that need the store built by the three imports.
+STORE_GROUPS = frozenset({"imports", "report", "compare", "million"})
 
 
 # -- synthetic data ---------------------------------------------------------------------
@@ -337,8 +348,8 @@ def main() -> None:
     parser.add_argument("--million", type=int, default=1_000_000,
                         help="judgments in the large-store check (0: skip it)")
     parser.add_argument("--keep", type=Path, default=None, help="keep the files in this folder")
-    parser.add_argument("--only", choices=("imports",), default=None,
-                        help="run only these steps (imports: the three import rows)")
+    parser.add_argument("--only", nargs="+", choices=GROUPS, default=None, metavar="GROUP",
+                        help=f"run only these step groups ({', '.join(GROUPS)}); default: all")
     parser.add_argument("--baseline", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.baseline:
@@ -353,32 +364,94 @@ def main() -> None:
     folder = args.keep or Path(tempfile.mkdtemp(prefix="judgekit-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
-        run(folder, max(10, round(99_900 * args.scale)), args.million, args.only)
+        only = frozenset(args.only or GROUPS)
+        run(folder, max(10, round(99_900 * args.scale)), args.million, only, args.keep is not None)
     finally:
         if args.keep is None:
             shutil.rmtree(folder, ignore_errors=True)
 
 
-def run(folder: Path, n_items: int, million: int, only: str | None = None) -> None:
+def run(folder: Path, n_items: int, million: int, only: frozenset[str], reuse: bool) -> None:
+    """Build what the chosen groups need (once) and measure each of their steps."""
     python = sys.executable
     judgekit = str(Path(python).with_name("judgekit"))
     if not Path(judgekit).exists():
         judgekit = shutil.which("judgekit") or "judgekit"
     me = [python, str(Path(__file__).resolve()), "--baseline"]
     log = folder / "bench.log"
-    files = generate(folder, n_items)
     db = folder / "judgekit.db"
+    ready = folder / "ready.json"
+    built = reuse and "imports" not in only and db.exists() and ready.exists() \
+        and json.loads(ready.read_text()).get("n_items") == n_items
+    files = {name: folder / f"{name}.jsonl" for name in ("items", "judgments", "labels")}
+    files["ratings"] = folder / "ratings.csv"
+    if not built:
+        ready.unlink(missing_ok=True)
+        files = generate(folder, n_items)
     rows: list[Row] = []
     env_db = ["--db", str(db)]
     rub = ["--rubric", RUBRIC]
 
-    if only is None:
+    if "help" in only:
         click = median_measure([python, "-c", "import click"], log, HELP_RUNS)
         for step in (["--help"], ["report", "--help"], ["judgments", "import", "--help"]):
             ours = median_measure([judgekit, *step], log, HELP_RUNS)
             rows.append(Row(f"judgekit {' '.join(step)}", ours, click))
 
+    if only & STORE_GROUPS and not built:
+        build_store(folder, files, n_items, judgekit, me, log, rows, timed="imports" in only)
+        ready.write_text(json.dumps({"n_items": n_items}))
+
+    run_ids: dict[str, str] = {}
+    if only & STORE_GROUPS:
+        conn = sqlite3.connect(db)
+        run_ids = dict(conn.execute("SELECT model, id FROM runs WHERE kind = 'import'").fetchall())
+        conn.close()
+
+    report = [judgekit, "report", *rub, *env_db, "--model", JUDGES[0], "--format", "json"]
+    if "report" in only:
+        rows.append(Row("report --format json", measure(report, log),
+                        measure([*me, "report", str(db), JUDGES[0]], log)))
+    if "compare" in only:
+        compare = [judgekit, "compare", "judges", *rub, *env_db, "--run-a", run_ids[JUDGES[0]],
+                   "--run-b", run_ids[JUDGES[1]], "--format", "json"]
+        rows.append(Row("compare judges --format json", measure(compare, log),
+                        measure([*me, "report", str(db), *JUDGES], log)))
+    if "agree" in only:
+        agree = [judgekit, "agree", str(files["ratings"]), "--format", "json"]
+        rows.append(Row(f"agree ({3 * n_items:,} ratings)", measure(agree, log),
+                        measure([*me, "agree", str(files["ratings"])], log)))
+    if "million" in only and million:
+        big = folder / "million.db"
+        copy_db(db, big)
+        total = grow_to_million(big, million)
+        report[report.index(str(db))] = str(big)
+        rows.append(Row(f"report, {total:,}-judgment store", measure(report, log),
+                        measure([*me, "report", str(big), JUDGES[0]], log)))
+        big.unlink()
+    print_table(rows, n_items)
+
+
+def build_store(
+    folder: Path,
+    files: dict[str, Path],
+    n_items: int,
+    judgekit: str,
+    me: list[str],
+    log: Path,
+    rows: list[Row],
+    *,
+    timed: bool,
+) -> None:
+    """The store at ``folder/judgekit.db`` made by judgekit's three imports.
+
+    With ``timed``, each import is measured and set against its bare baseline
+    (a row in ``rows``); otherwise the imports just run.
+    """
+    db = folder / "judgekit.db"
+    db.unlink(missing_ok=True)
     empty = folder / "empty.db"
+    empty.unlink(missing_ok=True)
     sys.path.insert(0, str(REPO))
     from judgekit.rubrics import load_rubric
     from judgekit.store import open_store
@@ -386,16 +459,20 @@ def run(folder: Path, n_items: int, million: int, only: str | None = None) -> No
     with open_store(empty) as store:
         store.save_rubric(load_rubric(RUBRIC))
     copy_db(empty, db)
+    env_db = ["--db", str(db)]
+    rub = ["--rubric", RUBRIC]
 
     def import_step(name: str, argv: list[str], kind: str, n: int) -> None:
         before = folder / f"before-{kind}.db"
-        copy_db(db, before)
+        if timed:  # the baseline writes into a copy of the store as it was before this import
+            copy_db(db, before)
         ours = measure([judgekit, *argv], log)
-        base = measure([*me, "import", kind, str(files[kind]), str(before)], log)
         if ours.code:
             raise SystemExit(f"{name} failed (exit {ours.code}); see {log}")
-        rows.append(Row(f"{name} ({n:,})", ours, base, rows=n))
-        before.unlink()
+        if timed:
+            base = measure([*me, "import", kind, str(files[kind]), str(before)], log)
+            rows.append(Row(f"{name} ({n:,})", ours, base, rows=n))
+            before.unlink()
 
     import_step("import", ["import", str(files["items"]), "--name", DATASET, *env_db],
                 "items", n_items)
@@ -403,31 +480,6 @@ def run(folder: Path, n_items: int, million: int, only: str | None = None) -> No
                                      *env_db], "judgments", 2 * n_items)
     import_step("labels import", ["labels", "import", str(files["labels"]), *rub, *env_db],
                 "labels", 3 * n_items)
-    if only == "imports":
-        print_table(rows, n_items)
-        return
-    conn = sqlite3.connect(db)
-    run_ids = dict(conn.execute("SELECT model, id FROM runs WHERE kind = 'import'").fetchall())
-    conn.close()
-
-    report = [judgekit, "report", *rub, *env_db, "--model", JUDGES[0], "--format", "json"]
-    rows.append(Row("report --format json", measure(report, log),
-                    measure([*me, "report", str(db), JUDGES[0]], log)))
-    compare = [judgekit, "compare", "judges", *rub, *env_db, "--run-a", run_ids[JUDGES[0]],
-               "--run-b", run_ids[JUDGES[1]], "--format", "json"]
-    rows.append(Row("compare judges --format json", measure(compare, log),
-                    measure([*me, "report", str(db), *JUDGES], log)))
-    agree = [judgekit, "agree", str(files["ratings"]), "--format", "json"]
-    rows.append(Row(f"agree ({3 * n_items:,} ratings)", measure(agree, log),
-                    measure([*me, "agree", str(files["ratings"])], log)))
-    if million:
-        big = folder / "million.db"
-        copy_db(db, big)
-        total = grow_to_million(big, million)
-        report[report.index(str(db))] = str(big)
-        rows.append(Row(f"report, {total:,}-judgment store", measure(report, log),
-                        measure([*me, "report", str(big), JUDGES[0]], log)))
-    print_table(rows, n_items)
 
 
 def print_table(rows: list[Row], n_items: int) -> None:
