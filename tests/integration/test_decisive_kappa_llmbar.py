@@ -1,9 +1,9 @@
 """Kappa over decisive pairs on real pairwise verdicts, against sklearn on the filtered pairs.
 
-PandaLM's published decisive-pair kappa (n = 849 -> 0.6299) cannot be reproduced here: the
-PandaLM human test set is not among the shared data sets. LLMBar is: its evaluators judged
-every pair in both orders; a pair judged the same way in both is the judge's verdict, an
-inconsistent pair a tie (the conservative rule of methods.md), and the gold label is A or B.
+PandaLM's published figure (n = 849 -> 0.6299) is reproduced end to end in
+test_pandalm_reference.py. Here, LLMBar: its evaluators judged every pair in both orders; a pair
+judged the same way in both is the judge's verdict, an inconsistent pair a tie (the
+conservative rule of methods.md), and the gold label is A or B.
 """
 
 from __future__ import annotations
