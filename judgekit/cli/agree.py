@@ -23,6 +23,7 @@ from judgekit.progress import phase
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.compare.agree import AgreeResult, Level
+    from judgekit.compare.clustering import Clustering
 
 #: Measurement levels (``judgekit.compare.agree.LEVELS``, named here for a fast ``--help``).
 LEVELS = ("nominal", "ordinal", "interval", "ratio")
@@ -45,6 +46,9 @@ def render_agree_text(result: AgreeResult) -> str:
         f"Pairwise Cohen's kappa ({result.kappa_weights or 'unweighted'}; pairs sharing at least "
         f"{result.min_overlap} items: {len(result.pairs)}, skipped: {result.pairs_skipped})",
     ]
+    if result.clustering is not None:
+        lines[1:1] = [f"  Intervals: {result.clustering.method}"]
+    lines[1:1] = [f"  Note: {note}" for note in result.notes]
     width = max([12, *(len(p.rater_a) + len(p.rater_b) + 6 for p in result.pairs)])
     for pair in result.pairs:
         name = f"{pair.rater_a} vs {pair.rater_b}"
@@ -102,6 +106,14 @@ def render_agree_text(result: AgreeResult) -> str:
               help="Bootstrap resamples.")
 @click.option("--seed", type=SEED, default=0, show_default=True, help="Bootstrap seed.")
 @click.option(
+    "--cluster-by",
+    default=None,
+    metavar="FIELD",
+    help="With --rubric: resample clusters of items sharing FIELD (cluster, prompt, slice, "
+    "meta.NAME; 'item' for none). Default, as in report: 'cluster' when items have one, "
+    "else 'prompt' when items share one.",
+)
+@click.option(
     "--judge",
     "judge",
     default=None,
@@ -120,7 +132,7 @@ def render_agree_text(result: AgreeResult) -> str:
 def command(
     file: str | None, rubric: str | None, db: str, dataset: str | None, include_unblinded: bool,
     level: Level | None, fmt: str, min_overlap: int, resamples: int, seed: int,
-    judge: str | None, epsilon: float,
+    cluster_by: str | None, judge: str | None, epsilon: float,
 ) -> None:
     """Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label),
     or among the annotators in the store (--rubric, --db).
@@ -131,15 +143,16 @@ def command(
     interval. With --judge RATER, that rater (e.g. an LLM's labels in the same
     file) is tested as a stand-in for the others.
     """
-    from judgekit.compare.agree import (
-        agreement_from_ratings,
-        default_level,
-        ratings_from_store,
-        read_ratings,
-    )
+    from judgekit.compare.agree import agreement_from_ratings, read_ratings
+    from judgekit.compare.agree_store import default_level, ratings_from_store, store_clustering
 
     if (file is None) == (rubric is None):
         raise InputError("give a ratings FILE or --rubric (labels read from the store), not both")
+    if cluster_by is not None and rubric is None:
+        raise InputError("--cluster-by needs --rubric: a ratings file carries no item fields")
+    clusters: dict[str, str] | None = None
+    clustering: Clustering | None = None
+    notes: tuple[str, ...] = ()
     with progress_bar("agree", AGREE_STEPS):
         phase("reading ratings")
         if rubric is not None:
@@ -148,6 +161,8 @@ def command(
                 level = level or default_level(loaded)
                 ratings = ratings_from_store(store, loaded, level, dataset=dataset,
                                              include_unblinded=include_unblinded)
+                clusters, clustering, notes = store_clustering(store, ratings, cluster_by,
+                                                               resamples)
         else:
             assert file is not None
             level = level or "nominal"
@@ -160,6 +175,9 @@ def command(
             random_state=seed,
             judge=judge,
             epsilon=epsilon,
+            clusters=clusters,
+            clustering=clustering,
+            notes=notes,
         )
     if fmt == "json":
         echo_json(result.to_dict(), indent=2, allow_nan=False)

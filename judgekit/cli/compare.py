@@ -80,8 +80,9 @@ def _output_options(func: F) -> F:
         "--cluster-by",
         default=None,
         metavar="FIELD",
-        help="Resample clusters of items sharing FIELD (cluster, slice, meta.NAME; 'item' "
-        "for none); default: 'cluster' when items have one.",
+        help="Resample clusters of items sharing FIELD (cluster, prompt, slice, meta.NAME; "
+        "'item' for none); default: 'cluster' when items have one, else 'prompt' when items "
+        "share one.",
     )(func)
     func = click.option(
         "--seed", type=SEED, default=0, show_default=True, help="Seed of the bootstrap."

@@ -12,7 +12,8 @@ Two kinds of question:
   judgments) counted separately, never scored.
 
 Clustering follows the report (docs/reports.md): items' ``cluster`` by default,
-or ``cluster_by`` (``cluster``, ``slice``, ``meta.NAME``; ``item`` turns it off).
+else their prompt when two compared items share one, or ``cluster_by``
+(``cluster``, ``prompt``, ``slice``, ``meta.NAME``; ``item`` turns it off).
 When some cluster holds two or more compared items, every interval resamples
 whole clusters, McNemar's exact test (which assumes independent items) gives way
 to a cluster bootstrap of the agreement difference, and the macro-by-slice

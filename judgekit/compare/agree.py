@@ -6,7 +6,8 @@ kappa for every rater pair, Fleiss' kappa, Krippendorff's alpha and percent
 agreement, each with its n and interval. Errors name ``file:line``. A
 ``judgekit labels export`` file reads as it is (its ``annotator`` column is the
 rater; adjudicated rows are not a rater's and are left out), and
-:func:`ratings_from_store` reads the same labels straight from the store.
+:func:`judgekit.compare.agree_store.ratings_from_store` reads the same labels straight from
+the store.
 """
 
 from __future__ import annotations
@@ -14,23 +15,22 @@ from __future__ import annotations
 import itertools
 import math
 import sys
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
 import numpy as np
 
 from judgekit import stats
+from judgekit.compare.clustering import Clustering
 from judgekit.errors import InputError
 from judgekit.io.records import iter_records
 from judgekit.progress import phase
 from judgekit.report.agreement import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.report.model import Stat, undefined
 from judgekit.report.parity import ALT_TEST_EPSILON, Parity, judge_parity
-from judgekit.report.reference import human_reference
-from judgekit.store import Store
-from judgekit.types import ADJUDICATED_SOURCE, Rubric
+from judgekit.types import ADJUDICATED_SOURCE
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
@@ -47,6 +47,8 @@ class Rating:
     rater: str
     label: Any  # str for nominal, float otherwise
     where: str  # "file:line", for messages
+    #: (dataset, item id) of a rating read from the store, for clustering; None from a file.
+    key: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -74,9 +76,16 @@ class AgreeResult:
     #: With ``judge=``: that rater against the others (gap, alt-test, sentence).
     parity: Parity | None = None
     judge: str | None = None
+    #: How items were grouped for resampling, when clusters are in use (store ratings only).
+    clustering: Clustering | None = None
+    notes: tuple[str, ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         out = self._figures()
+        if self.clustering is not None:
+            out.update(self.clustering.to_dict())
+        if self.notes:
+            out["notes"] = list(self.notes)
         if self.parity is not None:
             out["judge_parity"] = {
                 "judge": self.judge,
@@ -170,47 +179,15 @@ def read_ratings(path: str | Path, level: Level = "nominal") -> list[Rating]:
     return out
 
 
-def default_level(rubric: Rubric) -> Level:
-    """The measurement level of a rubric's scale: ordinal for an ordinal scale, else nominal."""
-    return "ordinal" if rubric.scale.kind == "ordinal" else "nominal"
-
-
-def ratings_from_store(
-    store: Store,
-    rubric: Rubric,
-    level: Level,
-    *,
-    dataset: str | None = None,
-    include_unblinded: bool = False,
-) -> list[Rating]:
-    """The annotators' labels for ``rubric`` as ratings (the report's rules: blind only by
-    default, adjudications not a rater); numeric levels use the scale's values."""
-    human = human_reference(store, rubric, dataset=dataset, include_unblinded=include_unblinded)
-    out = []
-    for (data, item_id), by in sorted(human.by_item.items()):
-        for rater, label in sorted(by.items()):
-            value: Any = label
-            if level != "nominal":
-                number = rubric.scale.value_of(label)
-                if number is None:
-                    raise InputError(
-                        f"--level {level} needs numeric labels; the {rubric.scale.kind} scale "
-                        f"of {rubric.name!r} has none"
-                    )
-                value = float(number)
-            key = item_id if dataset is not None else f"{data}/{item_id}"
-            out.append(Rating(key, rater, value, f"store:{data}/{item_id}"))
-    if not out:
-        raise InputError(f"no human labels for rubric {rubric.name!r} in {store.path}")
-    return out
-
-
-def _pairwise_percent(by_item: Mapping[str, Mapping[str, Any]], spec: IntervalSpec) -> Stat:
-    agreeing, total = [], []
-    for ratings in by_item.values():
+def _pairwise_percent(
+    by_item: Mapping[str, Mapping[str, Any]], spec_for: Callable[[list[str]], IntervalSpec]
+) -> Stat:
+    agreeing, total, kept = [], [], []
+    for item, ratings in by_item.items():
         values = list(ratings.values())
         if len(values) < 2:
             continue
+        kept.append(item)
         counts = np.unique(np.asarray(values, dtype=object), return_counts=True)[1]
         agreeing.append(float(np.sum(counts * (counts - 1)) / 2))
         total.append(len(values) * (len(values) - 1) / 2)
@@ -219,7 +196,7 @@ def _pairwise_percent(by_item: Mapping[str, Mapping[str, Any]], spec: IntervalSp
     return bootstrap_stat(
         lambda a, t: a.sum(axis=-1) / t.sum(axis=-1),
         [np.asarray(agreeing), np.asarray(total)],
-        spec,
+        spec_for(kept),
     )
 
 
@@ -256,8 +233,15 @@ def agreement_from_ratings(
     random_state: int = 0,
     judge: str | None = None,
     epsilon: float = ALT_TEST_EPSILON,
+    clusters: Mapping[str, str] | None = None,
+    clustering: Clustering | None = None,
+    notes: tuple[str, ...] = (),
 ) -> AgreeResult:
     """Every inter-rater figure for the ratings, each with n and interval.
+
+    ``clusters`` (a cluster id per rating item id, from :func:`store_clustering`)
+    makes every interval resample whole clusters; ``clustering`` and ``notes``
+    describe it in the result.
 
     ``judge`` names one rater as the candidate to stand in for the others: its
     agreement gap (judge-human minus human-human agreement, on items it and two or
@@ -266,6 +250,12 @@ def agreement_from_ratings(
     count every rater.
     """
     spec = IntervalSpec(confidence_level, n_resamples, random_state)
+
+    def spec_for(keys: list[str]) -> IntervalSpec:
+        if clusters is None:
+            return spec
+        return replace(spec, clusters=np.asarray([clusters[k] for k in keys], dtype=object))
+
     by_item: dict[str, dict[str, Any]] = {}
     for r in ratings:
         by_item.setdefault(r.item_id, {})[r.rater] = r.label
@@ -273,7 +263,7 @@ def agreement_from_ratings(
     raters = sorted({r.rater for r in ratings})
     data = [[by_item[i].get(rater) for i in items] for rater in raters]
     phase("Krippendorff's alpha")
-    alpha = to_stat(stats.krippendorff_alpha(data, level=level), spec)
+    alpha = to_stat(stats.krippendorff_alpha(data, level=level), spec_for(items))
 
     phase("Fleiss' kappa")
     multi = [i for i in items if len(by_item[i]) >= 2]
@@ -287,7 +277,8 @@ def agreement_from_ratings(
             len(multi),
         )
     else:
-        fleiss = to_stat(stats.fleiss_kappa([list(by_item[i].values()) for i in multi]), spec)
+        fleiss = to_stat(stats.fleiss_kappa([list(by_item[i].values()) for i in multi]),
+                         spec_for(multi))
 
     phase("pairwise kappas")
     weights: Literal["quadratic"] | None = None if level == "nominal" else "quadratic"
@@ -304,9 +295,12 @@ def agreement_from_ratings(
             weights=weights,
             labels=domain,
         )
-        pairs.append(PairKappa(a, b, to_stat(result, spec)))
+        pairs.append(PairKappa(a, b, to_stat(result, spec_for(shared))))
     phase("percent agreement and parity")
-    parity = None if judge is None else _parity(by_item, items, raters, judge, level, spec, epsilon)
+    parity = (
+        None if judge is None
+        else _parity(by_item, items, raters, judge, level, spec_for, epsilon)
+    )
     return AgreeResult(
         level=level,
         n_items=len(items),
@@ -314,13 +308,15 @@ def agreement_from_ratings(
         n_ratings=len(ratings),
         krippendorff_alpha=alpha,
         fleiss_kappa=fleiss,
-        percent_agreement=_pairwise_percent(by_item, spec),
+        percent_agreement=_pairwise_percent(by_item, spec_for),
         pairs=tuple(pairs),
         pairs_skipped=skipped,
         min_overlap=min_overlap,
         kappa_weights=weights,
         parity=parity,
         judge=judge,
+        clustering=clustering if clusters is not None else None,
+        notes=notes,
     )
 
 
@@ -330,7 +326,7 @@ def _parity(
     raters: list[str],
     judge: str,
     level: str,
-    spec: IntervalSpec,
+    spec_for: Callable[[list[str]], IntervalSpec],
     epsilon: float,
 ) -> Parity:
     """The named rater against the others, on the items it and two or more others rated."""
@@ -345,4 +341,6 @@ def _parity(
     labels = [by_item[i][judge] for i in shared]
     per_rater = {r: [by_item[i].get(r) for i in shared] for r in others}
     numeric = None if level == "nominal" else (labels, per_rater)
-    return judge_parity(labels, per_rater, spec, numeric=numeric, epsilon=epsilon)
+    spec = spec_for(shared)
+    return judge_parity(labels, per_rater, spec, clusters=spec.clusters, numeric=numeric,
+                        epsilon=epsilon)

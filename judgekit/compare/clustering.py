@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from judgekit.report.agreement import IntervalSpec
-from judgekit.report.pairing import AnyItem, ItemKey, cluster_ids
+from judgekit.report.pairing import AnyItem, ItemKey, cluster_ids, default_cluster_by
 
 #: ``cluster_by`` value that turns clustering off (each item is its own unit).
 NO_CLUSTERS = "item"
@@ -47,17 +47,17 @@ def clustered_spec(
 ) -> tuple[IntervalSpec, Clustering | None]:
     """``spec`` with cluster ids per compared item, when some cluster holds >= 2 of them.
 
-    The field is resolved as the report resolves it: ``cluster_by`` if given
-    (``item`` means none), else ``cluster`` when any compared item has one. An
-    item without the field is its own cluster. Without a cluster of two or more
+    The field is resolved as the report resolves it (``default_cluster_by``):
+    ``cluster_by`` if given (``item`` means none), else ``cluster`` when any
+    compared item has one, else ``prompt`` when two compared items share an input.
+    An item without the field is its own cluster. Without a cluster of two or more
     items the spec is returned unchanged (item-level intervals, exact tests).
     """
     if cluster_by == NO_CLUSTERS or not keys:
         return spec, None
+    cluster_by = default_cluster_by(cluster_by, keys, items)
     if cluster_by is None:
-        if not any(items.get(k) is not None and items[k].cluster for k in keys):
-            return spec, None
-        cluster_by = "cluster"
+        return spec, None
     ids = np.asarray(cluster_ids(keys, items, cluster_by), dtype=object)
     n_clusters = len(set(ids.tolist()))
     if n_clusters == len(keys):

@@ -10,7 +10,6 @@ Rendering is separate, so all four formats show the same numbers.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
 from dataclasses import replace
 
 import numpy as np
@@ -26,7 +25,13 @@ from judgekit.report.loading import items_for, judge_selection, judgments_for, s
 from judgekit.report.manifest import health, provenance
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.options import ReportOptions
-from judgekit.report.pairing import AnyItem, ItemKey, cluster_ids, pair_up
+from judgekit.report.pairing import (
+    AnyItem,
+    ItemKey,
+    cluster_ids,
+    default_cluster_by,
+    pair_up,
+)
 from judgekit.report.parity import GAP_KEY, parity_section
 from judgekit.report.planning import planned_total
 from judgekit.report.reference import human_reference, label_counts, reference_notes
@@ -208,20 +213,6 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         n_resamples=opts.n_resamples,
         estimate=estimates,
     )
-
-
-def default_cluster_by(
-    requested: str | None, keys: list[ItemKey], items: Mapping[ItemKey, AnyItem]
-) -> str | None:
-    """``--cluster-by`` as given; else ``cluster`` when items have one, else ``prompt`` when
-    two compared items share an input (their answers are not independent), else None."""
-    if requested is not None:
-        return requested
-    present = [items[k] for k in keys if items.get(k) is not None]
-    if any(item.cluster for item in present):
-        return "cluster"
-    inputs = [item.input for item in present]
-    return "prompt" if len(set(inputs)) < len(inputs) else None
 
 
 def _slice_of(item: AnyItem | None) -> str:

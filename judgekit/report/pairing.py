@@ -104,6 +104,20 @@ def pair_up(
     return out
 
 
+def default_cluster_by(
+    requested: str | None, keys: list[ItemKey], items: Mapping[ItemKey, AnyItem]
+) -> str | None:
+    """``--cluster-by`` as given; else ``cluster`` when items have one, else ``prompt`` when
+    two compared items share an input (their answers are not independent), else None."""
+    if requested is not None:
+        return requested
+    present = [items[k] for k in keys if items.get(k) is not None]
+    if any(item.cluster for item in present):
+        return "cluster"
+    inputs = [item.input for item in present]
+    return "prompt" if len(set(inputs)) < len(inputs) else None
+
+
 def cluster_ids(
     keys: Sequence[ItemKey], items: Mapping[ItemKey, AnyItem], cluster_by: str
 ) -> list[str]:

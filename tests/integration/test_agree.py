@@ -13,6 +13,7 @@ from judgekit import stats
 from judgekit.cli.main import cli
 from judgekit.compare.agree import agreement_from_ratings, read_ratings
 from judgekit.errors import InputError
+from tests.support.cli import run_cli
 from tests.support.shared_data import SHARED_DATA
 
 SHARED = SHARED_DATA
@@ -88,6 +89,8 @@ def test_jsonl_unequal_raters_and_errors(tmp_path: Path) -> None:
     bad.write_text('{"item_id": "1", "rater": "a", "label": "good"}\n')
     with pytest.raises(InputError, match=r"bad.jsonl:1: .*not a number"):
         read_ratings(bad, "ordinal")
+    code, _, err = run_cli("agree", str(path), "--cluster-by", "prompt")
+    assert code == 2 and "--cluster-by needs --rubric" in err
     dup = write_csv(tmp_path / "dup.csv", [("1", "a", "x"), ("1", "a", "y")])
     with pytest.raises(InputError, match=r"dup.csv:3: rater 'a' already rated item '1'"):
         read_ratings(dup)

@@ -368,6 +368,30 @@ def test_without_clusters_compare_output_is_unchanged(tmp_path: Path) -> None:
     assert "6 clusters of 60 items" in on["candidates_text"]
 
 
+def test_items_sharing_prompts_are_clustered_by_prompt_like_the_report(tmp_path: Path) -> None:
+    """No cluster field, but answers to 6 prompts: compare resamples prompts, as report does."""
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    rng = random.Random(3)
+    humans = [rng.choice(["pass", "fail"]) for _ in range(60)]
+    weak = [h if rng.random() < 0.7 else FLIP[h] for h in humans]
+    populate(store, rub, [Row(f"i{i}", h, {"h": h}, prompt=f"prompt {i // 10}")
+                          for i, h in enumerate(humans)], run_id="good", model="m1")
+    populate(store, rub, [Row(f"i{i}", w) for i, w in enumerate(weak)], run_id="weak",
+             model="m2", create=False)
+    by_default = compare_judges(store, rub, rub, run_a="good", run_b="weak")
+    by_prompt = compare_judges(store, rub, rub, run_a="good", run_b="weak", cluster_by="prompt")
+    flat = compare_judges(store, rub, rub, run_a="good", run_b="weak", cluster_by="item")
+    assert by_default.clustering is not None and flat.clustering is None
+    assert by_default.clustering.cluster_by == "prompt" and by_default.clustering.n_clusters == 6
+    assert by_default.to_dict() == by_prompt.to_dict() != flat.to_dict()
+    assert by_default.agreement_test == "paired cluster bootstrap"
+    text = CliRunner().invoke(cli, ["compare", "judges", "-r", str(BINARY), "--db",
+                                    str(store.path), "--run-a", "good", "--run-b", "weak"])
+    assert text.exit_code == 0, text.output
+    assert "cluster bootstrap by prompt (6 clusters of 60 items)" in text.output
+
+
 def _clustered_judges(tmp_path: Path) -> tuple[Store, np.ndarray, np.ndarray, np.ndarray]:
     """Judge A always right; judge B wrong on whole clusters of 10 (about 30% of them)."""
     store = open_fresh(tmp_path)

@@ -147,3 +147,30 @@ def test_human_ceiling_and_agree_equal_the_published_and_independent_figures(sto
         assert pairs[a, b]["statistic"] == pytest.approx(
             cohen_kappa_score(codes[:, i], codes[:, j]), abs=1e-12)
         assert round(pairs[a, b]["statistic"], 2) == figure
+
+
+def test_agree_clusters_by_prompt_like_the_report_ceiling(store: str) -> None:
+    """Pairs of one request are not independent: agree resamples requests, as report does."""
+    ceiling = _report(store, "gpt-3.5-turbo")["human_ceiling"]["statistics"]
+    code, out, err = run_cli("agree", "--rubric", "preference", "--db", store,
+                             "--resamples", "200", "--format", "json")
+    assert code == 0, err
+    agree = json.loads(out)
+    assert agree["cluster_by"] == "prompt" and agree["n_clusters"] == 170
+    assert "resample whole prompts" in agree["notes"][0]
+    for name in ("krippendorff_alpha", "fleiss_kappa", "percent_agreement"):
+        assert agree[name] == ceiling[name], name  # same clusters, seed and resamples
+
+    code, out, err = run_cli("agree", "--rubric", "preference", "--db", store,
+                             "--resamples", "200", "--format", "json", "--cluster-by", "item")
+    assert code == 0, err
+    flat = json.loads(out)
+    assert "cluster_by" not in flat and "notes" not in flat
+    width = agree["krippendorff_alpha"]["ci_high"] - agree["krippendorff_alpha"]["ci_low"]
+    flat_width = flat["krippendorff_alpha"]["ci_high"] - flat["krippendorff_alpha"]["ci_low"]
+    assert width > 1.3 * flat_width  # whole requests resampled: honestly wider
+    assert flat["krippendorff_alpha"]["statistic"] == agree["krippendorff_alpha"]["statistic"]
+
+    code, out, err = run_cli("agree", "--rubric", "preference", "--db", store,
+                             "--resamples", "200")
+    assert code == 0 and "cluster bootstrap by prompt (170 clusters of 999 items)" in out, err
