@@ -55,6 +55,9 @@ LABELS = ("A", "B", "tie")
 JUDGES = ("judge-a", "judge-b")
 ANNOTATORS = ("ann1", "ann2", "ann3")
 DATASET = "panda"
+#: ``compare candidates``: two datasets of the same question ids, one binary judge.
+CANDIDATES = ("cand-a", "cand-b")
+CANDIDATE_RUBRIC = "correctness"
 RSS_LIMIT_MB = 300.0
 HELP_RUNS = 5
 #: Step groups of ``--only``, in the order they run.
@@ -103,6 +106,32 @@ def generate(folder: Path, n_items: int, seed: int = 0) -> dict[str, Path]:
                 labels.write(json.dumps(
                     {"item_id": item_id, "annotator": annotator, "label": said}) + "\n")
                 ratings.writerow([item_id, annotator, said])
+    return paths
+
+
+def generate_candidates(folder: Path, n_items: int, seed: int = 1) -> dict[str, Path]:
+    """Two candidates' answers to the same questions and one judge's pass/fail of each."""
+    rng = random.Random(seed)
+    paths = {name: folder / f"candidates-{name}.jsonl" for name in ("a", "b", "judgments")}
+    with (
+        paths["a"].open("w") as items_a,
+        paths["b"].open("w") as items_b,
+        paths["judgments"].open("w") as verdicts,
+    ):
+        for i in range(n_items):
+            item_id = f"q{i}"
+            sides = ((items_a, CANDIDATES[0], 0.7), (items_b, CANDIDATES[1], 0.6))
+            for out, dataset, rate in sides:
+                out.write(json.dumps({"id": item_id, "input": f"question {i}",
+                                      "response": f"answer {rng.random():.6f}",
+                                      "reference": f"reference {i}"}) + "\n")
+                if rng.random() < 0.01:
+                    line = {"item_id": item_id, "dataset": dataset, "judge": JUDGES[0],
+                            "status": "timeout"}
+                else:
+                    line = {"item_id": item_id, "dataset": dataset, "judge": JUDGES[0],
+                            "label": "pass" if rng.random() < rate else "fail"}
+                verdicts.write(json.dumps(line) + "\n")
     return paths
 
 
@@ -301,6 +330,31 @@ def baseline_report(db: str, judges: Sequence[str]) -> None:
     _kappa_boot([(c[keep], human[keep]) for c in codes], 1000, 0)  # type: ignore[index]
 
 
+def baseline_candidates(db: str) -> None:
+    """Read both candidates' ok scores, pair them by item id, bootstrap the means and difference."""
+    import numpy as np
+
+    conn = sqlite3.connect(db)
+    scores = []
+    for dataset in CANDIDATES:
+        rows = conn.execute(
+            "SELECT item_id, label FROM judgments WHERE id IN (SELECT MAX(id) FROM judgments "
+            "WHERE dataset = ? AND variant = '' GROUP BY cache_key) AND sample_index = 0 "
+            "AND status = 'ok'",
+            [dataset],
+        ).fetchall()
+        ids, labels = zip(*rows, strict=True)
+        scores.append((np.asarray(ids), np.asarray(labels) == "pass"))
+    (ids_a, a), (ids_b, b) = scores
+    shared, ia, ib = np.intersect1d(ids_a, ids_b, return_indices=True)
+    xa, xb = a[ia].astype(float), b[ib].astype(float)
+    rng = np.random.default_rng(0)
+    n = len(shared)
+    for x in (xa, xb, xa - xb, xa - xb):  # means of A and B, the micro and macro difference
+        for _ in range(1000):
+            x[rng.integers(0, n, n)].mean()
+
+
 def baseline_agree(path: str) -> None:
     """csv module + numpy: three pairwise kappas and Fleiss' kappa, 1,000 resamples each."""
     import numpy as np
@@ -360,6 +414,8 @@ def main() -> None:
             baseline_report(rest[0], rest[1:])
         elif name == "agree":
             baseline_agree(rest[0])
+        elif name == "candidates":
+            baseline_candidates(rest[0])
         return
     folder = args.keep or Path(tempfile.mkdtemp(prefix="judgekit-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -417,6 +473,12 @@ def run(folder: Path, n_items: int, million: int, only: frozenset[str], reuse: b
                    "--run-b", run_ids[JUDGES[1]], "--format", "json"]
         rows.append(Row("compare judges --format json", measure(compare, log),
                         measure([*me, "report", str(db), *JUDGES], log)))
+        cand = build_candidates(folder, n_items, judgekit, log, reuse=built)
+        compare = [judgekit, "compare", "candidates", "--rubric", CANDIDATE_RUBRIC, "--db",
+                   str(cand), "--dataset-a", CANDIDATES[0], "--dataset-b", CANDIDATES[1],
+                   "--format", "json"]
+        rows.append(Row("compare candidates --format json", measure(compare, log),
+                        measure([*me, "candidates", str(cand)], log)))
     if "agree" in only:
         agree = [judgekit, "agree", str(files["ratings"]), "--format", "json"]
         rows.append(Row(f"agree ({3 * n_items:,} ratings)", measure(agree, log),
@@ -430,6 +492,30 @@ def run(folder: Path, n_items: int, million: int, only: frozenset[str], reuse: b
                         measure([*me, "report", str(big), JUDGES[0]], log)))
         big.unlink()
     print_table(rows, n_items)
+
+
+def build_candidates(folder: Path, n_items: int, judgekit: str, log: Path, *,
+                     reuse: bool) -> Path:
+    """``candidates.db``: two datasets of ``n_items`` answers and one judge's verdicts."""
+    db = folder / "candidates.db"
+    if reuse and db.exists():
+        return db
+    building = folder / "candidates-building.db"  # renamed to ``db`` once complete
+    building.unlink(missing_ok=True)
+    files = generate_candidates(folder, n_items)
+    env_db = ["--db", str(building)]
+    steps = [
+        ["import", str(files["a"]), "--name", CANDIDATES[0], *env_db],
+        ["import", str(files["b"]), "--name", CANDIDATES[1], *env_db],
+        ["judgments", "import", str(files["judgments"]), "--rubric", CANDIDATE_RUBRIC, *env_db],
+    ]
+    for argv in steps:
+        if measure([judgekit, *argv], log).code:
+            raise SystemExit(f"building {db} failed; see {log}")
+    copy_db(building, db)
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{building}{suffix}").unlink(missing_ok=True)
+    return db
 
 
 def build_store(

@@ -23,7 +23,8 @@ from judgekit.report.agreement import (
 from judgekit.report.model import Stat, undefined
 from judgekit.report.pairing import ItemKey
 from judgekit.store import JudgmentSelection, Store
-from judgekit.types import Item, Rubric
+from judgekit.store.columns import ItemFacts
+from judgekit.types import Rubric
 
 
 @dataclass(frozen=True)
@@ -134,7 +135,7 @@ def compare_candidates(
     fails_a: Counter[str] = Counter()
     fails_b: Counter[str] = Counter()
     sa, sb, slices = [], [], []
-    items_a = store.items_by_ids(dataset_a, shared)
+    items_a = store.item_facts(dataset_a, shared)  # slice and cluster, never the responses
     keys: list[ItemKey] = []
     for item_id in shared:
         a, b = by_id_a[item_id], by_id_b[item_id]
@@ -149,12 +150,13 @@ def compare_candidates(
         item = items_a.get(item_id)
         slices.append(item.slice if item is not None and item.slice else "(no slice)")
         keys.append((dataset_a, item_id))
+    del side_a, side_b, by_id_a, by_id_b  # only the paired scores are needed now
     if not sa:
         raise InputError(f"no item id has an ok judgment in both {dataset_a!r} and {dataset_b!r}")
-    item_of: dict[ItemKey, Item] = {}
+    item_of: dict[ItemKey, ItemFacts] = {}
     if cluster_by != NO_CLUSTERS:
         missing = [k[1] for k in keys if items_a.get(k[1]) is None]
-        from_b = store.items_by_ids(dataset_b, missing) if missing else {}
+        from_b = store.item_facts(dataset_b, missing) if missing else {}
         for key in keys:
             found = items_a.get(key[1]) or from_b.get(key[1])
             if found is not None:
@@ -172,6 +174,8 @@ def compare_candidates(
     names = np.asarray(slices, dtype=object)
     codes = np.unique(names, return_inverse=True)[1]
     g = int(codes.max()) + 1
+    # resamples gather one small integer per item; the bin arithmetic below is int64 as before
+    codes = codes.astype(np.min_scalar_type(g))
 
     def macro(d: Any, c: Any) -> Any:
         b = d.shape[0]

@@ -5,9 +5,10 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from judgekit import stats
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
@@ -25,9 +26,7 @@ from judgekit.report.loading import items_for
 from judgekit.report.model import Stat
 from judgekit.report.pairing import ItemKey, select_judgments
 from judgekit.report.reference import human_reference
-from judgekit.report.sections import weighted_kappa_fn
 from judgekit.store import JudgmentSelection, Store
-from judgekit.store.columns import JudgmentRow
 from judgekit.types import Rubric
 
 
@@ -102,17 +101,26 @@ class JudgeComparison:
         return out
 
 
+class Verdict(NamedTuple):
+    """What a comparison keeps of a judge's judgment of one item: its outcome."""
+
+    status: str
+    label: str | None
+
+
 def judge_side(
     store: Store,
     rubric: Rubric,
     selection: JudgmentSelection,
     run_id: str | None,
-) -> tuple[dict[ItemKey, JudgmentRow], Counter[str]]:
+) -> tuple[dict[ItemKey, Verdict], Counter[str]]:
     """One judge's plain judgments (``selection``), one per item, and their statuses.
 
     Lean rows (item, variant, sample, status, label) streamed through the one-per-item
     rule, never full judgments: a judge of 100,000 items is compared without reading
-    its completions.
+    its completions. Each chosen row is then reduced to its :class:`Verdict`, one
+    shared tuple per distinct outcome, so a side of 100,000 items holds little
+    beyond its keys.
     """
     chosen = select_judgments(store.judgment_rows(None, **selection.filters()))
     if not chosen:  # the selection is of plain variants: no rows at all
@@ -121,7 +129,42 @@ def judge_side(
             + (f" on dataset {selection.dataset!r}" if selection.dataset else "")
             + (f" by the judge of run {run_id!r}" if run_id else "")
         )
-    return chosen, Counter(j.status for j in chosen.values())
+    share: dict[tuple[str, str | None], Verdict] = {}
+    verdicts: dict[ItemKey, Verdict] = {}
+    counts: Counter[str] = Counter()
+    for key, row in chosen.items():
+        outcome = (row.status, row.label)
+        verdict = share.get(outcome)
+        if verdict is None:
+            verdict = share[outcome] = Verdict(*outcome)
+        verdicts[key] = verdict
+        counts[row.status] += 1
+    return verdicts, counts
+
+
+def kappa_difference_fn(k: int, weights: npt.NDArray[np.float64]) -> Any:
+    """Kappa of judge A minus kappa of judge B, both against humans, over resampled items.
+
+    The one argument is each item's joint code ``(a * k + b) * k + h`` (judge A's,
+    judge B's and the human label's positions on the scale), so a resample gathers
+    one small integer per item, and both confusion tables come from one count of
+    the ``k**3`` joint outcomes. Vectorised over a leading resample axis.
+    """
+
+    def kappa(tables: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+        p = tables / tables.sum(axis=(1, 2))[:, None, None]
+        p_o = np.einsum("bij,ij->b", p, weights)
+        p_e = np.einsum("bi,ij,bj->b", p.sum(axis=2), weights, p.sum(axis=1))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            return np.where(np.abs(1 - p_e) < 1e-12, np.nan, (p_o - p_e) / (1 - p_e))
+
+    def fn(codes: Any) -> npt.NDArray[np.float64]:
+        b = codes.shape[0]
+        cells = (np.arange(b)[:, None] * k**3 + codes).ravel()
+        joint = np.bincount(cells, minlength=b * k**3).reshape(b, k, k, k).astype(np.float64)
+        return kappa(joint.sum(axis=2)) - kappa(joint.sum(axis=1))
+
+    return fn
 
 
 def judge_of(
@@ -199,6 +242,7 @@ def compare_judges(
         jb.append(b.label)
         hh.append(ref)
         keys.append(key)
+    del judged_a, judged_b, human  # only the paired labels are needed from here on
     if not hh:
         raise InputError("no item has an ok verdict from both judges and a human label")
     phase("statistics")
@@ -236,12 +280,11 @@ def compare_judges(
     index = {label: i for i, label in enumerate(scale.labels)}
     k = len(scale.labels)
     grid = np.subtract.outer(np.arange(k), np.arange(k)) / max(k - 1, 1)
-    kappa = weighted_kappa_fn(k, 1.0 - grid**2 if primary == "weighted_kappa" else np.eye(k))
-    ia, ib, ih = (np.array([index[x] for x in xs]) for xs in (ja, jb, hh))
-    ones = np.ones(len(hh))
-
-    def kappa_diff(a: Any, b: Any, h: Any, w: Any) -> Any:
-        return kappa(a, h, w) - kappa(b, h, w)
+    kappa_diff = kappa_difference_fn(
+        k, 1.0 - grid**2 if primary == "weighted_kappa" else np.eye(k)
+    )
+    ia, ib, ih = (np.fromiter(map(index.__getitem__, xs), np.int64, len(xs)) for xs in (ja, jb, hh))
+    joint = ((ia * k + ib) * k + ih).astype(np.int16 if k**3 < 2**15 else np.int64)
 
     return JudgeComparison(
         primary,
@@ -269,7 +312,7 @@ def compare_judges(
         diff,
         name,
         pvalue,
-        bootstrap_stat(kappa_diff, [ia, ib, ih, ones], spec),
+        bootstrap_stat(kappa_diff, [joint], spec),
         clustering,
         tuple(notes),
     )

@@ -189,20 +189,6 @@ def slice_figures(
     return Slices(out, len(names), q, test)
 
 
-def weighted_kappa_fn(k: int, weights: npt.NDArray[np.float64]) -> Any:
-    def fn(ji: Any, hi: Any, w: Any) -> npt.NDArray[np.float64]:
-        b = ji.shape[0]
-        cells = (np.arange(b)[:, None] * k * k + ji * k + hi).ravel()
-        tables = np.bincount(cells, weights=w.ravel(), minlength=b * k * k).reshape(b, k, k)
-        p = tables / tables.sum(axis=(1, 2))[:, None, None]
-        p_o = np.einsum("bij,ij->b", p, weights)
-        p_e = np.einsum("bi,ij,bj->b", p.sum(axis=2), weights, p.sum(axis=1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(np.abs(1 - p_e) < 1e-12, np.nan, (p_o - p_e) / (1 - p_e))
-
-    return fn
-
-
 #: Primary statistics with a weighted (inverse-probability) version in the weighted section.
 WEIGHTED_TABLE_STATS = ("cohen_kappa", "weighted_kappa", "gwet_ac1")
 #: Primary statistics that are plain shares of agreeing items.

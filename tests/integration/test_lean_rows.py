@@ -10,6 +10,7 @@ labels, flags and an adjudication.
 from __future__ import annotations
 
 import dataclasses
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -149,6 +150,7 @@ def test_compare_reads_each_judge_as_before(filled: tuple[Store, Rubric]) -> Non
         )
         chosen, counts = judge_side(store, rub, selection, run_id)
         before = select_judgments(store.judgments(**selection.filters()))
-        assert {k: _outcome(j) for k, j in chosen.items()} == {
-            k: _outcome(j) for k, j in before.items()}
+        assert {k: (v.status, v.label) for k, v in chosen.items()} == {
+            k: (j.status, j.label) for k, j in before.items()}
+        assert counts == Counter(j.status for j in before.values())
         assert sum(counts.values()) == len(before) == N
