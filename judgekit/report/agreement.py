@@ -20,6 +20,7 @@ import numpy.typing as npt
 
 from judgekit import stats
 from judgekit.report.model import Confusion, Stat, undefined
+from judgekit.stats._plan import CountStatistic, ResamplePlan
 from judgekit.stats._resample import wilson_bounds
 from judgekit.types import Scale
 
@@ -154,6 +155,30 @@ def bootstrap_stat(
     name = spec.bootstrap_name if strata is None else f"stratified {spec.bootstrap_name}"
     low, high = interval
     return Stat(estimate, float(low), float(high), n, name, None, _refusal(interval))
+
+
+def counts_stat(statistic: CountStatistic, plan: ResamplePlan, spec: IntervalSpec) -> Stat:
+    """:func:`bootstrap_stat` for a statistic of code counts on a shared :class:`ResamplePlan`.
+
+    The same figure as :func:`bootstrap_stat` with the statistic written over the items'
+    arrays (the plan draws what ``bootstrap_ci`` draws), for one draw of the resamples
+    however many statistics use them.
+    """
+    if plan.n == 0:
+        return undefined("no items", 0)
+    estimate = float(np.asarray(statistic(plan.observed)).reshape(-1)[0])
+    if not math.isfinite(estimate):
+        return undefined("undefined on these items", plan.n)
+    interval = plan.interval(statistic, spec.confidence_level)
+    low, high = interval
+    return Stat(estimate, float(low), float(high), plan.n, spec.bootstrap_name, None,
+                _refusal(interval))
+
+
+def resample_plan(codes: npt.ArrayLike, n_codes: int, spec: IntervalSpec) -> ResamplePlan:
+    """The spec's design (seed, resamples, clusters) for items of ``n_codes`` kinds."""
+    return ResamplePlan(codes, n_codes, n_resamples=spec.n_resamples,
+                        random_state=spec.random_state, clusters=spec.clusters)
 
 
 def proportion_stat(successes: npt.NDArray[np.bool_], spec: IntervalSpec) -> Stat:

@@ -17,34 +17,56 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit import stats
-from judgekit.report.agreement import IntervalSpec, bootstrap_stat, proportion_stat, to_stat
+from judgekit.report.agreement import (
+    IntervalSpec,
+    counts_stat,
+    proportion_stat,
+    resample_plan,
+    to_stat,
+)
 from judgekit.report.model import Stat, undefined
-
-#: Per-item outcome codes for one label, as :func:`_f1` reads them.
-_TP, _FP, _FN = 1, 2, 3
+from judgekit.stats._plan import CountStatistic
 
 
-def _f1(outcome: npt.NDArray[np.int8]) -> npt.NDArray[np.float64]:
-    """F1 = 2 TP / (2 TP + FP + FN) over the last axis of per-item outcome codes.
+def _f1_of(cell: npt.NDArray[np.int64], label: int) -> CountStatistic:
+    """F1 = 2 TP / (2 TP + FP + FN) of label ``label`` from judge-by-human cell counts.
 
-    One int8 code per item (0 true negative, then TP, FP, FN) instead of three float
-    arrays: a bootstrap gathers a byte per item per resample, not 24, and the counts
-    are the same integers, so the figures are those of the three-array form.
+    ``cell[j, h]`` is the code of the items the judge called ``j`` and humans ``h``;
+    TP, FP and FN are sums of those counts, the same integers as counting the items.
     """
-    t = (outcome == _TP).sum(axis=-1)
-    wrong = (outcome == _FP).sum(axis=-1) + (outcome == _FN).sum(axis=-1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        out: npt.NDArray[np.float64] = 2.0 * t / (2.0 * t + wrong)
-    return out
+    others = [i for i in range(cell.shape[0]) if i != label]
+    tp, fp, fn = cell[label, label], cell[label, others], cell[others, label]
+
+    def f1(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        t = counts[:, tp]
+        wrong = counts[:, fp].sum(axis=-1) + counts[:, fn].sum(axis=-1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out: npt.NDArray[np.float64] = 2.0 * t / (2.0 * t + wrong)
+        return out
+
+    return f1
 
 
 def per_class(
     judge: Sequence[str], human: Sequence[str], labels: Sequence[str], spec: IntervalSpec
 ) -> dict[str, Stat]:
-    """``precision_<label>``, ``recall_<label>`` and ``f1_<label>`` for every label."""
+    """``precision_<label>``, ``recall_<label>`` and ``f1_<label>`` for every label.
+
+    Every F1 is a function of the judge-by-human table, so all of them are evaluated
+    on one :class:`~judgekit.stats._plan.ResamplePlan` (one draw of the resamples):
+    each item's code is its cell, a label outside ``labels`` counting as "other".
+    """
     ja, ha = np.asarray(judge, dtype=object), np.asarray(human, dtype=object)
+    index = {label: i for i, label in enumerate(labels)}
+    width = len(labels) + 1  # the last row and column: any other label
+    cell = np.arange(width * width, dtype=np.int64).reshape(width, width)
+    codes = cell[
+        np.fromiter((index.get(x, width - 1) for x in judge), dtype=np.int64, count=len(ja)),
+        np.fromiter((index.get(x, width - 1) for x in human), dtype=np.int64, count=len(ha)),
+    ]
+    plan = resample_plan(codes, width * width, spec)
     out: dict[str, Stat] = {}
-    for label in labels:
+    for i, label in enumerate(labels):
         said, truth = ja == label, ha == label
         out[f"precision_{label}"] = (
             proportion_stat(truth[said], spec.subset(said))
@@ -56,13 +78,9 @@ def per_class(
             if truth.any()
             else undefined(f"no human label is {label!r}", 0)
         )
-        outcome = np.zeros(len(ja), dtype=np.int8)
-        outcome[said & truth] = _TP
-        outcome[said & ~truth] = _FP
-        outcome[~said & truth] = _FN
         out[f"f1_{label}"] = (
-            bootstrap_stat(_f1, [outcome], spec)
-            if outcome.any()
+            counts_stat(_f1_of(cell, i), plan, spec)
+            if (said | truth).any()
             else undefined(f"neither the judge nor the humans said {label!r}", len(ja))
         )
     return out

@@ -19,9 +19,11 @@ from judgekit import stats
 from judgekit.report.agreement import (
     IntervalSpec,
     bootstrap_stat,
+    counts_stat,
     numeric_values,
     primary_only,
     proportion_stat,
+    resample_plan,
     to_stat,
 )
 from judgekit.report.model import (
@@ -64,6 +66,27 @@ def _pair_agreement(item_labels: Sequence[Sequence[str]]) -> tuple[npt.NDArray[n
         count=len(item_labels),
     )
     return agreeing, total
+
+
+def pair_share(
+    agreeing: npt.NDArray[np.float64], total: npt.NDArray[np.float64], spec: IntervalSpec
+) -> Stat:
+    """Agreeing pairs over all pairs, summed over items, with its bootstrap interval.
+
+    Items are merged into their few (agreeing, total) patterns and the resamples drawn
+    as pattern counts (:func:`~judgekit.report.agreement.counts_stat`): both numbers
+    are whole counts of pairs, so the resampled sums are exact and the figures are
+    those of summing the resampled items.
+    """
+    patterns, codes = np.unique(np.column_stack([agreeing, total]), axis=0, return_inverse=True)
+
+    def share(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        sums = counts @ patterns
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out: npt.NDArray[np.float64] = sums[:, 0] / sums[:, 1]
+        return out
+
+    return counts_stat(share, resample_plan(codes.reshape(-1), len(patterns), spec), spec)
 
 
 def human_ceiling(
@@ -112,9 +135,7 @@ def human_ceiling(
         )
         out["fleiss_kappa"] = undefined("unequal numbers of annotators per item", len(multi))
     agreeing, total = _pair_agreement([list(references[k].values()) for k in multi])
-    out["percent_agreement"] = bootstrap_stat(
-        lambda a, t: a.sum(axis=-1) / t.sum(axis=-1), [agreeing, total], unit_spec
-    )
+    out["percent_agreement"] = pair_share(agreeing, total, unit_spec)
     return Ceiling(len(multi), len(annotators), out, reason)
 
 

@@ -379,7 +379,7 @@ def stratified_units(strata: IntArray, clusters: IntArray | None) -> tuple[IntAr
     return units.reshape(-1).astype(np.int64), unique[:, 0].astype(np.int64)
 
 
-def _pick_units(
+def pick_units(
     n_units: int, rows: int, unit_strata: IntArray | None, rng: np.random.Generator
 ) -> IntArray:
     """Units drawn with replacement, shape (rows, n_units): overall, or within each stratum."""
@@ -415,7 +415,7 @@ def cluster_resample_indices(
     step = chunk_rows(n_resamples, clusters.size)
     for first in range(0, n_resamples, step):
         rows = min(step, n_resamples - first)
-        picked = _pick_units(n_clusters, rows, unit_strata, rng).ravel()
+        picked = pick_units(n_clusters, rows, unit_strata, rng).ravel()
         lengths = sizes[picked]
         offsets = np.repeat(starts[picked] - (np.cumsum(lengths) - lengths), lengths)
         flat = order[np.arange(int(lengths.sum())) + offsets]
