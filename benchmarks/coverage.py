@@ -59,7 +59,7 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
         ("percent_agreement (Wilson)", agreement, binary),
         ("krippendorff_alpha nominal, 3 raters, 30% missing", alpha("nominal"), binary),
         ("krippendorff_alpha ordinal, 3 raters, 30% missing", alpha("ordinal"), five),
-        ("spearman (bootstrap)", rank("spearman"), five),
+        ("spearman (default)", rank("spearman"), five),
         ("kendall_tau (default)", rank("kendall"), five),
         ("kendall_tau (bootstrap)", rank("kendall", "bootstrap"), five),
         ("cohen_kappa (cluster bootstrap)", kappa(None), clustered),
@@ -67,6 +67,8 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
         ("percent_agreement (cluster bootstrap)", agreement, clustered),
         ("kendall_tau (default, clustered)", rank("kendall"), clustered_five),
         ("length_slope, true slope 0 (cluster bootstrap)", slope, prompts),
+        ("spearman (bootstrap)", rank("spearman", "bootstrap"), five),
+        ("spearman (default, clustered)", rank("spearman"), clustered_five),
     ]
 
 

@@ -80,8 +80,9 @@ def to_stat(result: Any, spec: IntervalSpec) -> Stat:
         if "clusters" in params and spec.clusters is not None:
             kwargs["clusters"] = spec.clusters
         method = spec.bootstrap_name if "n_resamples" in params else "bootstrap"
-        if getattr(result, "method", None) == "kendall_tau_b":  # its default is the ASE
-            method = "asymptotic SE" if spec.clusters is None else "cluster-robust asymptotic SE"
+        if getattr(result, "method", None) in ("spearman", "kendall_tau_b"):
+            # their default is the jackknife on Fisher's z, not the bootstrap
+            method = "jackknife" if spec.clusters is None else "cluster jackknife"
     interval = result.confidence_interval(**kwargs)
     low, high = interval
     stat = Stat(statistic, float(low), float(high), n, method, reason, _refusal(interval))

@@ -39,9 +39,21 @@ def influence(x: FloatArray, y: FloatArray) -> tuple[float, FloatArray, float] |
         return None
     row, col = row.reshape(-1), col.reshape(-1)
     table = np.bincount(row * n_cols + col, minlength=n_rows * n_cols).reshape(n_rows, n_cols)
-    table = table.astype(np.float64)
-    n = float(x.size)
-    # s[a, b] = number of observations in rows < a and columns < b
+    tau, d, rows, cols, w = _table_terms(table.astype(np.float64))
+    w_r = float(x.size) ** 2 - float(np.sum(rows**2))
+    w_c = float(x.size) ** 2 - float(np.sum(cols**2))
+    psi_cells = 2.0 * w * d + tau * (rows[:, None] * w_c + cols[None, :] * w_r)
+    return tau, psi_cells[row, col], w
+
+
+def _table_terms(table: FloatArray) -> tuple[float, FloatArray, FloatArray, FloatArray, float]:
+    """(tau_b, d, row totals, column totals, w) of a table of counts or weights.
+
+    d[i, j] is the weight concordant minus discordant with cell (i, j).
+    """
+    n_rows, n_cols = table.shape
+    n = float(table.sum())
+    # s[a, b] = weight in rows < a and columns < b
     s = np.zeros((n_rows + 1, n_cols + 1))
     s[1:, 1:] = table.cumsum(axis=0).cumsum(axis=1)
     i = np.arange(n_rows)[:, None]
@@ -52,12 +64,13 @@ def influence(x: FloatArray, y: FloatArray) -> tuple[float, FloatArray, float] |
     lower_left = s[n_rows, j] - s[i + 1, j]
     d = upper_left + lower_right - upper_right - lower_left
     rows, cols = table.sum(axis=1), table.sum(axis=0)
-    w_r = n * n - float(np.sum(rows**2))
-    w_c = n * n - float(np.sum(cols**2))
-    w = float(np.sqrt(w_r * w_c))
-    tau = float(np.sum(table * d) / w)
-    psi_cells = 2.0 * w * d + tau * (rows[:, None] * w_c + cols[None, :] * w_r)
-    return tau, psi_cells[row, col], w
+    w = float(np.sqrt((n * n - float(np.sum(rows**2))) * (n * n - float(np.sum(cols**2)))))
+    return float(np.sum(table * d) / w), d, rows, cols, w
+
+
+def tau_b_of_table(table: FloatArray) -> float:
+    """Kendall's tau-b of a table of counts or (population) weights, rows and columns ordered."""
+    return _table_terms(np.asarray(table, dtype=np.float64))[0]
 
 
 def standard_error(psi: FloatArray, w: float, codes: IntArray | None) -> tuple[float, int]:
@@ -72,4 +85,4 @@ def standard_error(psi: FloatArray, w: float, codes: IntArray | None) -> tuple[f
     return float(np.sqrt(g / (g - 1) * np.sum(per_cluster**2)) / w**2), g
 
 
-__all__ = ["MAX_TABLE_CELLS", "influence", "standard_error"]
+__all__ = ["MAX_TABLE_CELLS", "influence", "standard_error", "tau_b_of_table"]

@@ -17,7 +17,7 @@ from typing import Any, Literal
 import numpy as np
 from scipy import stats
 
-from judgekit.stats import _kendall_ase, _resample
+from judgekit.stats import _kendall_ase, _rank_interval, _resample
 from judgekit.stats._interval import ConfidenceInterval
 from judgekit.stats._result import (
     BOOTSTRAP_METHODS,
@@ -29,7 +29,17 @@ from judgekit.stats._result import (
 )
 from judgekit.stats._validate import BoolArray, FloatArray, IntArray, RandomState, rng_from
 
-__all__ = ["BatchStatistic", "CorrelationResult", "WeightedFactory", "WeightedStatistic"]
+#: Largest jackknife (units left out times distinct pairs) the default interval computes;
+#: beyond it the jackknife and the ASE or bootstrap agree to O(1/n) and cost less.
+JACKKNIFE_MAX_CELLS = 40_000_000
+
+__all__ = [
+    "JACKKNIFE_MAX_CELLS",
+    "BatchStatistic",
+    "CorrelationResult",
+    "WeightedFactory",
+    "WeightedStatistic",
+]
 
 #: A statistic of B resampled pair sets, shapes (B, n) and (B, n) -> (B,).
 BatchStatistic = Callable[[FloatArray, FloatArray], FloatArray]
@@ -59,30 +69,58 @@ class CorrelationResult(ResultMixin):
     def confidence_interval(
         self,
         confidence_level: float = 0.95,
-        method: Literal["default", "bootstrap", "bca", "fisher", "ase"] = "default",
+        method: Literal["default", "jackknife", "bootstrap", "bca", "fisher", "ase"] = "default",
         n_resamples: int = 2000,
         random_state: RandomState = 0,
         clusters: Any = None,
     ) -> Interval:
-        """The default interval, a percentile (or BCa) bootstrap, Fisher z, or (tau-b) the ASE.
+        """The default interval (the jackknife on Fisher's z), a percentile or BCa bootstrap,
+        Fisher z, or (tau-b) the ASE.
 
-        ``"default"`` is ``"ase"`` for Kendall's tau-b (the Brown-Benedetti asymptotic
-        SE, right with ties; cluster-robust with ``clusters``, then with t on G - 1
-        degrees of freedom) and ``"bootstrap"`` for Spearman. The bootstrap resamples
-        pairs (clusters when given; widened for few clusters). Fisher z uses variance
-        1.06/(n-3) for Spearman and 0.437/(n-4) for Kendall (Fieller, Hartley &
-        Pearson 1957); it assumes few ties.
+        ``"default"`` is ``"jackknife"``: the delete-one jackknife SE (delete one cluster
+        with ``clusters``, then t on G - 1 degrees of freedom) carried to Fisher's z
+        scale, right with ties (:mod:`judgekit.stats._rank_interval`). Beyond
+        ``JACKKNIFE_MAX_CELLS`` (and for tau-b with more than 400 distinct pairs) it
+        falls back to the ASE for tau-b and the bootstrap for rho. ``"ase"`` is the
+        Brown-Benedetti asymptotic SE of tau-b (cluster-robust with ``clusters``). The
+        bootstrap resamples pairs (clusters when given; widened for few clusters).
+        Fisher z uses variance 1.06/(n-3) for Spearman and 0.437/(n-4) for Kendall
+        (Fieller, Hartley & Pearson 1957); it assumes few ties. A sample in perfect
+        order gets the boundary-aware interval whatever the method.
         """
         level = _check_bootstrap_args(
-            confidence_level, method, n_resamples, ("default", *BOOTSTRAP_METHODS, "fisher", "ase")
+            confidence_level,
+            method,
+            n_resamples,
+            ("default", "jackknife", *BOOTSTRAP_METHODS, "fisher", "ase"),
         )
+        kendall = self.method == "kendall_tau_b"
         if method == "default":
-            method = "ase" if self.method == "kendall_tau_b" else "bootstrap"
-        if method == "ase" and self.method != "kendall_tau_b":
+            method = "jackknife"
+        if method == "ase" and not kendall:
             raise ValueError("method='ase' is implemented for Kendall's tau-b only")
         if not math.isfinite(self.statistic):
             return NAN_INTERVAL
         codes = None if clusters is None else used_clusters(clusters, self._used)
+        sign = _rank_interval.perfect_order(self._x, self._y)
+        if sign:
+            units = self.n if codes is None else int(codes.max()) + 1
+            table_statistic = (
+                _kendall_ase.tau_b_of_table if kendall else _rank_interval.spearman_of_table
+            )
+            return _rank_interval.perfect_sample_interval(
+                self._x, sign, units, level, table_statistic
+            )
+        distinct, unit_pattern = self._patterns()
+        weighted = self._weighted(distinct[:, 0], distinct[:, 1])
+        if method == "jackknife":
+            n_units = self.n if codes is None else int(codes.max()) + 1
+            if weighted is not None and n_units * distinct.shape[0] <= JACKKNIFE_MAX_CELLS:
+                leave_one_out = _weighted_jackknife(weighted, unit_pattern, codes)
+                return _rank_interval.jackknife_interval(
+                    self.statistic, leave_one_out, codes is not None, level
+                )
+            method = "ase" if kendall else "bootstrap"
         if method == "ase":
             interval = self._ase_interval(level, codes)
             if interval is not None:
@@ -96,10 +134,6 @@ class CorrelationResult(ResultMixin):
             center = math.atanh(self.statistic)
             return math.tanh(center - half), math.tanh(center + half)
         rng = rng_from(random_state)
-        pairs = np.column_stack([self._x, self._y])
-        distinct, unit_pattern = np.unique(pairs, axis=0, return_inverse=True)
-        unit_pattern = unit_pattern.reshape(-1)
-        weighted = self._weighted(distinct[:, 0], distinct[:, 1])
         if weighted is None:
             replicates = self._replicates(n_resamples, rng, codes)
         else:
@@ -117,6 +151,13 @@ class CorrelationResult(ResultMixin):
             interval = _resample.percentile_interval(replicates, level)
         n_clusters = None if codes is None else int(codes.max()) + 1
         return _resample.widen_for_few_clusters(interval, self.statistic, n_clusters, level)
+
+    def _patterns(self) -> tuple[FloatArray, IntArray]:
+        """The distinct (x, y) pairs and, per pair used, the index of its distinct pair."""
+        distinct, unit_pattern = np.unique(
+            np.column_stack([self._x, self._y]), axis=0, return_inverse=True
+        )
+        return distinct, unit_pattern.reshape(-1)
 
     def _ase_interval(self, level: float, codes: IntArray | None) -> Interval | None:
         """tanh(atanh(tau_b) +/- crit * ASE / (1 - tau_b^2)): the ASE carried to Fisher's z

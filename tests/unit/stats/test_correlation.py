@@ -48,7 +48,7 @@ def test_intervals_bootstrap_bca_fisher(rng):
     y = 0.6 * x + rng.normal(size=150)
     for fn in (spearman, kendall_tau):
         result = fn(x, y)
-        boot = result.confidence_interval(random_state=0, n_resamples=500)
+        boot = result.confidence_interval(method="bootstrap", random_state=0, n_resamples=500)
         fisher = result.confidence_interval(method="fisher")
         bca = result.confidence_interval(method="bca", random_state=0, n_resamples=500)
         for low, high in (boot, fisher, bca):
@@ -140,7 +140,9 @@ def test_many_distinct_pairs_take_the_per_resample_path(rng):
         reference = _reference_interval(result, x, y, c, 30, 2, "bootstrap")
         assert ours == pytest.approx(reference, abs=1e-12)
     rho = spearman(x, y)  # spearman counts patterns at any size
-    ours = rho.confidence_interval(n_resamples=30, random_state=2, clusters=clusters)
+    ours = rho.confidence_interval(
+        method="bootstrap", n_resamples=30, random_state=2, clusters=clusters
+    )
     assert ours == pytest.approx(
         _reference_interval(rho, x, y, clusters, 30, 2, "bootstrap"), abs=1e-12
     )
@@ -152,6 +154,8 @@ def test_counted_replicates_handle_constant_resamples():
     y = np.array([1.0, 2.0, 1.0, 2.0])
     for fn in (spearman, kendall_tau):
         result = fn(x, y)
-        ours = result.confidence_interval(n_resamples=100, random_state=0, clusters=[0, 0, 1, 1])
+        ours = result.confidence_interval(
+            method="bootstrap", n_resamples=100, random_state=0, clusters=[0, 0, 1, 1]
+        )
         reference = _reference_interval(result, x, y, np.array([0, 0, 1, 1]), 100, 0, "bootstrap")
         assert ours == pytest.approx(reference, abs=1e-12, nan_ok=True)

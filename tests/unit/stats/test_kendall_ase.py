@@ -73,7 +73,7 @@ def test_clusters_of_one_item_are_the_item_level_se_with_the_g_over_g_minus_1_fa
     assert clustered == pytest.approx(se * math.sqrt(80 / 79), rel=1e-12)
 
 
-def test_default_interval_is_the_ase_on_fishers_scale() -> None:
+def test_ase_interval_is_on_fishers_scale() -> None:
     x, y = _five_point(np.random.default_rng(5), 60)
     res = kendall_tau(x, y)
     _, psi, w = influence(x, y)
@@ -83,9 +83,8 @@ def test_default_interval_is_the_ase_on_fishers_scale() -> None:
         math.tanh(math.atanh(res.statistic) - half),
         math.tanh(math.atanh(res.statistic) + half),
     )
-    assert res.confidence_interval() == pytest.approx(expected, rel=1e-12)
     assert res.confidence_interval(method="ase") == pytest.approx(expected, rel=1e-12)
-    low, high = res.confidence_interval()
+    low, high = res.confidence_interval(method="ase")
     assert -1 < low < res.statistic < high < 1
 
 
@@ -94,7 +93,7 @@ def test_clustered_interval_uses_t_on_g_minus_1_and_is_wider() -> None:
     x, y = _five_point(rng, 60)
     clusters = np.repeat(np.arange(12), 5)
     res = kendall_tau(x, y)
-    low, high = res.confidence_interval(clusters=clusters)
+    low, high = res.confidence_interval(method="ase", clusters=clusters)
     _, psi, w = influence(x, y)
     se, g = standard_error(psi, w, clusters)
     half = sps.t.ppf(0.975, g - 1) * se / (1 - res.statistic**2)
@@ -103,11 +102,11 @@ def test_clustered_interval_uses_t_on_g_minus_1_and_is_wider() -> None:
     )
 
 
-def test_perfect_order_falls_back_to_the_bootstrap_which_refuses() -> None:
-    """tau = 1 has ASE 0: never a zero-width interval."""
+def test_perfect_order_gets_the_boundary_interval_not_the_zero_ase() -> None:
+    """tau = 1 has ASE 0: never a zero-width interval (see test_rank_interval.py)."""
     res = kendall_tau([1, 2, 3, 4, 5, 6], [1, 2, 3, 4, 5, 6])
-    ci = res.confidence_interval()
-    assert not ci.defined and ci.reason
+    low, high = res.confidence_interval(method="ase")
+    assert high == 1.0 and low < 0.9
 
 
 def test_ase_is_only_for_kendall() -> None:
