@@ -125,13 +125,15 @@ def jackknife_interval(
     """tanh(atanh(r) +/- crit * SE_jack / (1 - r^2)), crit = z, or t on G - 1 with clusters."""
     m = int(leave_one_out.size)
     who = "cluster" if clustered else "pair"
+    if m < 2:
+        return refused(f"{m} {who}: the jackknife needs at least two")
     if not np.all(np.isfinite(leave_one_out)):
         return refused(
             f"leaving out one {who} makes x or y constant: the correlation rests on that "
             f"{who} alone, so no interval can be given"
         )
     se = jackknife_se(leave_one_out)
-    if m < 2 or not math.isfinite(se) or se <= 1e-12:
+    if not math.isfinite(se) or se <= 1e-12:
         return refused(f"the jackknife over {m} {who}s sees no spread")
     if clustered:
         crit = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, m - 1))
