@@ -27,6 +27,7 @@ import numpy as np
 
 from judgekit import stats
 from judgekit.report.interval_warnings import (
+    alpha_warns,
     few_clusters_warns,
     kappa_warns,
     weighted_kappa_warns,
@@ -164,7 +165,8 @@ def alpha(level: str) -> Interval:
         cell: Cell, rng: np.random.Generator, b: int
     ) -> tuple[tuple[float, float], float, bool]:
         res = stats.krippendorff_alpha(draw_alpha(cell, rng), level=level)  # type: ignore[arg-type]
-        return res.confidence_interval(n_resamples=b, random_state=rng), cell.agreement, False
+        ci = res.confidence_interval(n_resamples=b, random_state=rng)
+        return ci, cell.agreement, alpha_warns(res.n)
 
     return run
 

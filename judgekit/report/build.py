@@ -20,7 +20,7 @@ from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
 from judgekit.report.bias_probes import probe_results
 from judgekit.report.estimate_section import estimate_section
-from judgekit.report.interval_warnings import interval_notes
+from judgekit.report.interval_warnings import alpha_notes, interval_notes
 from judgekit.report.loading import items_for, judge_selection, judgments_for, scatter
 from judgekit.report.manifest import health, provenance
 from judgekit.report.model import Agreement, Report, Stat
@@ -130,6 +130,8 @@ def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = N
         keys = sorted(grouped)
         cluster_map = dict(zip(keys, cluster_ids(keys, items, cluster_by), strict=True))
     ceiling = sections.human_ceiling(grouped, scale, spec, cluster_map)
+    if ceiling is not None:
+        notes.extend(alpha_notes(ceiling.stats, "the annotators"))
     if ceiling is not None and pairing.keys:
         parity = parity_section(pairing.keys, pairing.judge, grouped, scale, spec)
         if parity is not None:

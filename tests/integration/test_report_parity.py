@@ -69,6 +69,13 @@ def test_two_annotators_get_the_gap_but_no_alt_test(tmp_path: Path) -> None:
     assert ceiling.parity is not None and "alternative annotator" not in ceiling.parity
     assert ceiling.parity.startswith("The judge agrees with people less well")
     assert "judge_minus_human_agreement" in ceiling.stats
+    # both alphas rest on under 100 units: the report says their intervals may be short
+    notes = " ".join(report.provenance.notes)
+    assert "Krippendorff's alpha of the annotators rests on 80 units" in notes
+    assert report.agreement is not None
+    paired = report.agreement.stats["krippendorff_alpha"].n
+    assert 0 < paired < 80  # items whose annotators tie are left out of the reference
+    assert f"Krippendorff's alpha of judge and humans rests on {paired} units" in notes
 
 
 def test_items_sharing_prompts_are_clustered_by_prompt_and_few_clusters_warned(

@@ -2,7 +2,8 @@
 
 benchmarks/coverage.py measured where the report's default intervals cover under 93%:
 binary kappa at kappa 0.4 and 85% prevalence with n = 50 and 200, quadratic-weighted kappa at
-n = 50, and cluster bootstraps with 10 and 20 clusters. Each rule is evaluated here on the
+n = 50, cluster bootstraps with 10 and 20 clusters, and Krippendorff's alpha at n = 50 (3 raters,
+30% missing: about 39 pairable units). Each rule is evaluated here on the
 expected data of every grid cell (the population's confusion table times n), so a change to
 a threshold that moves a warning off those cells, or onto others, fails.
 """
@@ -13,6 +14,9 @@ import numpy as np
 import pytest
 
 from judgekit.report.interval_warnings import (
+    MIN_ALPHA_UNITS,
+    alpha_notes,
+    alpha_warns,
     few_clusters_warns,
     interval_notes,
     kappa_warns,
@@ -78,3 +82,33 @@ def test_notes_name_each_warning() -> None:
     assert notes[0].startswith("Only 10 clusters (by prompt)")
     assert "rare class" in notes[1] and "Weighted kappa on 50 items" in notes[2]
     assert interval_notes({"cohen_kappa": Stat(0.8)}, [[20, 5], [5, 20]], 250, None, None) == []
+
+
+#: The coverage grid's alpha design: 3 raters, each rating missing with probability 0.3, so a
+#: unit is pairable (two or more ratings) with probability 0.7**3 + 3 * 0.7**2 * 0.3.
+PAIRABLE_SHARE = 0.7**3 + 3 * 0.7**2 * 0.3
+
+
+@pytest.mark.parametrize("n", GRID_N)
+def test_alpha_rule_fires_at_n_50_only(n) -> None:
+    # the alpha cells below 93% are all at n = 50 (0.902-0.927); from n = 200 on they cover
+    assert alpha_warns(round(n * PAIRABLE_SHARE)) == (n == 50)
+
+
+def test_alpha_rule_needs_units() -> None:
+    assert not alpha_warns(0)
+    assert alpha_warns(MIN_ALPHA_UNITS - 1) and not alpha_warns(MIN_ALPHA_UNITS)
+
+
+def test_alpha_notes_for_the_judge_and_for_the_annotators() -> None:
+    small = {"krippendorff_alpha": Stat(0.6, 0.3, 0.8, n=39)}
+    notes = interval_notes(small, [[20, 5], [5, 20]], 50, None, None)
+    assert notes == alpha_notes(small, "judge and humans")
+    assert len(notes) == 1 and "alpha of judge and humans rests on 39 units" in notes[0]
+    (ceiling,) = alpha_notes(small, "the annotators")
+    assert "of the annotators" in ceiling and "90-93%" in ceiling
+    assert alpha_notes({"krippendorff_alpha": Stat(0.6, 0.5, 0.7, n=157)}, "x") == []
+    # an undefined alpha, or one whose interval was refused, has nothing to warn about
+    assert alpha_notes({"krippendorff_alpha": Stat(float("nan"), n=39)}, "x") == []
+    assert alpha_notes({"krippendorff_alpha": Stat(0.6, n=39)}, "x") == []
+    assert alpha_notes({}, "x") == []
