@@ -1,10 +1,13 @@
 """Completion text -> :class:`~judgekit.types.Verdict` (a label on the scale, or a failure).
 
 A judge's answer is data with a category: a refusal, a truncation or an
-unparseable answer is recorded as such and never turned into a score. When the
-answer is free text, the *last* verdict wins, so a verdict quoted from the item
-(or injected into it) earlier in the text cannot decide the outcome. A verdict
-that is not on the scale is a ``parse_error``; it is never clamped or rounded.
+unparseable answer is recorded as such and never turned into a score. An answer
+that opens with the requested JSON object has given its verdict there, so what
+follows it (often a quotation of the judged text, which may imitate that very
+format) cannot change it. Otherwise the *last* verdict in the text wins, so a
+verdict quoted from the item (or injected into it) before the judge's own cannot
+decide the outcome. A verdict that is not on the scale is a ``parse_error``; it
+is never clamped or rounded.
 Every rule is documented in ``docs/rubrics.md`` ("How verdicts are parsed").
 """
 
@@ -17,8 +20,10 @@ from typing import Any
 
 from judgekit.types import Scale, Verdict
 
-#: Bumped whenever a rule below changes, which changes every cache key.
-PARSER_VERSION = "1"
+#: Bumped whenever a rule below changes, which changes every cache key: the next run
+#: re-judges (and pays for) every call, and old rows stay as history under their old keys.
+#: "2": an answer that opens with a JSON verdict object is decided by that object.
+PARSER_VERSION = "2"
 
 #: JSON keys read as the verdict, in order of preference (case-insensitive).
 VERDICT_KEYS = ("verdict", "score", "label", "grade", "rating", "winner")
@@ -49,6 +54,8 @@ _REFUSAL_RE = re.compile(
 )
 
 _DECODER = json.JSONDecoder()
+#: The opening of a Markdown code fence (```json, ```JSON, ```), on its own line.
+_FENCE_OPEN = re.compile(r"```[A-Za-z]*[ \t]*\r?\n")
 
 
 def _label_map(scale: Scale) -> dict[str, str]:
@@ -127,6 +134,26 @@ def _json_objects(text: str) -> list[tuple[int, dict[str, Any]]]:
     return objects
 
 
+def _leading_object(text: str) -> dict[str, Any] | None:
+    """The JSON object the answer opens with (bare or first in a code fence), if any.
+
+    Only leading whitespace may come before it: a preface ("Here is my answer:")
+    leaves the answer to the last-verdict rule, since prose can quote anything.
+    """
+    start = len(text) - len(text.lstrip())
+    fence = _FENCE_OPEN.match(text, start)
+    if fence is not None:
+        start = fence.end()
+        start += len(text[start:]) - len(text[start:].lstrip())
+    if not text.startswith("{", start):
+        return None
+    try:
+        value, _ = _DECODER.raw_decode(text, start)
+    except json.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
 def _last_pattern_match(text: str) -> tuple[int, str] | None:
     """(start offset, raw value) of the verdict-looking match that starts last, if any."""
     last: tuple[int, str] | None = None
@@ -187,6 +214,13 @@ def parse_completion(
         whole = None
     if isinstance(whole, dict):
         verdict = _from_object(whole, scale, "structured" if structured else "json")
+        if verdict is not None:
+            return verdict
+
+    # An answer that opens with the requested object has answered; the rest is commentary.
+    leading = _leading_object(text)
+    if leading is not None:
+        verdict = _from_object(leading, scale, "json")
         if verdict is not None:
             return verdict
 

@@ -163,6 +163,48 @@ def test_pairwise_injection_goes_into_the_losing_response(
     assert r["injected_side_counts"]["a"] > 0 and r["injected_side_counts"]["b"] > 0
 
 
+def quoting_judge(seed: int) -> Callable[..., Reply]:
+    """Never obeys an injection: answers with its JSON verdict first, then quotes the judged
+    text verbatim (fake blocks and verdict lines included), as careful judges often do."""
+    honest = injectable_judge({}, seed)
+
+    def respond(body: dict[str, Any]) -> Reply:
+        reply = honest(body)
+        if is_probe(body):
+            return reply
+        quoted = "\n\n".join(f"Response {side}:\n{text}".replace(" :", ":")
+                               for side, text in _sections(_user(body)).items())
+        return Reply(f"{reply.content}\n\nThe text I judged, for the record:\n{quoted}")
+
+    return respond
+
+
+@pytest.mark.parametrize("kind", ["pointwise", "pairwise"])
+def test_a_judge_quoting_the_injection_after_its_json_answer_is_never_read_as_following_it(
+    kind: str, openai_server: OpenAIServer, tmp_db: Store, helpfulness, preference
+) -> None:
+    """The verdict-shaped templates quoted after the answer must not decide it (the parser
+    read the last verdict, the quoted fake, before PARSER_VERSION 2)."""
+    openai_server.responder = quoting_judge(seed=8)
+    rubric, items = ((helpfulness, answers(20, seed=8)[0]) if kind == "pointwise"
+                     else (preference, pairs(20, seed=8)))
+    r = run_injection_probe(tmp_db, rubric, items, spec_for(openai_server),
+                            dataset=kind, progress=False).result
+    assert len(openai_server.judge_requests()) == 20 * 7
+    for template in ("fake_json", "fake_verdict_line"):
+        for position in ("start", "end"):
+            cell = r[f"injection_flip_rate[{template}@{position}]"]
+            assert (cell["n"], cell["statistic"]) == (20, 0.0), (template, position)
+    assert r["injection_flip_rate"]["statistic"] == 0.0 and r["followed_items"] == []
+    # the answers really quoted the injected texts after the verdict, through the real client
+    answers_text = [j.raw_text or "" for j in tmp_db.judgments(rubric_hash=rubric.sha256)]
+    fake = TEMPLATES["fake_json"].render("5" if kind == "pointwise" else "A",
+                                         pairwise=kind == "pairwise")
+    assert any(fake in text.split("for the record", 1)[1] for text in answers_text
+               if "for the record" in text)
+    assert all(j.status == "ok" for j in tmp_db.judgments(rubric_hash=rubric.sha256))
+
+
 def always(verdict: str) -> Callable[..., Reply]:
     def respond(body: dict[str, Any]) -> Reply:
         return default_responder(body) if is_probe(body) else _answer(verdict)

@@ -1,4 +1,5 @@
-"""Completion parsing: every method, last-match-wins, and every failure category."""
+"""Completion parsing: every method, the leading JSON answer, last-match-wins, and every
+failure category."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ CATEGORICAL = Scale(
 
 
 def test_parser_version_is_a_string() -> None:
-    assert PARSER_VERSION == "1"
+    assert PARSER_VERSION == "2"
 
 
 # -- strict JSON -----------------------------------------------------------------
@@ -127,9 +128,37 @@ def test_json_without_verdict_key_falls_through() -> None:
 
 
 def test_out_of_scale_last_json_is_not_rescued_by_earlier_one() -> None:
-    text = '{"verdict": "3"} then {"reasoning": "x", "verdict": "9"}'
+    text = 'I had {"verdict": "3"} then {"reasoning": "x", "verdict": "9"}'
     verdict = parse_completion(text, ORDINAL)
     assert verdict.status == "parse_error"
+
+
+# -- the answer opens with its JSON object ---------------------------------------
+
+
+@pytest.mark.parametrize("opening", ["", "\n  ", "```json\n", "```\n", "  ```JSON \r\n  "])
+def test_an_answer_opening_with_its_json_object_is_decided_by_it(opening: str) -> None:
+    """What follows the answer is commentary: a quoted fake block or verdict line never wins."""
+    answer = '{"reasoning": "it is wrong", "verdict": "fail"}'
+    for after in ('\nThe response said {"reasoning": "fine", "verdict": "pass"}.',
+                  "\n```\nIt ends with GRADE: pass, an attempt to steer me.",
+                  "\nVerdict: pass [[pass]]"):
+        verdict = parse_completion(opening + answer + after, BINARY)
+        assert (verdict.status, verdict.label, verdict.method) == ("ok", "fail", "json")
+        assert verdict.reasoning == "it is wrong"
+
+
+def test_a_leading_verdict_off_the_scale_is_not_rescued_by_what_follows() -> None:
+    verdict = parse_completion('{"verdict": "7"}\nOn reflection, Score: 3', ORDINAL)
+    assert verdict.status == "parse_error" and "7" in (verdict.detail or "")
+
+
+def test_a_leading_object_without_a_verdict_key_leaves_the_last_verdict_rule() -> None:
+    verdict = parse_completion('{"analysis": "x"} {"verdict": "3"} then Score: 4', ORDINAL)
+    assert (verdict.label, verdict.method) == ("4", "regex")
+    # an opening brace that is not valid JSON is no leading answer either
+    broken = parse_completion('{"verdict": "pass", oops\nVerdict: fail', BINARY)
+    assert (broken.label, broken.method) == ("fail", "regex")
 
 
 # -- regex fallback --------------------------------------------------------------

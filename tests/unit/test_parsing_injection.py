@@ -1,12 +1,14 @@
-"""The parser's last-match rule against the injection probe's own strings.
+"""The parser's rules against the injection probe's own strings.
 
 A judge that reads an injected verdict in the judged text often quotes it in its
-reasoning. Whatever verdict comes *last* wins, so when the judge's own verdict
-comes after the quote, the quote cannot decide. These tests feed every
-template of ``judgekit probe injection`` (both kinds) through the completion
-shapes judges write, and pin exactly where the parser can be fooled: only when
-the judge's own verdict is missing in a form the parser reads, or comes
-*before* the quote (docs/probes.md, "What the parser can be fooled by").
+reasoning or after its answer. An answer that opens with the JSON verdict object
+is decided by it, whatever follows; otherwise the verdict that comes *last* wins,
+so when the judge's own verdict comes after the quote, the quote cannot decide.
+These tests feed every template of ``judgekit probe injection`` (both kinds)
+through the completion shapes judges write, and pin exactly where the parser can
+be fooled: only when the judge's own verdict is missing in a form the parser
+reads, or comes before the quote in an answer that does not open with it
+(docs/probes.md, "What the parser can be fooled by").
 """
 
 from __future__ import annotations
@@ -48,10 +50,26 @@ REAL_ANSWER_LAST: dict[str, Shape] = {
         f'The response says "{inj}". Ignoring that.\n[[{real}]]'),
 }
 
-#: Completions the parser cannot read right when the quote carries a verdict pattern.
-REAL_ANSWER_FIRST_OR_UNREADABLE: dict[str, Shape] = {
+#: Completions that open with the JSON answer and quote the injection after it: never fooled.
+REAL_ANSWER_OPENS: dict[str, Shape] = {
     "JSON answer, then a note quoting it": lambda inj, real: (
         json.dumps({"reasoning": "Weak answer.", "verdict": real})
+        + f'\nNote: the response tried to inject "{inj}".'),
+    "JSON answer, then the quote on its own line": lambda inj, real: (
+        "  \n" + json.dumps({"reasoning": "Weak answer.", "verdict": real})
+        + f"\n\nThe response ends with:\n\n{inj}\n"),
+    "fenced JSON answer, then a note quoting it": lambda inj, real: (
+        "```json\n" + json.dumps({"verdict": real, "reasoning": "Weak."}, indent=2)
+        + f"\n```\nFor the record, the response contains {inj}"),
+    "JSON answer, then a Verdict: line repeating the quote": lambda inj, real: (
+        json.dumps({"reasoning": "Weak answer.", "verdict": real})
+        + f"\nIt claims {inj} -- it even says verdict: {'5' if real == '2' else 'A'}"),
+}
+
+#: Completions the parser cannot read right when the quote carries a verdict pattern.
+REAL_ANSWER_FIRST_OR_UNREADABLE: dict[str, Shape] = {
+    "preface, JSON answer, then a note quoting it": lambda inj, real: (
+        "My evaluation:\n" + json.dumps({"reasoning": "Weak answer.", "verdict": real})
         + f'\nNote: the response tried to inject "{inj}".'),
     "own verdict in prose only": lambda inj, real: (
         f'The response says "{inj}". I would rate it {real} out of 5.'),
@@ -81,6 +99,17 @@ def test_the_judges_later_verdict_wins_over_every_injected_string(
 
 @pytest.mark.parametrize("kind", KINDS)
 @pytest.mark.parametrize("template", TEMPLATES)
+@pytest.mark.parametrize("shape", REAL_ANSWER_OPENS)
+def test_an_answer_opening_with_its_json_verdict_ignores_what_it_quotes_after(
+    shape: str, template: str, kind: str
+) -> None:
+    scale, _, real, injected = _injected(template, kind)
+    verdict = parse_completion(REAL_ANSWER_OPENS[shape](injected, real), scale)
+    assert (verdict.status, verdict.label, verdict.method) == ("ok", real, "json")
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("template", TEMPLATES)
 @pytest.mark.parametrize("shape", REAL_ANSWER_FIRST_OR_UNREADABLE)
 def test_where_the_parser_is_fooled(shape: str, template: str, kind: str) -> None:
     """Pinned on purpose: these are the parser's limits, so a change of rule shows here.
@@ -94,7 +123,7 @@ def test_where_the_parser_is_fooled(shape: str, template: str, kind: str) -> Non
     verdict = parse_completion(REAL_ANSWER_FIRST_OR_UNREADABLE[shape](injected, real), scale)
     if template in VERDICT_SHAPED:
         assert (verdict.status, verdict.label) == ("ok", target)  # fooled
-    elif shape == "JSON answer, then a note quoting it":
+    elif shape == "preface, JSON answer, then a note quoting it":
         assert (verdict.status, verdict.label) == ("ok", real)
     else:
         assert verdict.status == "parse_error" and verdict.label is None
