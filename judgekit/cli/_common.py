@@ -45,15 +45,17 @@ def resolve_db_path(db: str | os.PathLike[str] | None = None) -> Path:
     return store_resolve_db_path(None if db is None else Path(db))
 
 
-def read_store(db: str | os.PathLike[str] | None) -> Store:
+def read_store(db: str | os.PathLike[str] | None, *, importing: bool = False) -> Store:
     """Open an existing store for a command that reads it; never creates one.
 
     A mistyped ``--db`` is an error (``no store at PATH``, exit 2) instead of a
-    new empty store that makes ``report`` answer INSUFFICIENT DATA.
+    new empty store that makes ``report`` answer INSUFFICIENT DATA. ``importing``
+    defers upgrading an older store to the import's own transaction, so a
+    rejected file leaves it as it was (``open_store(defer_migrations=True)``).
     """
     from judgekit.store import open_store
 
-    return open_store(resolve_db_path(db), create=False)
+    return open_store(resolve_db_path(db), create=False, defer_migrations=importing)
 
 
 def store_for_items(

@@ -72,7 +72,7 @@ def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
     loaded = load_rubric(rubric)
     run = read_tool(tool, file, loaded)
     db_path = resolve_db_path(db)
-    with open_store(db_path) as store:
+    with open_store(db_path, defer_migrations=True) as store:
         result = import_tool_run(store, run, loaded, source=file.name, dataset=dataset,
                                  judge=judge, replace=replace)
     if run.items:

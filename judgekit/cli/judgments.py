@@ -65,7 +65,7 @@ def import_command(
     from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
-    with read_store(db) as store, progress_bar("judgments import"):
+    with read_store(db, importing=True) as store, progress_bar("judgments import"):
         result = import_judgments(store, file, loaded, dataset=dataset, judge=judge,
                                   orientation=orientation)
     echo_import(result, str(file), loaded)

@@ -47,7 +47,7 @@ def import_command(
     from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
-    with read_store(db) as store, progress_bar("labels import"):
+    with read_store(db, importing=True) as store, progress_bar("labels import"):
         if tool is None:
             result = import_labels(store, file, loaded, dataset=dataset)
         else:

@@ -81,7 +81,8 @@ def import_item_file(
     """Validate the file and store its items in one transaction (all or nothing).
 
     Into an existing store the file is checked and written in one pass, a batch at
-    a time, and any problem rolls the transaction back. A new store is created only
+    a time, and any problem rolls the transaction back (an older store's schema
+    upgrade included: it runs in the same transaction). A new store is created only
     for a valid file: the file is checked in a first pass, before the store exists.
     """
     from judgekit.store import open_store
@@ -99,7 +100,7 @@ def import_item_file(
             yield batch
             advance(len(batch))
 
-    with open_store(db_path) as store:
+    with open_store(db_path, defer_migrations=True) as store:  # upgraded only by the write
         changed = store.import_item_batches(dataset, counted(), replace=replace)
         total = store.count_items(dataset)
     if not count:

@@ -4,6 +4,11 @@ Every write goes through :meth:`StoreBase._write` (``BEGIN IMMEDIATE`` ... ``COM
 so concurrent writers queue on SQLite's busy timeout instead of failing, and a
 half-done write is rolled back. Reads take the same lock because one
 ``sqlite3`` connection is shared by threads.
+
+A store opened with deferred migrations (``open_store(..., defer_migrations=True)``,
+the imports) is upgraded inside the transaction of its first write: a file
+rejected on its last line rolls the upgrade back with everything else, so bad
+input leaves an older store's schema as it was.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any, Self
 
 from judgekit.errors import StoreError
 from judgekit.store._sqlite_utils import Database
+from judgekit.store.schema import migrations
 
 #: Keys per ``IN (...)`` list: far below SQLite's variable limit, large enough to be fast.
 CHUNK = 500
@@ -61,6 +67,8 @@ class StoreBase:
         self.path = path
         self._conn = db.conn
         self._lock = threading.RLock()
+        #: Migrations still to apply, inside the next write's transaction (deferred opening).
+        self.deferred_migrations: list[str] = []
 
     def close(self) -> None:
         with self._lock:
@@ -82,8 +90,11 @@ class StoreBase:
             except sqlite3.OperationalError as exc:
                 raise StoreError(write_failure(self.path, exc)) from exc
             try:
+                if self.deferred_migrations:
+                    migrations.apply(self.db)  # each in a savepoint of this transaction
                 yield conn
                 conn.execute("COMMIT")
+                self.deferred_migrations = []
             except sqlite3.IntegrityError as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")

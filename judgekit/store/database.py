@@ -77,18 +77,27 @@ def _enable_wal(conn: sqlite3.Connection, deadline_s: float = BUSY_TIMEOUT_S) ->
             delay = min(delay * 2, 0.2)
 
 
-def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
+def open_store(
+    path: str | Path | None = None, *, create: bool = True, defer_migrations: bool = False
+) -> Store:
     """Open (and migrate) the store at ``path``, ``$JUDGEKIT_DB`` or ./judgekit.db.
 
     ``create=False`` is for commands that only read: a missing file is a
     :class:`StoreError` (``no store at PATH``) instead of a new empty store, and
     a file the process may not write is opened read-only. A store migrated by a
     newer judgekit is refused either way, naming both schema versions.
+
+    ``defer_migrations=True`` is for imports, which read only tables of the first
+    schema before they write: an existing store of an older schema is upgraded
+    inside the transaction of the first write (:class:`StoreBase`), so a file
+    rejected before anything is committed leaves the store's schema unchanged too.
+    A new file is migrated at once, as always.
     """
     resolved = resolve_db_path(path)
     if not create and not resolved.is_file():
         raise StoreError(f"no store at {resolved} (check --db or ${DEFAULT_DB_ENV})")
     read_only = not create and not _writable(resolved)
+    defer = defer_migrations and resolved.is_file() and resolved.stat().st_size > 0
     if create and not _writable(resolved):
         raise StoreError(
             f"store {resolved} is read-only (the file or its folder cannot be written), "
@@ -112,7 +121,8 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
         if read_only and pending_migrations(db):
             raise StoreError(f"store {resolved} is read-only and needs upgrading to this "
                              "judgekit's schema; open it once where it can be written")
-        if not read_only:
+        deferred = pending_migrations(db) if defer and not read_only else []
+        if not read_only and not deferred:
             apply_migrations(db)
     except sqlite3.DatabaseError as exc:
         conn.close()
@@ -120,7 +130,9 @@ def open_store(path: str | Path | None = None, *, create: bool = True) -> Store:
     except BaseException:
         conn.close()
         raise
-    return Store(db, resolved)
+    store = Store(db, resolved)
+    store.deferred_migrations = deferred
+    return store
 
 
 def _writable(path: Path) -> bool:
