@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from itertools import islice
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import click
 
@@ -38,13 +38,14 @@ from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
 from judgekit.clients.spec import named_endpoint
 from judgekit.errors import InputError
 from judgekit.judging.batch.lines import MAX_FILE_BYTES, MAX_FILE_REQUESTS
+from judgekit.judging.injection_templates import POSITIONS, TEMPLATES
 from judgekit.judging.units import WorkUnit, unit_for
 from judgekit.types import Item, Rubric
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.store import Store
 
-_PROBES = ("position", "length", "consistency")
+_PROBES = ("position", "length", "consistency", "injection", "identical")
 
 
 @click.group("batch")
@@ -52,28 +53,97 @@ def command() -> None:
     """Judge through Batch API files: OpenAI's Batch API or `vllm run-batch`."""
 
 
-def _units(probe: str | None, rubric: Rubric, items: list[Item], levels: str,
-           samples: int | None) -> tuple[list[WorkUnit], int, str]:
-    """The units, samples per unit and run kind of ``judge`` or of one probe."""
-    from judgekit.judging import probe_variants as pv
-
+def _check_probe(params: dict[str, Any], rubric: Rubric) -> list[Item] | None:
+    """The probe's own options and a ``--data`` file's items, checked before the store is
+    opened (or created): bad input changes nothing. Returns the file's items, if read."""
+    probe = params["probe"]
+    if probe != "injection" and params["target"] is not None:
+        raise InputError("--target goes with --probe injection")
     if probe is None:
-        return [unit_for(item) for item in items], samples or 1, "judge"
-    if probe == "position":
-        return pv.position_units(items, rubric), 1, "probe:position"
+        return None
     if probe == "length":
         from judgekit.cli.probe import _parse_levels
+        from judgekit.judging.probe_variants import check_levels
 
-        parsed = pv.check_levels(_parse_levels(levels))
-        return pv.length_units(items, parsed, pv.DEFAULT_FILLER), 1, "probe:length"
-    count = samples if samples is not None else 5
-    if count < 2:
-        raise InputError(f"--samples must be at least 2 to measure consistency, got {count}")
-    return [WorkUnit(item) for item in items], count, "probe:consistency"
+        params["levels"] = check_levels(_parse_levels(params["levels"]))
+    elif probe == "consistency":
+        count = params["samples"] if params["samples"] is not None else 5
+        if count < 2:
+            raise InputError(f"--samples must be at least 2 to measure consistency, got {count}")
+    elif probe == "injection":
+        from judgekit.cli.probe_text import _names
+        from judgekit.judging.injection_templates import (
+            check_positions,
+            check_templates,
+            injection_target,
+        )
+
+        params["templates"] = check_templates(_names(params["templates"]))
+        params["positions"] = check_positions(_names(params["positions"]))
+        injection_target(rubric, params["target"])
+    elif probe == "identical":
+        from judgekit.judging.probe_identical import check_pairwise
+
+        check_pairwise(rubric)
+    if params["data"] is None:
+        return None
+    from judgekit.io.items import load_items
+    from judgekit.judging.probes import check_items
+
+    loaded = load_items(params["data"])
+    check_items(loaded, rubric)
+    return loaded
 
 
-def _planned(store: Store, rubric: Rubric,
-             params: dict[str, Any]) -> tuple[Iterable[WorkUnit], int, str, str]:
+class _Plan(NamedTuple):
+    """What one prepare writes: the calls, samples per unit, the run kind, the dataset, and a
+    note for the user (the pairs ``probe injection`` needs a second round for)."""
+
+    units: Iterable[WorkUnit]
+    samples: int
+    kind: str
+    dataset: str = ""
+    note: str = ""
+
+
+def _units(store: Store, spec: JudgeSpec, rubric: Rubric, items: list[Item], dataset: str,
+           params: dict[str, Any]) -> _Plan:
+    """The units, samples per unit and run kind of ``judge`` or of one probe: the units the
+    live command would judge now (``probe injection`` on pairs: the injected copies only
+    of pairs whose plain verdict is stored, as its two passes go)."""
+    from judgekit.judging import probe_variants as pv
+    from judgekit.judging.probes import check_items
+
+    probe, samples = params["probe"], params["samples"]
+    if probe is None:
+        return _Plan([unit_for(item) for item in items], samples or 1, "judge", dataset)
+    check_items(items, rubric)  # a stored --dataset, or the first --limit of the file
+    if probe == "position":
+        return _Plan(pv.position_units(items, rubric), 1, "probe:position", dataset)
+    if probe == "length":
+        units = pv.length_units(items, params["levels"], pv.DEFAULT_FILLER)
+        return _Plan(units, 1, "probe:length", dataset)
+    if probe == "injection":
+        from judgekit.judging.probe_injection import injection_units
+
+        units = injection_units(store, rubric, items, spec, dataset=dataset,
+                                templates=params["templates"], positions=params["positions"],
+                                target=params["target"])
+        injected = {u.item.id for u in units if u.variant}
+        waiting = len({i.id for i in items} - injected)
+        note = (f"  {waiting} pair(s) have no stored plain verdict yet, so their injected "
+                "copies (which go into the response the judge did not prefer) are not in "
+                "this batch: collect it, then prepare again" if waiting else "")
+        return _Plan(units, 1, "probe:injection", dataset, note)
+    if probe == "identical":
+        from judgekit.judging.probe_identical import identical_units
+
+        return _Plan(identical_units(items), 1, "probe:identical", dataset)
+    return _Plan([WorkUnit(item) for item in items], samples or 5, "probe:consistency", dataset)
+
+
+def _planned(store: Store, spec: JudgeSpec, rubric: Rubric, params: dict[str, Any],
+             loaded: list[Item] | None) -> _Plan:
     """Units, samples, run kind and dataset name of the prepare asked for.
 
     A stored dataset judged plainly is streamed from the store (flat memory at
@@ -84,11 +154,10 @@ def _planned(store: Store, rubric: Rubric,
     if params["data"] is None and params["probe"] is None and dataset and \
             store.count_items(dataset) > 0:
         stream = islice(store.iter_items(dataset), limit)
-        return (unit_for(item) for item in stream), params["samples"] or 1, "judge", dataset
-    name, items = load_dataset(store, params["data"], dataset, limit)
-    units, samples, kind = _units(params["probe"], rubric, items, params["levels"],
-                                  params["samples"])
-    return units, samples, kind, name
+        return _Plan((unit_for(item) for item in stream), params["samples"] or 1, "judge",
+                     dataset)
+    name, items = load_dataset(store, params["data"], dataset, limit, loaded)
+    return _units(store, spec, rubric, items, name, params)
 
 
 def _prepare_options(func: Any) -> Any:
@@ -113,6 +182,13 @@ def _prepare_options(func: Any) -> Any:
                      help="Samples per item [default: 1; 5 with --probe consistency]."),
         click.option("--levels", default="25,50,100", show_default=True,
                      help="Padding levels in percent (with --probe length)."),
+        click.option("--templates", default=",".join(TEMPLATES), show_default=True,
+                     help="Injected texts, comma-separated (with --probe injection)."),
+        click.option("--positions", default=",".join(POSITIONS), show_default=True,
+                     help="Where the text goes in the response (with --probe injection)."),
+        click.option("--target", default=None, metavar="LABEL",
+                     help="The verdict the injected text asks for (with --probe injection; "
+                          "as `judgekit probe injection --target`)."),
         click.option("--limit", type=click.IntRange(min=1), default=None,
                      help="Prepare only the first N items."),
         click.option("--force", is_flag=True, help="Prepare every call, cached or not."),
@@ -144,27 +220,34 @@ def prepare(**params: Any) -> None:
 
     One line per call not cached: custom_id is the call's cache key and body the
     exact request `judgekit judge` would send. The batch is recorded in the store;
-    collect its answers with `judgekit batch collect`.
+    collect its answers with `judgekit batch collect`. `--probe injection` on a
+    pairwise rubric takes two rounds, as the live probe takes two passes: the
+    plain verdicts first, then (prepare again after collecting) the injected
+    copies, which go into the response the judge did not prefer.
     """
     from judgekit.judging.batch.prepare import new_batch_id, prepare_batch, request_shape
     from judgekit.rubrics import load_rubric
 
     endpoint = EndpointOptions.take(params)
     rubric = load_rubric(params["rubric"])
+    loaded = _check_probe(params, rubric)
     spec = _spec(endpoint)
     batch_id = new_batch_id()
     out = params["out"] or Path(f"batch-{batch_id}.jsonl")
     with store_for_items(params["db"], params["data"], params["dataset"]) as store:
         check_out_path(out, store=store.path)  # a batch file must never replace the store
-        units, samples, kind, name = _planned(store, rubric, params)
+        plan = _planned(store, spec, rubric, params, loaded)
         shape = request_shape(store, spec, params["response_format"])
         prepared = prepare_batch(
-            store, rubric, units, spec, dataset=name, out=out, kind=kind, samples=samples,
-            shape=shape, force=params["force"], retry_failed=params["retry_failed"],
+            store, rubric, plan.units, spec, dataset=plan.dataset, out=out, kind=plan.kind,
+            samples=plan.samples, shape=shape, force=params["force"],
+            retry_failed=params["retry_failed"],
             max_requests=params["max_requests"], max_bytes=params["max_bytes"],
             batch_id=batch_id,
         )
     echo(prepared.format())
+    if plan.note:
+        echo(plan.note)
     if prepared.id is not None:
         echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}"
                    f"; next: judgekit batch submit {prepared.files[0].path}")

@@ -321,6 +321,96 @@ def test_probe_batches_feed_the_probe_like_live_calls(tmp_path: Path) -> None:
     assert batch_runs == ["probe:position"]
 
 
+def answer_batch(live: OpenAIServer, requests: list[dict[str, Any]], output: Path) -> Path:
+    """The output file a Batch API would return: each request answered by the live server."""
+    with output.open("w", encoding="utf-8") as handle:
+        for n, line in enumerate(requests):
+            status, _, raw = live._completion(line["body"])
+            handle.write(json.dumps({"id": f"r{n}", "custom_id": line["custom_id"],
+                                     "response": {"status_code": status,
+                                                  "body": json.loads(raw)},
+                                     "error": None}) + "\n")
+    return output
+
+
+def write_pairs(path: Path, n: int = N) -> Path:
+    with path.open("w", encoding="utf-8") as handle:
+        for i in range(n):
+            handle.write(json.dumps({"id": f"p{i}", "input": f"What is {i}+1?",
+                                     "response_a": str(i + 1), "response_b": str(i + 2)}) + "\n")
+    return path
+
+
+def test_injection_and_identical_batches_feed_the_live_probes(tmp_path: Path) -> None:
+    """Every live probe has a batch path: prepare, collect, then the live probe asks nothing."""
+    with OpenAIServer() as live:
+        setup = Setup(tmp_path, live.base_url)
+        requests = lines(setup.prepare("--probe", "injection", "--templates",
+                                       "fake_json,ignore_rubric", out="inj.jsonl"))
+        assert len(requests) == N * (1 + 2 * 2)  # plain + 2 templates x 2 positions
+        bodies = [line["body"]["messages"][-1]["content"] for line in requests]
+        assert sum('"verdict": "pass"}' in body for body in bodies) == 2 * N  # fake_json
+        collected = run("batch", "collect", "--output",
+                        str(answer_batch(live, requests, tmp_path / "inj-out.jsonl")),
+                        "--db", setup.db).output
+        assert f"{5 * N} stored (ok {5 * N})" in collected
+        before = live.request_count
+        out = run("probe", "injection", *setup.judge_args, "--templates",
+                  "fake_json,ignore_rubric").output
+        assert live.request_count == before  # every call came from the batch
+        assert "injection probe" in out and f"{5 * N} cached" in out
+
+        pairs = setup.judge_args.copy()
+        pairs[pairs.index("correctness")] = "preference"
+        pairs[pairs.index(str(setup.data))] = str(write_pairs(tmp_path / "pairs.jsonl"))
+        first = run("batch", "prepare", *pairs, "--probe", "injection", "--positions", "end",
+                    "--out", str(tmp_path / "p1.jsonl")).output
+        assert f"{N} pair(s) have no stored plain verdict yet" in first
+        plain = lines(tmp_path / "p1.jsonl")
+        assert len(plain) == N
+        run("batch", "collect", "--output",
+            str(answer_batch(live, plain, tmp_path / "p1-out.jsonl")), "--db", setup.db)
+        second = run("batch", "prepare", *pairs, "--probe", "injection", "--positions", "end",
+                     "--out", str(tmp_path / "p2.jsonl")).output
+        assert "no stored plain verdict" not in second
+        injected = lines(tmp_path / "p2.jsonl")
+        assert len(injected) == 3 * N  # 3 templates at the end, into B (the judge said A)
+        run("batch", "collect", "--output",
+            str(answer_batch(live, injected, tmp_path / "p2-out.jsonl")), "--db", setup.db)
+        run("batch", "prepare", *pairs, "--probe", "identical", "--out",
+            str(tmp_path / "id.jsonl"))
+        identical = lines(tmp_path / "id.jsonl")
+        assert len(identical) == N
+        run("batch", "collect", "--output",
+            str(answer_batch(live, identical, tmp_path / "id-out.jsonl")), "--db", setup.db)
+        before = live.request_count
+        out = run("probe", "injection", *pairs, "--positions", "end").output
+        assert f"{3 * N} cached" in out  # the summary of its second pass, the injected copies
+        out = run("probe", "identical", *pairs).output
+        assert f"{N} cached" in out and "verdicts on identical pairs" in out
+        assert live.request_count == before
+    with open_store(setup.db) as store:
+        kinds = sorted(b.kind for b in store.list_batches())
+    assert kinds == ["probe:identical"] + ["probe:injection"] * 3
+
+
+@pytest.mark.parametrize(("args", "needle"), [
+    (["--probe", "injection", "--templates", "nope"], "unknown template 'nope'"),
+    (["--probe", "injection", "--positions", "middle"], "unknown position 'middle'"),
+    (["--probe", "identical"], "needs a pairwise rubric"),
+    (["--probe", "length", "--target", "pass"], "--target goes with --probe injection"),
+    (["--probe", "position", "-r", "preference"], "needs pairs"),
+])
+def test_bad_probe_batches_are_refused_before_the_store_is_made(
+    args: list[str], needle: str, tmp_path: Path
+) -> None:
+    setup = Setup(tmp_path, "http://judge.test/v1", n=2)
+    out = run("batch", "prepare", *setup.judge_args, "--out", str(tmp_path / "x.jsonl"), *args,
+              code=2).output
+    assert needle in out
+    assert not Path(setup.db).exists() and not (tmp_path / "x.jsonl").exists()
+
+
 def completion(status: int, body: Any = None, error: Any = None) -> OutputLine:
     return OutputLine("k", status if error is None else None, body, error, "f:1")
 
