@@ -115,8 +115,12 @@ def format_statistic(name: str, stat: dict[str, Any] | None, note: str = "") -> 
         return f"  {name:<26} not measured"
     if stat.get("statistic") is None:
         return f"  {name:<26} n/a  n={stat.get('n', 0)}  ({stat.get('reason', 'undefined')})"
-    line = (f"  {name:<26} {_num(stat['statistic']):>7}  95% CI "
-            f"[{_num(stat['ci_low'])}, {_num(stat['ci_high'])}]  n={stat['n']}")
+    if stat.get("ci_low") is None or stat.get("ci_high") is None:
+        why = str(stat.get("note") or "the interval is undefined on these data")
+        interval = f"95% CI n/a ({why.removeprefix('no interval: ')})"
+    else:
+        interval = f"95% CI [{_num(stat['ci_low'])}, {_num(stat['ci_high'])}]"
+    line = f"  {name:<26} {_num(stat['statistic']):>7}  {interval}  n={stat['n']}"
     if stat.get("pvalue") is not None:
         line += f"  p={stat['pvalue']:.3g}"
     return line + (f"  {note}" if note else "")

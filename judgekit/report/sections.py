@@ -354,15 +354,20 @@ def _stat_from_dict(value: Mapping[str, Any]) -> Stat:
     n_raw = value.get("n", 0)
     n = int(n_raw) if isinstance(n_raw, int | float) and not isinstance(n_raw, bool) else 0
     reason = value.get("reason")
-    note = value.get("note")
+    note = str(value["note"]) if value.get("note") else None
+    statistic, low, high = f("statistic"), f("ci_low"), f("ci_high")
+    if math.isfinite(statistic) and not (math.isfinite(low) and math.isfinite(high)) and \
+            "no interval" not in (note or ""):
+        missing = "no interval: the stored figure does not say why (rerun the probe)"
+        note = missing if note is None else f"{note}; {missing}"
     return Stat(
-        f("statistic"),
-        f("ci_low"),
-        f("ci_high"),
+        statistic,
+        low,
+        high,
         n,
         "probe",
         str(reason) if reason else None,
-        str(note) if note else None,
+        note,
         f("pvalue") if "pvalue" in value else None,
     )
 

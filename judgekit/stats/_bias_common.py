@@ -16,6 +16,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from judgekit.stats._interval import refused
 from judgekit.stats._validate import FloatArray, as_1d, missing_mask
 from judgekit.stats.intervals import bootstrap_ci, paired_bootstrap, wilson_interval
 
@@ -23,6 +24,8 @@ PAIRWISE_VERDICTS: tuple[str, ...] = ("A", "B", "tie")
 #: Bootstrap replicates for the intervals of means computed here.
 N_RESAMPLES = 2000
 NAN = float("nan")
+#: The note of a NaN interval whose computation gave no reason of its own.
+UNDEFINED_INTERVAL = "the interval is undefined on these data"
 
 
 class Reportable(Protocol):
@@ -59,7 +62,8 @@ class Estimate:
         return self._interval(confidence_level)
 
     def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
-        """``{"statistic", "ci_low", "ci_high", "n"}`` (+ ``pvalue``, + ``reason``); NaN -> None."""
+        """``{"statistic", "ci_low", "ci_high", "n"}`` (+ ``pvalue``, + ``reason``, + ``note``:
+        why a defined statistic has no interval); NaN -> None."""
         return statistic_dict(
             self.statistic,
             self.confidence_interval(confidence_level),
@@ -78,8 +82,17 @@ def statistic_dict(
     reason: str | None = None,
 ) -> dict[str, Any]:
     """The stored/JSON shape of one figure: ``{"statistic", "ci_low", "ci_high", "n"}``,
-    plus ``pvalue`` and ``reason`` when present; NaN becomes None (valid JSON)."""
+    plus ``pvalue`` and ``reason`` when present; NaN becomes None (valid JSON).
+
+    A defined statistic whose interval is NaN gets a ``note`` saying why in words (the
+    interval's own refusal reason), so no report shows a bare "CI [n/a]".
+    """
     low, high = interval
+    if reason is None and _number(statistic) is not None and \
+            (_number(low) is None or _number(high) is None):
+        note = f"no interval: {getattr(interval, 'reason', None) or UNDEFINED_INTERVAL}"
+    else:
+        note = None
     out: dict[str, Any] = {
         "statistic": _number(statistic),
         "ci_low": _number(low),
@@ -90,6 +103,8 @@ def statistic_dict(
         out["pvalue"] = _number(pvalue)
     if reason is not None:
         out["reason"] = reason
+    if note is not None:
+        out["note"] = note
     return out
 
 
@@ -144,18 +159,26 @@ def check_verdicts(values: list[Any], name: str, allowed: Sequence[Any]) -> None
 
 
 def paired_shift(after: FloatArray, before: FloatArray) -> Estimate:
-    """Mean of after - before with the project's paired bootstrap (seeded)."""
+    """Mean of after - before with the project's paired bootstrap (seeded).
+
+    When every item moved by the same amount (padding that lifts every score by one
+    level, an injection every verdict follows) each resample gives that amount: the
+    interval is refused (NaN) and says so in words, never a zero-width interval.
+    """
     res = paired_bootstrap(after, before, random_state=0, n_resamples=N_RESAMPLES)
+    pairs = ~(np.isnan(after) | np.isnan(before))
+    moves = np.unique(after[pairs] - before[pairs])
+    same = None
+    if moves.size == 1:
+        which = ("there is one item only" if res.n == 1 else "no item moved" if moves[0] == 0
+                 else f"every item moved by the same amount ({float(moves[0]):+g})")
+        same = (f"{which}, so no resample varies and the bootstrap cannot see the sampling "
+                "spread; a zero-width interval would claim the whole population was observed")
 
     def interval(level: float) -> tuple[float, float]:
-        # seeded: the bootstrap already run gives the default level's interval as is
-        at = (
-            res
-            if level == 0.95
-            else paired_bootstrap(
-                after, before, confidence_level=level, random_state=0, n_resamples=N_RESAMPLES
-            )
-        )
-        return float(at.ci_low), float(at.ci_high)
+        # the replicates drawn above (seeded) give the interval at any level
+        low, high = at = res.confidence_interval(level)
+        collapsed = not (math.isfinite(low) and math.isfinite(high))
+        return refused(same) if same is not None and collapsed else at
 
     return Estimate(float(res.statistic), int(res.n), float(res.pvalue), None, interval)
