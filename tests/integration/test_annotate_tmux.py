@@ -7,11 +7,13 @@ It skips when tmux is not installed (CI installs Debian's tmux).
 
 from __future__ import annotations
 
+import os
 import shutil
 import sqlite3
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import pytest
@@ -24,16 +26,49 @@ pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is no
 ROOT = Path(__file__).resolve().parents[2]
 
 
-class Pane:
-    """One tmux server of our own (its own socket), one pane; closed with the server."""
+#: Tries at starting the tmux server and its session before the test fails, and the pause
+#: between them (doubled each time): a loaded machine can be slow to fork the server.
+START_ATTEMPTS = 4
+START_PAUSE_S = 0.5
+#: How long the app may take to draw its first screen (Python and Textual start under load).
+FIRST_SCREEN_S = 120.0
 
-    def __init__(self, socket: str, command: str, size: tuple[int, int]) -> None:
-        self.base = ["tmux", "-L", socket]
+
+class Pane:
+    """One tmux server of our own (its own socket), one pane; closed with the server.
+
+    The socket name is unique to this process and attempt: the suite may run in several
+    checkouts at once on one machine, and two servers on one ``-L`` name would share a
+    session called "t" (``duplicate session``, exit 1). ``remain-on-exit`` is set in the
+    server's config, so it holds from the first instant even if the command dies at once.
+    """
+
+    def __init__(self, command: str, size: tuple[int, int], config_dir: Path) -> None:
+        config = config_dir / "tmux.conf"
+        config.write_text("set-option -g remain-on-exit on\n", encoding="utf-8")
         width, height = size
-        subprocess.run([*self.base, "-f", "/dev/null", "new-session", "-d", "-s", "t",
-                        "-x", str(width), "-y", str(height), command], check=True)
-        subprocess.run([*self.base, "set-option", "-t", "t", "remain-on-exit", "on"],
-                       check=True)
+        failures: list[str] = []
+        pause = START_PAUSE_S
+        for attempt in range(1, START_ATTEMPTS + 1):
+            self.base = ["tmux", "-L", f"jk-annotate-{os.getpid()}-{uuid.uuid4().hex[:12]}"]
+            started = subprocess.run(
+                [*self.base, "-f", str(config), "new-session", "-d", "-s", "t",
+                 "-x", str(width), "-y", str(height), command],
+                capture_output=True, text=True, timeout=60, check=False)
+            if started.returncode == 0 and self._has_session():
+                return
+            failures.append(f"attempt {attempt}: exit {started.returncode}, "
+                            f"{(started.stderr or started.stdout).strip() or 'no output'}")
+            self.close()
+            time.sleep(pause)
+            pause *= 2
+        raise AssertionError(f"tmux could not start a session in {START_ATTEMPTS} attempts "
+                             f"(the app was never run): {'; '.join(failures)}")
+
+    def _has_session(self) -> bool:
+        """Whether the server answers on its socket and holds session "t"."""
+        return subprocess.run([*self.base, "has-session", "-t", "t"], capture_output=True,
+                              timeout=30, check=False).returncode == 0
 
     def text(self) -> str:
         return subprocess.run([*self.base, "capture-pane", "-p", "-t", "t"], check=True,
@@ -70,9 +105,9 @@ def test_stratified_blind_queue_in_tmux(tmp_path: Path, tmp_db: Store) -> None:
         f"cd {ROOT} && {sys.executable} -m judgekit annotate --rubric {rubric_file} "
         f"--db {tmp_db.path} --annotator alice --strategy stratified --sample 12 --seed 4"
     )
-    pane = Pane(f"judgekit-test-{tmp_path.name}", command, (80, 24))
+    pane = Pane(command, (80, 24), tmp_path)
     try:
-        screen = pane.wait_for("q quit")  # the footer is drawn last
+        screen = pane.wait_for("q quit", FIRST_SCREEN_S)  # the footer is drawn last
         assert "blind" in screen and "0/12 labeled" in screen
         assert "p/f label" in screen and "! flag" in screen
         seen = [screen]
