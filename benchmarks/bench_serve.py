@@ -11,6 +11,11 @@ Then labels/s of one client posting one label per request over a dataset of
 ``--items`` items, through the app with its caches (:mod:`judgekit.serve.caches`)
 and without (parsing the rubric and indexing the dataset's item ids per request,
 the baseline), both behind uvicorn on 127.0.0.1 in this process.
+
+Then pages/s of ``GET /annotate`` (what an annotate token opens, and what every
+websocket of the browser app checks) over ``--queues`` assigned queues of
+``--queue-size`` items, with the queue cache and without (every queue read with
+all its entries per request, the baseline). ``--only annotate`` runs that part alone.
 """
 
 from __future__ import annotations
@@ -89,12 +94,59 @@ def labels_per_second(tmp: Path, posts: int, n_items: int, cache: bool) -> float
         return posts / (time.perf_counter() - start)
 
 
+def annotate_pages_per_second(tmp: Path, pages: int, n_queues: int, size: int,
+                              cache: bool) -> float:
+    """One keep-alive client GETting ``/annotate`` ``pages`` times with an annotate token."""
+    from judgekit.store.labels import QueueEntry
+
+    db = tmp / "judgekit.db"
+    with open_store(db) as store:
+        rub, items = seed_store(store, "binary", size)
+        reader = token(store, "ana", "annotate")
+        entries = [QueueEntry(i, "d", item.id, 1.0) for i, item in enumerate(items)]
+        for q in range(n_queues):  # one of them hers: the page is her terminal
+            store.save_queue(f"q{q}", rub.sha256, "random", q, entries,
+                             params={"annotator": "ana" if q == 0 else f"other{q}"})
+    with service_in_thread(db, cache=cache) as service, httpx.Client(
+            base_url=service.url, timeout=60,
+            headers={"Authorization": f"Bearer {reader}"}) as client:
+        assert "/annotate/ws/q0" in client.get("/annotate").text
+        start = time.perf_counter()
+        for _ in range(pages):
+            response = client.get("/annotate")
+            assert response.status_code == 200, response.text
+        return pages / (time.perf_counter() - start)
+
+
+def annotate_rows(args: argparse.Namespace) -> None:
+    rates = {}
+    for cache in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            rates[cache] = annotate_pages_per_second(Path(tmp), args.pages, args.queues,
+                                                     args.queue_size, cache)
+    print(f"{'GET /annotate, one annotate token':<46} {'queues':>6} {'items':>6} "
+          f"{'pages':>6} {'pages/s':>9}")
+    for cache, name in ((False, "baseline: every queue read per request"),
+                        (True, "cached assignments (queues marker)")):
+        print(f"{name:<46} {args.queues:>6} {args.queue_size:>6} {args.pages:>6} "
+              f"{rates[cache]:>9.1f}")
+    print(f"pages/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=int, default=100, help="labels per annotator")
     parser.add_argument("--items", type=int, default=20000,
                         help="dataset size for the labels/s rows")
+    parser.add_argument("--queues", type=int, default=40, help="queues for the annotate rows")
+    parser.add_argument("--queue-size", type=int, default=2000, help="items per queue")
+    parser.add_argument("--pages", type=int, default=50, help="annotate pages requested")
+    parser.add_argument("--only", choices=["labels", "annotate"], default=None,
+                        help="run only the label rows or only the annotate rows")
     args = parser.parse_args()
+    if args.only == "annotate":
+        annotate_rows(args)
+        return
     rows = []
     for name, writer in (("baseline: 3 annotators, nothing else writing", False),
                          ("3 annotators while a judge run writes", True)):
@@ -118,6 +170,9 @@ def main() -> None:
                         (True, "cached rubric and item-id index")):
         print(f"{name:<46} {args.items:>6} {posts:>6} {rates[cache]:>9.1f}")
     print(f"labels/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
+    if args.only is None:
+        print()
+        annotate_rows(args)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,11 @@ dataset to check the label's item. Both are now kept between requests:
 - the item-id index by dataset (or all datasets), with the store's
   :meth:`~judgekit.store.Store.items_marker` when it was built (the items
   table's last rowid): an import that adds items moves the marker and the next
-  request rebuilds the index; updating items in place keeps their ids.
+  request rebuilds the index; updating items in place keeps their ids;
+- who is assigned which queue, for the annotate pages and their websockets
+  (every request used to read every queue with all its entries), with the
+  store's :meth:`~judgekit.store.Store.queues_marker` when it was built: saving,
+  replacing or deleting a queue moves the marker and the next request rebuilds it.
 
 Request threads share the caches (FastAPI runs plain endpoints in a thread
 pool), so each is guarded by a lock; the values handed out are only read.
@@ -20,7 +24,7 @@ from __future__ import annotations
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from judgekit.store import Store
 from judgekit.types import Rubric
@@ -58,6 +62,8 @@ class ServeCaches:
         self._rubrics: _Bounded[str, Rubric] = _Bounded(RUBRICS_KEPT if enabled else 0)
         self._indexes: _Bounded[str | None, tuple[int, dict[str, list[str]]]] = _Bounded(
             INDEXES_KEPT if enabled else 0)
+        self._enabled = enabled
+        self._assigned: tuple[tuple[int, int, str], dict[str, list[dict[str, Any]]]] | None = None
 
     def rubric(self, sha256: str, parse: Callable[[], Rubric]) -> Rubric:
         """The rubric of ``sha256``, parsed by ``parse`` only the first time."""
@@ -85,6 +91,23 @@ class ServeCaches:
         with self._lock:
             self._indexes.keep(dataset, (marker, index))
         return index
+
+    def assigned_queues(
+        self, store: Store, annotator: str,
+        build: Callable[[Store], dict[str, list[dict[str, Any]]]],
+    ) -> list[dict[str, Any]]:
+        """The queues assigned to ``annotator``; ``build`` (every annotator's, from the
+        store) runs again only when a queue was saved, replaced or deleted."""
+        marker = store.queues_marker()
+        with self._lock:
+            found = self._assigned
+            if found is not None and found[0] == marker:
+                return found[1].get(annotator, [])
+        by_annotator = build(store)
+        if self._enabled:
+            with self._lock:
+                self._assigned = (marker, by_annotator)
+        return by_annotator.get(annotator, [])
 
 
 __all__ = ["INDEXES_KEPT", "RUBRICS_KEPT", "ServeCaches"]

@@ -22,6 +22,7 @@ from fastapi import APIRouter, HTTPException, Query, Request, WebSocket, WebSock
 from fastapi.responses import HTMLResponse, RedirectResponse, Response
 
 from judgekit.serve.auth import COOKIE_NAME, StorePool, check_token, presented_token
+from judgekit.serve.caches import ServeCaches
 from judgekit.store import Store
 
 router = APIRouter()
@@ -34,14 +35,26 @@ def textual_serve_static() -> Path:
     return Path(textual_serve.__file__).parent / "static"
 
 
-def my_queues(store: Store, annotator: str) -> list[dict[str, Any]]:
-    """The queues assigned to ``annotator``, newest rubric version first."""
-    mine = []
+def assigned_queues(store: Store) -> dict[str, list[dict[str, Any]]]:
+    """Every assigned queue's metadata by annotator, newest first (reads every entry)."""
+    by_annotator: dict[str, list[dict[str, Any]]] = {}
     for name in reversed(store.list_queues()):
         found = store.get_queue(name)
-        if found is not None and found[0]["params"].get("annotator") == annotator:
-            mine.append(found[0])
-    return mine
+        annotator = None if found is None else found[0]["params"].get("annotator")
+        if found is not None and isinstance(annotator, str):
+            by_annotator.setdefault(annotator, []).append(found[0])
+    return by_annotator
+
+
+def my_queues(store: Store, annotator: str,
+              caches: ServeCaches | None = None) -> list[dict[str, Any]]:
+    """The queues assigned to ``annotator``, newest rubric version first.
+
+    With ``caches`` (the server's) they are read again only after a queue changed.
+    """
+    if caches is None:
+        return assigned_queues(store).get(annotator, [])
+    return caches.assigned_queues(store, annotator, assigned_queues)
 
 
 @router.get("/login", include_in_schema=False)
@@ -80,7 +93,7 @@ def annotate_page(request: Request, queue: str | None = None) -> HTMLResponse:
     pool: StorePool = request.app.state.pool
     store = pool.get()
     token = check_token(store, presented_token(request), "annotate")
-    queues = my_queues(store, token.name)
+    queues = my_queues(store, token.name, request.app.state.caches)
     if queue is None and len(queues) == 1:
         queue = queues[0]["name"]
     if queue is None:
@@ -117,7 +130,8 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     except HTTPException:
         await websocket.close(code=4401)
         return
-    if queue not in {q["name"] for q in my_queues(store, token.name)}:
+    if queue not in {q["name"] for q in my_queues(store, token.name,
+                                                  websocket.app.state.caches)}:
         await websocket.close(code=4403)
         return
     await websocket.accept()

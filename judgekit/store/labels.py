@@ -249,6 +249,18 @@ class LabelQueueMixin(StoreBase):
         }
         return meta, entries
 
+    def queues_marker(self) -> tuple[int, int, str]:
+        """Changes whenever a queue is saved, replaced or deleted, read without the entries.
+
+        (queues, last rowid, newest ``created_at``): a new queue moves the rowid, a
+        deleted one the count, and a replaced one is deleted and saved again with a
+        new ``created_at`` (and a new rowid unless it was the newest row).
+        ``judgekit serve`` keeps who is assigned which queue until this moves.
+        """
+        row = self._tuples("SELECT COUNT(*), IFNULL(MAX(rowid), 0), IFNULL(MAX(created_at), '') "
+                           "FROM queues")[0]
+        return int(row[0]), int(row[1]), str(row[2])
+
     def list_queues(self, rubric_hash: str | None = None) -> list[str]:
         """Queue names, oldest first, optionally for one rubric."""
         sql, params = "SELECT name FROM queues", []
