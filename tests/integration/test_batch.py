@@ -41,11 +41,14 @@ def batch_server() -> Iterator[BatchServer]:
         yield server
 
 
-def write_items(path: Path, n: int = N) -> Path:
+def write_items(path: Path, n: int = N, *, pairs: bool = False) -> Path:
+    """``n`` items "What is i+1?": single answers with their reference, or pairs (A right)."""
     with path.open("w", encoding="utf-8") as handle:
         for i in range(n):
-            handle.write(json.dumps({"id": f"i{i}", "input": f"What is {i}+1?",
-                                     "response": str(i + 1), "reference": str(i + 1)}) + "\n")
+            answers = ({"response_a": str(i + 1), "response_b": str(i + 2)} if pairs
+                       else {"response": str(i + 1), "reference": str(i + 1)})
+            handle.write(json.dumps({"id": f"{'p' if pairs else 'i'}{i}",
+                                     "input": f"What is {i}+1?", **answers}) + "\n")
     return path
 
 
@@ -301,14 +304,7 @@ def test_probe_batches_feed_the_probe_like_live_calls(tmp_path: Path) -> None:
         setup = Setup(tmp_path, live.base_url)
         requests = lines(setup.prepare("--probe", "position"))
         assert len(requests) == 2 * N  # as written and with the levels reversed
-        output = tmp_path / "out.jsonl"
-        with output.open("w", encoding="utf-8") as handle:
-            for n, line in enumerate(requests):
-                status, _, raw = live._completion(line["body"])
-                handle.write(json.dumps({"id": f"r{n}", "custom_id": line["custom_id"],
-                                         "response": {"status_code": status,
-                                                      "body": json.loads(raw)},
-                                         "error": None}) + "\n")
+        output = answer_batch(live, requests, tmp_path / "out.jsonl")
         assert "12 stored (ok 12)" in run("batch", "collect", "--output", str(output),
                                           "--db", setup.db).output
         before = live.request_count
@@ -333,14 +329,6 @@ def answer_batch(live: OpenAIServer, requests: list[dict[str, Any]], output: Pat
     return output
 
 
-def write_pairs(path: Path, n: int = N) -> Path:
-    with path.open("w", encoding="utf-8") as handle:
-        for i in range(n):
-            handle.write(json.dumps({"id": f"p{i}", "input": f"What is {i}+1?",
-                                     "response_a": str(i + 1), "response_b": str(i + 2)}) + "\n")
-    return path
-
-
 def test_injection_and_identical_batches_feed_the_live_probes(tmp_path: Path) -> None:
     """Every live probe has a batch path: prepare, collect, then the live probe asks nothing."""
     with OpenAIServer() as live:
@@ -362,7 +350,7 @@ def test_injection_and_identical_batches_feed_the_live_probes(tmp_path: Path) ->
 
         pairs = setup.judge_args.copy()
         pairs[pairs.index("correctness")] = "preference"
-        pairs[pairs.index(str(setup.data))] = str(write_pairs(tmp_path / "pairs.jsonl"))
+        pairs[pairs.index(str(setup.data))] = str(write_items(tmp_path / "pairs.jsonl", pairs=True))
         first = run("batch", "prepare", *pairs, "--probe", "injection", "--positions", "end",
                     "--out", str(tmp_path / "p1.jsonl")).output
         assert f"{N} pair(s) have no stored plain verdict yet" in first
