@@ -20,148 +20,31 @@ what the values mean is checked by the caller (:mod:`judgekit.io.items`,
 
 from __future__ import annotations
 
-import codecs
 import csv
 import json
-import math
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from judgekit.errors import InputError
+from judgekit.io.file_checks import (
+    DELIMITED,
+    JSONL_SUFFIXES,
+    MAX_REPORTED_ERRORS,
+    PARQUET_SUFFIXES,
+    ErrorList,
+    check_suffix,
+    check_utf8,
+    is_missing,
+    load_json,
+    type_name,
+)
 from judgekit.io.jsonline import loads_line
-
-#: How many ``file:line`` problems an import error lists before summarising the rest.
-MAX_REPORTED_ERRORS = 20
-JSONL_SUFFIXES = (".jsonl", ".ndjson")
-DELIMITED = {".csv": ",", ".tsv": "\t", ".tab": "\t"}
-PARQUET_SUFFIXES = (".parquet", ".pq")
-SUFFIXES = (*JSONL_SUFFIXES, *DELIMITED, *PARQUET_SUFFIXES)
-#: Bytes read at a time when checking a file's encoding.
-_BLOCK = 1 << 20
 
 Extras = Literal["meta", "reject"]
 Record = tuple[int, dict[str, Any]]
 #: Called with (line or None, problem) instead of raising, to collect every problem.
 OnError = Callable[[int | None, str], None]
-
-
-@dataclass
-class ErrorList:
-    """``file:line`` problems collected across a whole file, raised together."""
-
-    path: str
-    errors: list[str] = field(default_factory=list)
-    _lines: list[int] = field(default_factory=list, repr=False)
-
-    def add(self, line: int | None, message: str) -> None:
-        where = f"{self.path}:{line}" if line is not None else self.path
-        self.errors.append(f"{where}: {message}")
-        self._lines.append(line if line is not None else 0)
-
-    def raise_if_any(self) -> None:
-        """Raise one InputError listing the problems in file order (checks run in passes)."""
-        if not self.errors:
-            return
-        order = sorted(range(len(self.errors)), key=lambda i: self._lines[i])
-        self.errors = [self.errors[i] for i in order]
-        self._lines = [self._lines[i] for i in order]
-        shown = self.errors[:MAX_REPORTED_ERRORS]
-        more = len(self.errors) - len(shown)
-        count = f"{len(self.errors)} error{'s' if len(self.errors) != 1 else ''}"
-        lines = [f"{self.path}: {count}; nothing was imported", *shown]
-        if more:
-            lines.append(f"... and {more} more")
-        raise InputError("\n".join(lines))
-
-
-def type_name(value: Any) -> str:
-    """How a JSON value's type reads in a message (``got a number``)."""
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return "a string"
-
-
-def is_missing(value: Any) -> bool:
-    """None, a float NaN, or pandas' ``NA``/``NaT``: a cell with no value."""
-    if value is None:
-        return True
-    if isinstance(value, float):
-        return math.isnan(value)
-    return type(value).__name__ in ("NAType", "NaTType")
-
-
-def check_suffix(path: Path) -> str:
-    """The lower-case suffix of a readable file, or an InputError naming the choices."""
-    suffix = path.suffix.lower()
-    if suffix not in SUFFIXES:
-        raise InputError(
-            f"{path}: unsupported file type {suffix or '(none)'!r}; "
-            "use .jsonl, .csv, .tsv or .parquet"
-        )
-    return suffix
-
-
-def read_text(path: Path) -> str:
-    """The file as text (UTF-8, a leading BOM dropped), or an InputError at ``file:line``."""
-    try:
-        data = path.read_bytes()
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise InputError(
-            f"{path}:{line}: not valid UTF-8 (byte 0x{data[exc.start]:02x} at column {column})"
-        ) from None
-    return text.removeprefix("\ufeff")
-
-
-def check_utf8(path: Path) -> None:
-    """Raise :func:`read_text`'s error if the file is unreadable or not UTF-8, holding little.
-
-    The file is decoded block by block and the text dropped, so a reader can then
-    stream it line by line and still report a bad byte before any other problem
-    (as reading it whole did). Only a file with a bad byte is read whole, for the
-    exact ``file:line`` and column.
-    """
-    decoder = codecs.getincrementaldecoder("utf-8")("strict")
-    try:
-        with path.open("rb") as handle:
-            while block := handle.read(_BLOCK):
-                decoder.decode(block)
-            decoder.decode(b"", final=True)
-        return
-    except UnicodeDecodeError:
-        pass
-    except FileNotFoundError:
-        raise InputError(f"{path}: no such file") from None
-    except OSError as exc:
-        raise InputError(f"{path}: cannot read: {exc.strerror or exc}") from None
-    read_text(path)  # raises the InputError naming the line and column
-
-
-def load_json(path: Path) -> Any:
-    """A whole-file JSON document (a tool's export), or an InputError at ``file:line``."""
-    try:
-        return json.loads(read_text(path))
-    except json.JSONDecodeError as exc:
-        raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise InputError(f"{path}: invalid JSON: nested too deeply") from None
 
 
 def iter_records(
@@ -412,3 +295,10 @@ def _parquet_rows(
         for row in batch.to_pylist():
             number += 1
             yield number, {k: v for k, v in row.items() if not is_missing(v)}
+
+
+#: The importers' names: the record reader, and the file checks they use with it.
+__all__ = [
+    "MAX_REPORTED_ERRORS", "ErrorList", "Extras", "OnError", "Record", "is_missing",
+    "iter_mappings", "iter_records", "load_json", "type_name",
+]
