@@ -55,6 +55,24 @@ class IntervalSpec:
         return "cluster bootstrap" if self.clusters is not None else "bootstrap"
 
 
+#: How the report names the interval a rank correlation's default method gave
+#: (without clusters, with clusters).
+_RANK_INTERVAL_NAMES = {
+    False: {
+        "jackknife": "jackknife",
+        "ase": "asymptotic SE",
+        "bootstrap": "bootstrap",
+        "boundary": "perfect-order bound",
+    },
+    True: {
+        "jackknife": "cluster jackknife",
+        "ase": "cluster-robust asymptotic SE",
+        "bootstrap": "cluster bootstrap",
+        "boundary": "perfect-order bound by cluster",
+    },
+}
+
+
 def to_stat(result: Any, spec: IntervalSpec) -> Stat:
     """A stats result -> :class:`Stat`, asking for the interval the spec calls for."""
     statistic = float(result.statistic)
@@ -81,8 +99,9 @@ def to_stat(result: Any, spec: IntervalSpec) -> Stat:
             kwargs["clusters"] = spec.clusters
         method = spec.bootstrap_name if "n_resamples" in params else "bootstrap"
         if getattr(result, "method", None) in ("spearman", "kendall_tau_b"):
-            # their default is the jackknife on Fisher's z, not the bootstrap
-            method = "jackknife" if spec.clusters is None else "cluster jackknife"
+            # their default is the jackknife on Fisher's z (or its fallback), not the bootstrap
+            names = _RANK_INTERVAL_NAMES[spec.clusters is not None]
+            method = names[result.default_method(spec.clusters)]
     interval = result.confidence_interval(**kwargs)
     low, high = interval
     stat = Stat(statistic, float(low), float(high), n, method, reason, _refusal(interval))

@@ -114,8 +114,8 @@ class CorrelationResult(ResultMixin):
         distinct, unit_pattern = self._patterns()
         weighted = self._weighted(distinct[:, 0], distinct[:, 1])
         if method == "jackknife":
-            n_units = self.n if codes is None else int(codes.max()) + 1
-            if weighted is not None and n_units * distinct.shape[0] <= JACKKNIFE_MAX_CELLS:
+            if self._jackknife_fits(weighted, distinct.shape[0], codes):
+                assert weighted is not None
                 leave_one_out = _weighted_jackknife(weighted, unit_pattern, codes)
                 return _rank_interval.jackknife_interval(
                     self.statistic, leave_one_out, codes is not None, level
@@ -151,6 +151,25 @@ class CorrelationResult(ResultMixin):
             interval = _resample.percentile_interval(replicates, level)
         n_clusters = None if codes is None else int(codes.max()) + 1
         return _resample.widen_for_few_clusters(interval, self.statistic, n_clusters, level)
+
+    def default_method(self, clusters: Any = None) -> str:
+        """The interval ``method="default"`` gives on these data: ``"jackknife"``, or its
+        fallback ``"ase"`` (tau-b) or ``"bootstrap"`` (rho) where the jackknife would be too
+        large; ``"boundary"`` for a sample in perfect order. A report names it from this."""
+        if _rank_interval.perfect_order(self._x, self._y):
+            return "boundary"
+        codes = None if clusters is None else used_clusters(clusters, self._used)
+        distinct, _ = self._patterns()
+        weighted = self._weighted(distinct[:, 0], distinct[:, 1])
+        if self._jackknife_fits(weighted, distinct.shape[0], codes):
+            return "jackknife"
+        return "ase" if self.method == "kendall_tau_b" else "bootstrap"
+
+    def _jackknife_fits(
+        self, weighted: WeightedStatistic | None, n_patterns: int, codes: IntArray | None
+    ) -> bool:
+        n_units = self.n if codes is None else int(codes.max()) + 1
+        return weighted is not None and n_units * n_patterns <= JACKKNIFE_MAX_CELLS
 
     def _patterns(self) -> tuple[FloatArray, IntArray]:
         """The distinct (x, y) pairs and, per pair used, the index of its distinct pair."""

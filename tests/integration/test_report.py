@@ -116,6 +116,10 @@ def test_ordinal_figures_equal_stats(tmp_path: Path) -> None:
     )
     assert ag.stats["spearman"].statistic == pytest.approx(stats.spearman(jv, hv).statistic)
     assert ag.stats["kendall_tau"].statistic == pytest.approx(stats.kendall_tau(jv, hv).statistic)
+    for name, fn in (("spearman", stats.spearman), ("kendall_tau", stats.kendall_tau)):
+        figure = ag.stats[name]
+        assert figure.method == "jackknife"  # the default, named as what it is
+        assert (figure.ci_low, figure.ci_high) == pytest.approx(fn(jv, hv).confidence_interval())
     assert ag.stats["krippendorff_alpha"].statistic == pytest.approx(
         stats.krippendorff_alpha([jv, hv], level="ordinal").statistic
     )

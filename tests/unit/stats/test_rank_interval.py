@@ -183,3 +183,13 @@ def test_two_clusters_use_t_on_one_degree_of_freedom(fn) -> None:
     assert ci == pytest.approx(_loop_interval(fn, x, y, clusters), rel=1e-10)
     one = fn(x, y).confidence_interval(clusters=np.zeros(40))
     assert not one.defined and "needs at least two" in one.reason
+
+
+def test_default_method_names_what_the_default_interval_is() -> None:
+    x, y = _five_point(np.random.default_rng(12), 60)
+    assert spearman(x, y).default_method() == "jackknife"
+    assert kendall_tau(x, y).default_method(clusters=np.arange(60) // 5) == "jackknife"
+    assert spearman([1, 2, 3], [1, 2, 3]).default_method() == "boundary"
+    rng = np.random.default_rng(2)
+    many = rng.normal(size=_PATTERN_LIMIT + 50)
+    assert kendall_tau(many, many + rng.normal(size=many.size)).default_method() == "ase"
