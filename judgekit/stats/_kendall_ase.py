@@ -27,6 +27,11 @@ from judgekit.stats._validate import FloatArray, IntArray
 MAX_TABLE_CELLS = 4_000_000
 
 
+def table_fits(x: FloatArray, y: FloatArray) -> bool:
+    """Whether the x-by-y table is small enough for the ASE (``MAX_TABLE_CELLS``)."""
+    return np.unique(x).size * np.unique(y).size <= MAX_TABLE_CELLS
+
+
 def influence(x: FloatArray, y: FloatArray) -> tuple[float, FloatArray, float] | None:
     """(tau_b, each observation's influence psi, w), or None when the table is too large.
 
@@ -85,4 +90,4 @@ def standard_error(psi: FloatArray, w: float, codes: IntArray | None) -> tuple[f
     return float(np.sqrt(g / (g - 1) * np.sum(per_cluster**2)) / w**2), g
 
 
-__all__ = ["MAX_TABLE_CELLS", "influence", "standard_error", "tau_b_of_table"]
+__all__ = ["MAX_TABLE_CELLS", "influence", "standard_error", "table_fits", "tau_b_of_table"]

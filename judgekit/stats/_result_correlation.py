@@ -29,9 +29,10 @@ from judgekit.stats._result import (
 )
 from judgekit.stats._validate import BoolArray, FloatArray, IntArray, RandomState, rng_from
 
-#: Largest jackknife (units left out times distinct pairs) the default interval computes;
-#: beyond it the jackknife and the ASE or bootstrap agree to O(1/n) and cost less.
-JACKKNIFE_MAX_CELLS = 40_000_000
+#: Largest jackknife (leave-one-out rows times distinct pairs; a row per distinct pair, or
+#: per cluster) the default interval computes: about the cost of a 2,000 x 2,000 bootstrap.
+#: Beyond it (many distinct values) the jackknife and the ASE or bootstrap agree to O(1/n).
+JACKKNIFE_MAX_CELLS = 4_000_000
 
 __all__ = [
     "JACKKNIFE_MAX_CELLS",
@@ -153,9 +154,10 @@ class CorrelationResult(ResultMixin):
         return _resample.widen_for_few_clusters(interval, self.statistic, n_clusters, level)
 
     def default_method(self, clusters: Any = None) -> str:
-        """The interval ``method="default"`` gives on these data: ``"jackknife"``, or its
-        fallback ``"ase"`` (tau-b) or ``"bootstrap"`` (rho) where the jackknife would be too
-        large; ``"boundary"`` for a sample in perfect order. A report names it from this."""
+        """The interval ``method="default"`` gives on these data: ``"jackknife"``, or where
+        the jackknife would be too large its fallback ``"ase"`` (tau-b) or ``"bootstrap"``
+        (rho, or tau-b with a table too large for the ASE); ``"boundary"`` for a sample in
+        perfect order. A report names the interval from this."""
         if _rank_interval.perfect_order(self._x, self._y):
             return "boundary"
         codes = None if clusters is None else used_clusters(clusters, self._used)
@@ -163,13 +165,15 @@ class CorrelationResult(ResultMixin):
         weighted = self._weighted(distinct[:, 0], distinct[:, 1])
         if self._jackknife_fits(weighted, distinct.shape[0], codes):
             return "jackknife"
-        return "ase" if self.method == "kendall_tau_b" else "bootstrap"
+        if self.method == "kendall_tau_b" and _kendall_ase.table_fits(self._x, self._y):
+            return "ase"
+        return "bootstrap"
 
     def _jackknife_fits(
         self, weighted: WeightedStatistic | None, n_patterns: int, codes: IntArray | None
     ) -> bool:
-        n_units = self.n if codes is None else int(codes.max()) + 1
-        return weighted is not None and n_units * n_patterns <= JACKKNIFE_MAX_CELLS
+        rows = n_patterns if codes is None else int(codes.max()) + 1
+        return weighted is not None and rows * n_patterns <= JACKKNIFE_MAX_CELLS
 
     def _patterns(self) -> tuple[FloatArray, IntArray]:
         """The distinct (x, y) pairs and, per pair used, the index of its distinct pair."""

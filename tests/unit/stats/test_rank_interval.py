@@ -193,3 +193,19 @@ def test_default_method_names_what_the_default_interval_is() -> None:
     rng = np.random.default_rng(2)
     many = rng.normal(size=_PATTERN_LIMIT + 50)
     assert kendall_tau(many, many + rng.normal(size=many.size)).default_method() == "ase"
+
+
+def test_many_distinct_values_fall_back_where_the_jackknife_would_cost_more(monkeypatch) -> None:
+    from judgekit.stats import _result_correlation
+
+    rng = np.random.default_rng(13)
+    x = rng.normal(size=120)
+    y = x + rng.normal(size=120)
+    monkeypatch.setattr(_result_correlation, "JACKKNIFE_MAX_CELLS", 100 * 100)
+    rho = spearman(x, y)
+    assert rho.default_method() == "bootstrap"
+    assert rho.confidence_interval(n_resamples=200) == rho.confidence_interval(
+        method="bootstrap", n_resamples=200
+    )
+    # clustered: one row per cluster, so 12 clusters x 120 distinct pairs fit
+    assert rho.default_method(clusters=np.arange(120) // 10) == "jackknife"
