@@ -76,9 +76,10 @@ def is_known_family(name: str) -> bool:
 def response_models(item: Item | ItemFacts) -> tuple[str | None, ...]:
     """The model named for each response: ``(model,)`` or ``(model_a, model_b)``."""
     slots = PAIRWISE_MODEL_FIELDS if item.is_pairwise else POINTWISE_MODEL_FIELDS
+    meta = item.meta  # parsed once: ItemFacts parses its JSON on every access
     out: list[str | None] = []
     for names in slots:
-        value = next((item.meta[n] for n in names if _given(item.meta.get(n))), None)
+        value = next((meta[n] for n in names if _given(meta.get(n))), None)
         out.append(value.strip() if isinstance(value, str) else None)
     return tuple(out)
 

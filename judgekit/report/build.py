@@ -9,7 +9,10 @@ Rendering is separate, so all four formats show the same numbers.
 
 from __future__ import annotations
 
+import gc
 import math
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import replace
 
 import numpy as np
@@ -47,7 +50,31 @@ MAX_SCATTER_POINTS = 2000
 
 def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = None) -> Report:
     """Compute the whole calibration report for ``rubric`` from the store."""
-    opts = options or ReportOptions()
+    with collector_paused():
+        return _build(store, rubric, options or ReportOptions())
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector off for the block, restored after it.
+
+    A report over 100,000 items holds hundreds of thousands of small rows, dicts
+    and tuples until it is done; every pass of the collector over the oldest
+    generation walks all of them (about a tenth of the report's time at that
+    size) and finds next to nothing: building a report makes almost no reference
+    cycles (a few dozen objects at 100,000 items). Reference counting still frees
+    everything as usual.
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     scale = rubric.scale
     phase("choosing the judge")
     selection = judge_selection(store, rubric, opts)

@@ -86,6 +86,7 @@ def pair_up(
 ) -> Pairing:
     """Align verdicts with human references; failures and gaps are counted, never scored."""
     out = Pairing()
+    valid = set(scale.labels)  # Scale.is_valid, without a scan of the levels per item
     for key in sorted(references):
         ref = reference_label(references[key], scale)
         if ref is None:
@@ -95,7 +96,7 @@ def pair_up(
         if judgment is None:
             out.no_judgment += 1
             continue
-        if judgment.status != "ok" or judgment.label is None or not scale.is_valid(judgment.label):
+        if judgment.status != "ok" or judgment.label is None or judgment.label not in valid:
             out.failed.append((key, ref, judgment))
             continue
         out.keys.append(key)

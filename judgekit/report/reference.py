@@ -105,10 +105,11 @@ def split_labels(
     by_item: dict[ItemKey, dict[str, str]] = {}
     adjudicated: dict[ItemKey, str] = {}
     unblinded = off_scale = 0
+    valid = set(scale.labels)  # Scale.is_valid, without a scan of the levels per label
     for label in labels:  # oldest first: a later adjudication replaces an earlier one
         if label.label is None:
             continue
-        if not scale.is_valid(label.label):
+        if label.label not in valid:
             off_scale += 1
             continue
         if not label.blind:

@@ -9,6 +9,7 @@ When it cannot be computed the report says why in one line instead.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -75,7 +76,8 @@ def self_preference_entry(
     if not family:
         return None, "the judge's model has no name to take a family from; give --judge-family"
     authors = [response_models(items[k]) if k in items else () for k in pairing.keys]
-    families = [tuple(model_family(m) if m else None for m in a) for a in authors]
+    family_of = functools.lru_cache(maxsize=None)(model_family)  # a few names, 100k responses
+    families = [tuple(family_of(m) if m else None for m in a) for a in authors]
     if not any(f for fams in families for f in fams):
         fields = "model_a and model_b" if scale.kind == "pairwise" else "model"
         return None, (f"no compared item names the model of its response (fields {fields}; "

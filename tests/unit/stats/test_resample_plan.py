@@ -191,3 +191,20 @@ def test_pair_share_is_the_per_statistic_bootstrap(clustered: bool) -> None:
         lambda a, t: a.sum(axis=-1) / t.sum(axis=-1), [agreeing, total], spec
     )
     assert pair_share(agreeing, total, spec) == expected
+
+
+def test_pair_agreement_counts_are_those_of_a_counter_per_item() -> None:
+    from collections import Counter
+
+    from judgekit.report.sections import _pair_agreement
+
+    rng = np.random.default_rng(9)
+    items = [
+        [str(x) for x in rng.choice(["A", "B", "tie", "other"], size=int(m))]
+        for m in rng.integers(1, 6, size=300)
+    ]
+    agreeing, total = _pair_agreement(items)
+    assert agreeing.tolist() == [
+        sum(c * (c - 1) for c in Counter(labels).values()) / 2 for labels in items
+    ]
+    assert total.tolist() == [len(labels) * (len(labels) - 1) / 2 for labels in items]
