@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from judgekit.progress import phase
 from judgekit.report.pairing import reference_label
 from judgekit.store import QueueEntry, Store
 from judgekit.textsafe import json_safe
@@ -58,6 +59,7 @@ def review_items(store: Store, rubric: Rubric, *, dataset: str | None = None) ->
     included (marked ``blind=False``): the point is to see what people said.
     """
     scale = rubric.scale
+    phase("reading labels")
     by_item: dict[tuple[str, str], list[Label]] = {}
     for row in store.latest_labels(rubric.sha256, dataset=dataset, include_skips=True):
         by_item.setdefault((row.dataset, row.item_id), []).append(row)
@@ -65,6 +67,7 @@ def review_items(store: Store, rubric: Rubric, *, dataset: str | None = None) ->
         (row.dataset, row.item_id): row.label
         for row in store.adjudicated_labels(rubric.sha256, dataset=dataset)
     }
+    phase("finding disagreements")
     out = []
     for key in sorted(by_item):
         rows = sorted(by_item[key], key=lambda r: r.annotator)

@@ -22,10 +22,13 @@ def moments_from_store(
 ) -> dict[str, Any]:
     """sigma^2, rho, n and N of the headline target, from the estimate's inputs."""
     from judgekit.cli._common import report_inputs
+    from judgekit.cli._progress import progress_bar
+    from judgekit.cli.report import REPORT_STEPS
     from judgekit.report import build_report
 
     with report_inputs(db, rubric, dataset=dataset, judge_run=judge_run, model=model,
-                       n_resamples=50) as (store, rub, options):
+                       n_resamples=50) as (store, rub, options), progress_bar(
+                           "plan", REPORT_STEPS - 1):  # build_report's phases
         section = build_report(store, rub, options).estimate
     if section is None or not section.target_specs or section.inputs is None:
         raise InputError(

@@ -131,6 +131,8 @@ def progress_bar(description: str, steps: int | None = None) -> Iterator[None]:
         TimeElapsedColumn(),
         console=console,
         transient=True,
+        redirect_stdout=False,  # stdout (a report, an export) is never sent to stderr
+        redirect_stderr=False,
     ) as bar:
         task = bar.add_task(description, total=steps or 1)
         with reporting(_Bar(description, steps, bar, task)):

@@ -34,12 +34,14 @@ from judgekit.cli._endpoint import (
     resolve_api_key,
     sampling_options,
 )
+from judgekit.cli._progress import progress_bar
 from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
 from judgekit.clients.spec import named_endpoint
 from judgekit.errors import InputError
 from judgekit.judging.batch.lines import MAX_FILE_BYTES, MAX_FILE_REQUESTS
 from judgekit.judging.injection_templates import POSITIONS, TEMPLATES
 from judgekit.judging.units import WorkUnit, unit_for
+from judgekit.progress import phase
 from judgekit.types import Item, Rubric
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
@@ -236,15 +238,17 @@ def prepare(**params: Any) -> None:
     out = params["out"] or Path(f"batch-{batch_id}.jsonl")
     with store_for_items(params["db"], params["data"], params["dataset"]) as store:
         check_out_path(out, store=store.path)  # a batch file must never replace the store
-        plan = _planned(store, spec, rubric, params, loaded)
-        shape = request_shape(store, spec, params["response_format"])
-        prepared = prepare_batch(
-            store, rubric, plan.units, spec, dataset=plan.dataset, out=out, kind=plan.kind,
-            samples=plan.samples, shape=shape, force=params["force"],
-            retry_failed=params["retry_failed"],
-            max_requests=params["max_requests"], max_bytes=params["max_bytes"],
-            batch_id=batch_id,
-        )
+        with progress_bar("batch prepare"):
+            phase("reading items")
+            plan = _planned(store, spec, rubric, params, loaded)
+            shape = request_shape(store, spec, params["response_format"])
+            prepared = prepare_batch(
+                store, rubric, plan.units, spec, dataset=plan.dataset, out=out, kind=plan.kind,
+                samples=plan.samples, shape=shape, force=params["force"],
+                retry_failed=params["retry_failed"],
+                max_requests=params["max_requests"], max_bytes=params["max_bytes"],
+                batch_id=batch_id,
+            )
     echo(prepared.format())
     if plan.note:
         echo(plan.note)
@@ -292,7 +296,8 @@ def collect(batch_id: str | None, output: Path | None, errors: Path | None, db: 
     with read_store(db) as store:
         if output is not None:
             paths = [output] + ([errors] if errors is not None else [])
-            report = collect_files(store, paths)
+            with progress_bar("batch collect", 2):
+                report = collect_files(store, paths)
         else:
             from judgekit.judging.batch.remote import collect_job
 

@@ -16,8 +16,10 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from judgekit.cli._common import db_option, report_inputs, rubric_option
-from judgekit.cli.report import FORMATS, format_for, write_output
+from judgekit.cli._progress import progress_bar
+from judgekit.cli.report import FORMATS, REPORT_STEPS, format_for, write_output
 from judgekit.errors import InputError
+from judgekit.progress import phase
 from judgekit.textsafe import json_safe, markdown_text, terminal_safe
 from judgekit.types import Rubric
 
@@ -250,10 +252,15 @@ def command(
         confidence_level=confidence,
         n_resamples=200,
         estimate_by=by,
-    ) as (store, rub, options):
+    ) as (store, rub, options), progress_bar(
+        "estimate", 2 * REPORT_STEPS - 1 if compare else REPORT_STEPS
+    ):
         if compare:
-            text = render_comparison(_compare(store, rub, compare, options), fmt, confidence)
+            comparison = _compare(store, rub, compare, options)
+            phase("rendering")
+            text = render_comparison(comparison, fmt, confidence)
         else:
             report, section = _section(store, rub, options)
+            phase("rendering")
             text = render_section(report, section, fmt, confidence)
     write_output(text, out, store.path)

@@ -21,6 +21,8 @@ from judgekit.cli._common import (
     rubric_option,
     write_out,
 )
+from judgekit.cli._progress import progress_bar
+from judgekit.progress import phase
 from judgekit.textsafe import json_safe, terminal_safe
 from judgekit.types import Judgment
 
@@ -109,7 +111,7 @@ def command(
     rubric_hash = rubric if SHA256.match(rubric) else load_rubric(rubric).sha256
     if fmt is None:
         fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"
-    with read_store(db) as store:
+    with read_store(db) as store, progress_bar("export", 3):
         if out is not None and out != "-":
             check_out_path(out, store=store.path)
         if run_id is None:
@@ -118,8 +120,10 @@ def command(
             selection = store.run_selection(
                 run_id, rubric_hash=rubric_hash, dataset=dataset, variant=variant
             )
+        phase("reading judgments")
         judgments = store.judgments(latest_only=not history, **selection.filters())
-    text = render(judgments, fmt)
+        phase("formatting")
+        text = render(judgments, fmt)
     if out is None or out == "-":
         sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
         sys.stdout.flush()

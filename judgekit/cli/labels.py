@@ -25,6 +25,7 @@ from judgekit.cli._common import (
 )
 from judgekit.cli._progress import progress_bar
 from judgekit.cli.annotate import STRATEGIES
+from judgekit.progress import phase
 from judgekit.textsafe import terminal_safe
 
 
@@ -75,9 +76,11 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
     from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
-    with read_store(db) as store:
+    with read_store(db) as store, progress_bar("labels disagreements", 3):
         items = review_items(store, loaded, dataset=dataset)
-    echo(as_json(items) if fmt == "json" else as_text(items), nl=False)
+        phase("rendering")
+        text = as_json(items) if fmt == "json" else as_text(items)
+    echo(text, nl=False)
 
 
 @command.command("export")
@@ -107,7 +110,7 @@ def export_command(
     loaded = load_rubric(rubric)
     export_format = cast(ExportFormat, fmt)
     buffer = io.StringIO()
-    with read_store(db) as store:
+    with read_store(db) as store, progress_bar("labels export", 2):
         if out is not None:
             check_out_path(out, store=store.path)
         count = export_labels(store, loaded.sha256, buffer, fmt=export_format,

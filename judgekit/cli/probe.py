@@ -20,6 +20,7 @@ import click
 
 from judgekit.cli._common import echo, echo_json, read_store, store_for_items
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
+from judgekit.cli._progress import progress_bar
 from judgekit.clients import JudgeSpec
 from judgekit.errors import InputError
 from judgekit.judging.probe_variants import DEFAULT_LEVELS
@@ -259,7 +260,7 @@ def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
     if rubric.scale.kind != "pairwise":  # before the store is touched
         raise InputError(f"--imported needs a pairwise rubric ({rubric.name!r} is "
                          f"{rubric.scale.kind}): imported verdicts have no reversed levels")
-    with read_store(opts["db"]) as store:  # it reads verdicts already stored
+    with read_store(opts["db"]) as store, progress_bar("probe position", 4):
         outcome = imported_position_probe(store, rubric, opts["dataset"], judge)
     if outcome.warning is not None:
         echo(f"warning: {outcome.warning}", err=True)

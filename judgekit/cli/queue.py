@@ -11,7 +11,9 @@ from __future__ import annotations
 import click
 
 from judgekit.cli._common import db_option, echo, read_store, resolve_rubric, rubric_option
+from judgekit.cli._progress import progress_bar
 from judgekit.errors import InputError
+from judgekit.progress import phase
 
 
 @click.group("queue")
@@ -41,8 +43,10 @@ def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str |
     from judgekit.store import QueueEntry
 
     names = parse_annotators(annotators)
-    with read_store(db) as store:
+    saved: list[str] = []
+    with read_store(db) as store, progress_bar("queue assign", 1 + len(names)):
         rub = resolve_rubric(store, rubric)
+        phase("reading item ids")
         known = store.datasets()
         if dataset is not None and dataset not in known:
             raise InputError(f"dataset {dataset!r} is not in {store.path}")
@@ -51,6 +55,7 @@ def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str |
         plan = plan_assignment(keys, names, overlap=overlap, seed=seed)
         store.save_rubric(rub)
         for annotator in names:
+            phase(f"saving {annotator}'s queue")
             entries = [
                 QueueEntry(position=i, dataset=ds, item_id=item_id, inclusion_prob=1.0)
                 for i, (ds, item_id) in enumerate(plan.items[annotator])
@@ -61,6 +66,8 @@ def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str |
                 params={"annotator": annotator, "annotators": list(names), "overlap": overlap,
                         "dataset": dataset, "shared_items": len(plan.overlap_items)},
             )
-            echo(f"{queue}: {len(entries)} items for {annotator}")
+            saved.append(f"{queue}: {len(entries)} items for {annotator}")
+    for line in saved:  # after the progress bar is gone
+        echo(line)
     echo(f"{len(keys)} items, {len(plan.overlap_items)} of them to two annotators "
                f"(overlap {overlap:g}, seed {seed})")

@@ -12,6 +12,8 @@ from judgekit.cli._common import (
     resolve_rubric,
     text_or_json_option,
 )
+from judgekit.cli._progress import progress_bar
+from judgekit.progress import phase
 
 
 @click.command("queues")
@@ -23,8 +25,9 @@ def command(db: str, rubric: str | None, fmt: str) -> None:
     """Per-annotator progress (labeled, skipped, flagged, remaining) through each queue."""
     from judgekit.serve.progress import queue_rows
 
-    with read_store(db) as store:
+    with read_store(db) as store, progress_bar("queues", 1):
         rubric_hash = resolve_rubric(store, rubric).sha256 if rubric else None
+        phase("counting labels per queue")
         rows = queue_rows(store, rubric_hash)
     if fmt == "json":
         echo_json(rows, indent=2)

@@ -30,6 +30,7 @@ from judgekit.errors import InputError
 from judgekit.io.fields import bool_field, item_dataset_index, resolve_dataset, text_field
 from judgekit.io.records import ErrorList, Record, iter_records
 from judgekit.io.streaming import batched, write_checked
+from judgekit.progress import phase
 from judgekit.store import Store
 from judgekit.store.imports import ImportSession, LabelRow, LabelState
 from judgekit.store.rows import LABEL_COLUMNS
@@ -279,6 +280,7 @@ def export_labels(
     Skipped items and notes or flags on unlabeled items are written too (``label``
     empty), so nothing an annotator said is lost; ``labeled_only`` leaves them out.
     """
+    phase("reading labels")
     labels = [
         *store.latest_labels(rubric_hash, dataset=dataset, include_skips=not labeled_only),
         *store.adjudicated_labels(rubric_hash, dataset=dataset, include_skips=not labeled_only),
@@ -286,6 +288,7 @@ def export_labels(
     if annotators is not None:
         wanted = set(annotators)
         labels = [lb for lb in labels if lb.annotator in wanted]
+    phase("writing")
     records = [label_record(lb) for lb in labels]
     if fmt == "jsonl":
         for record in records:

@@ -19,6 +19,7 @@ from judgekit import __version__
 from judgekit.errors import InputError
 from judgekit.io.verdict_store import consistency_below_chance, orientation_message
 from judgekit.judging.probes import MAX_LISTED_IDS, SCHEMA_VERSION
+from judgekit.progress import phase
 from judgekit.stats import bias
 from judgekit.store import RunRecord, Store
 from judgekit.store.judges import IMPORTED_ENDPOINT
@@ -48,6 +49,7 @@ def imported_position_probe(
     if rubric.scale.kind != "pairwise":
         raise InputError(f"--imported needs a pairwise rubric ({rubric.name!r} is "
                          f"{rubric.scale.kind}): imported verdicts have no reversed levels")
+    phase("finding the imported judge")
     judges = imported_judges(store, rubric, dataset)
     if not judges:
         raise InputError(f"no imported BA verdicts for rubric {rubric.name!r} on dataset "
@@ -60,6 +62,7 @@ def imported_position_probe(
     elif judge not in judges:
         raise InputError(f"no imported BA verdicts of judge {judge!r} (imported judges: "
                          f"{', '.join(judges)})")
+    phase("reading both orders")
     rows = store.judgments(rubric_hash=rubric.sha256, dataset=dataset,
                            endpoint=IMPORTED_ENDPOINT, model=judge, run_kinds=("import",))
     by: dict[str, dict[str, Judgment]] = defaultdict(dict)
@@ -72,6 +75,7 @@ def imported_position_probe(
         found = by[item_id].get(variant)
         return found.label if found is not None and found.status == "ok" else None
 
+    phase("measuring")
     original = [label(i, "") for i in ids]
     swapped = [label(i, SWAPPED_VARIANT) for i in ids]
     outcome = bias.position_bias(original, swapped)
@@ -100,6 +104,7 @@ def imported_position_probe(
     warning = orientation_message(judge, *low) if low is not None else None
     if warning is not None:
         result["warning"] = warning
+    phase("saving the probe run")
     store.create_run(RunRecord(
         id=run_id, kind="probe:position", dataset=dataset, rubric_hash=rubric.sha256,
         model=judge, base_url=IMPORTED_ENDPOINT, sampling={}, capabilities={},

@@ -253,3 +253,131 @@ def test_bar_counts_rows_of_a_phase_of_unknown_size() -> None:
     bar.phase("counted", 10)
     bar.advance(4)
     assert progress.tasks[0].completed == 4
+
+
+def _copy(db: Path, folder: Path) -> Path:
+    """A copy of the shared store, for the commands that write to it."""
+    import sqlite3
+
+    target = folder / "copy.db"
+    source, copy = sqlite3.connect(db), sqlite3.connect(target)
+    with copy:
+        source.backup(copy)
+    source.close()
+    copy.close()
+    return target
+
+
+def _phases(args: list[str]) -> tuple[list[str], subprocess.CompletedProcess[str]]:
+    """The phase lines of ``args`` with JUDGEKIT_PROGRESS=1, after checking stdout is unchanged."""
+    asked = _judgekit(args, progress="1")
+    plain = _judgekit(args, progress=None)
+    assert asked.returncode == plain.returncode == 0, asked.stderr
+    assert asked.stdout == plain.stdout
+    done = [line for line in asked.stderr.splitlines() if ": done in " in line]
+    assert len(done) == 1, asked.stderr
+    description = done[0].split(": done in ")[0]
+    return [line for line in asked.stderr.splitlines() if line.startswith(f"{description} ")
+            or line.startswith(f"{description}:")], asked
+
+
+def test_every_long_store_command_announces_its_phases(store: Path, tmp_path: Path) -> None:
+    """The commands that take seconds at 100,000 items (bench_scale), each with its phases."""
+    db = ["--db", str(store)]
+    rub = ["--rubric", RUBRIC]
+    expected = {
+        ("export", *rub, *db): ["export [1/3]: reading judgments", "export [2/3]: formatting"],
+        ("labels", "export", *rub, *db): ["labels export [1/2]: reading labels",
+                                         "labels export [2/2]: writing"],
+        ("labels", "disagreements", *rub, *db): [
+            "labels disagreements [1/3]: reading labels",
+            "labels disagreements [2/3]: finding disagreements",
+            "labels disagreements [3/3]: rendering"],
+        ("estimate", *rub, *db, "--model", "judge-a"): ["estimate [1/10]: choosing the judge"],
+        ("plan", "--estimate", "ppi", *rub, *db, "--model", "judge-a", "--half-width", "0.2"):
+            ["plan [1/9]: choosing the judge"],
+        ("queues", *db): ["queues [1/1]: counting labels per queue"],
+    }
+    for args, first in expected.items():
+        lines, _ = _phases(list(args))
+        assert lines[: len(first)] == first, (args, lines)
+    estimate, _ = _phases(["estimate", *rub, *db, "--model", "judge-a"])
+    assert "estimate [10/10]: rendering" in estimate
+
+
+def test_store_writing_commands_announce_their_phases(store: Path, tmp_path: Path) -> None:
+    db = ["--db", str(_copy(store, tmp_path))]
+    rub = ["--rubric", RUBRIC]
+    asked = _judgekit(["queue", "assign", *rub, *db, "--annotators", "ann1,ann2"], progress="1")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stderr.splitlines()[:3] == ["queue assign [1/3]: reading item ids",
+                                             "queue assign [2/3]: saving ann1's queue",
+                                             "queue assign [3/3]: saving ann2's queue"]
+    assert asked.stdout.splitlines()[-1].startswith("12 items, ")
+    out = tmp_path / "calls.jsonl"
+    asked = _judgekit(["batch", "prepare", *rub, *db, "--dataset", "pairs", "--model", "m",
+                       "--base-url", "http://127.0.0.1:9/v1", "--out", str(out)], progress="1")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stderr.splitlines()[:2] == ["batch prepare: reading items",
+                                             "batch prepare: writing requests"]
+    assert len(out.read_text().splitlines()) == 12
+    output = tmp_path / "answers.jsonl"
+    output.write_text(json.dumps({"id": "x", "custom_id": "not-a-key", "error": None,
+                                  "response": {"status_code": 200, "body": {}}}) + "\n")
+    asked = _judgekit(["batch", "collect", "--output", str(output), *db], progress="1")
+    assert asked.returncode == 0, asked.stderr
+    assert asked.stderr.splitlines()[:2] == ["batch collect [1/2]: checking files",
+                                             "batch collect [2/2]: storing answers"]
+    assert "not-a-key" in asked.stdout
+    swapped = tmp_path / "ba.jsonl"
+    said = ["A", "B", "tie"]
+    swapped.write_text("".join(
+        json.dumps({"item_id": f"p{i}", "judge": "judge-a", "label": said[i % 3],
+                    "order": "BA"}) + "\n" for i in range(12)
+    ))
+    imported = _judgekit(["judgments", "import", str(swapped), *rub, *db], progress=None)
+    assert imported.returncode == 0, imported.stderr
+    asked = _judgekit(["probe", "position", "--imported", *rub, *db, "--dataset", "pairs",
+                       "--judge", "judge-a"], progress="1")
+    assert asked.returncode == 0, asked.stderr
+    assert [line for line in asked.stderr.splitlines() if line.startswith("probe position [")] \
+        == ["probe position [1/4]: finding the imported judge",
+            "probe position [2/4]: reading both orders", "probe position [3/4]: measuring",
+            "probe position [4/4]: saving the probe run"]
+
+
+def test_export_bar_on_a_terminal_leaves_stdout_the_plain_export(store: Path) -> None:
+    """stderr a pseudo-terminal, stdout a pipe: the bar is drawn there, stdout is the export."""
+    args = ["export", "--rubric", RUBRIC, "--db", str(store)]
+    plain = _judgekit(args, progress=None)
+    leader, follower = os.openpty()
+    try:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "judgekit", *args],
+            stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL,
+            env={**_env(None), "TERM": "xterm", "COLUMNS": "100"},
+        )
+        os.close(follower)
+        follower = -1
+        drawn = b""
+        deadline = time.monotonic() + 120
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([leader], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                drawn += chunk
+            elif proc.poll() is not None:
+                break
+        out, _ = proc.communicate(timeout=120)
+    finally:
+        os.close(leader)
+        if follower != -1:
+            os.close(follower)
+    assert proc.returncode == 0
+    assert b"export" in drawn and b"\x1b[" in drawn
+    assert out.decode() == plain.stdout and len(out.decode().splitlines()) == 24

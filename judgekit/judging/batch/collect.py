@@ -34,6 +34,7 @@ from typing import Any
 from judgekit import __version__
 from judgekit.errors import StoreError
 from judgekit.judging.outcomes import CallRef, judgment_of, utc_now
+from judgekit.progress import advance, phase
 from judgekit.rubrics import rubric_from_text
 from judgekit.store import RunRecord, Store
 from judgekit.store.batches import BatchJob, BatchRecord, BatchRequest
@@ -239,12 +240,15 @@ def collect_files(store: Store, paths: Sequence[Path], *, job: BatchJob | None =
     each line is matched to the latest prepared batch that holds its custom id.
     ``secrets`` (the API key) are replaced by ``***`` in every stored text.
     """
+    phase("checking files")
     _validated(paths)
     collector = _Collector(store, job, secrets)
     lines = _all_lines(paths)
+    phase("storing answers")
     try:
         while chunk := list(islice(lines, CHUNK_SIZE)):
             collector.chunk(chunk)
+            advance(len(chunk))
     finally:
         collector.finish()
     return collector.report

@@ -24,6 +24,7 @@ from judgekit.clients.spec import JudgeSpec, ResponseFormatMode
 from judgekit.judging.cache import needs_call
 from judgekit.judging.outcomes import utc_now
 from judgekit.judging.units import WorkUnit, unit_key, unit_messages
+from judgekit.progress import advance, phase
 from judgekit.prompts import verdict_json_schema
 from judgekit.store import Store
 from judgekit.store.batches import BatchFile, BatchRecord, BatchRequest
@@ -129,6 +130,7 @@ def prepare_batch(
     stream = iter(units)
     try:
         with store.preparing_batch(record) as batch:
+            phase("writing requests")
             while chunk := list(islice(stream, CHUNK_SIZE)):
                 keyed = [(u, s, unit_key(rubric, u, spec, dataset=dataset, sample=s))
                          for u in chunk for s in range(samples)]
@@ -152,6 +154,7 @@ def prepare_batch(
                         unit.source_hash or unit.item.content_hash, unit.swap_labels,
                     ))
                 batch.add_requests(requests)
+                advance(len(keyed))
             result.prepared = batch.n_requests
             if result.prepared == 0:
                 raise _NothingToPrepare
