@@ -118,12 +118,12 @@ def test_off_when_turned_off(store: Path) -> None:
     assert _judgekit(_report_args(store), progress="0").stderr == ""
 
 
-def test_bar_drawn_on_a_terminal_and_stdout_stays_json(store: Path) -> None:
-    """stderr a pseudo-terminal, stdout a pipe: the bar reaches the terminal only."""
+def _on_a_terminal(args: list[str]) -> tuple[int, bytes, bytes]:
+    """Run judgekit with stderr a pseudo-terminal and stdout a pipe: exit code, drawn, stdout."""
     leader, follower = os.openpty()
     try:
         proc = subprocess.Popen(
-            [sys.executable, "-m", "judgekit", *_report_args(store)],
+            [sys.executable, "-m", "judgekit", *args],
             stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL,
             env={**_env(None), "TERM": "xterm", "COLUMNS": "100"},
         )
@@ -148,7 +148,13 @@ def test_bar_drawn_on_a_terminal_and_stdout_stays_json(store: Path) -> None:
         os.close(leader)
         if follower != -1:
             os.close(follower)
-    assert proc.returncode in (0, 1, 3)
+    return proc.returncode, drawn, out
+
+
+def test_bar_drawn_on_a_terminal_and_stdout_stays_json(store: Path) -> None:
+    """stderr a pseudo-terminal, stdout a pipe: the bar reaches the terminal only."""
+    code, drawn, out = _on_a_terminal(_report_args(store))
+    assert code in (0, 1, 3)
     assert b"report" in drawn and b"\x1b[" in drawn  # drawn with terminal control codes
     assert "provenance" in json.loads(out)
 
@@ -350,34 +356,7 @@ def test_export_bar_on_a_terminal_leaves_stdout_the_plain_export(store: Path) ->
     """stderr a pseudo-terminal, stdout a pipe: the bar is drawn there, stdout is the export."""
     args = ["export", "--rubric", RUBRIC, "--db", str(store)]
     plain = _judgekit(args, progress=None)
-    leader, follower = os.openpty()
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "judgekit", *args],
-            stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL,
-            env={**_env(None), "TERM": "xterm", "COLUMNS": "100"},
-        )
-        os.close(follower)
-        follower = -1
-        drawn = b""
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([leader], [], [], 1.0)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:
-                    break
-                if not chunk:
-                    break
-                drawn += chunk
-            elif proc.poll() is not None:
-                break
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        os.close(leader)
-        if follower != -1:
-            os.close(follower)
-    assert proc.returncode == 0
+    code, drawn, out = _on_a_terminal(args)
+    assert code == 0
     assert b"export" in drawn and b"\x1b[" in drawn
     assert out.decode() == plain.stdout and len(out.decode().splitlines()) == 24
