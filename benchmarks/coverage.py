@@ -55,7 +55,7 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
     return [
         ("cohen_kappa (bootstrap)", kappa(None), binary + five),
         ("weighted_kappa quadratic (bootstrap)", kappa("quadratic"), five),
-        ("gwet_ac1 (bootstrap)", ac1, binary),
+        ("gwet_ac1 (Wilson, Gwet SE)", ac1, binary),
         ("percent_agreement (Wilson)", agreement, binary),
         ("krippendorff_alpha nominal, 3 raters, 30% missing", alpha("nominal"), binary),
         ("krippendorff_alpha ordinal, 3 raters, 30% missing", alpha("ordinal"), five),

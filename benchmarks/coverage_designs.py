@@ -143,9 +143,10 @@ def kappa(weights: str | None, method: str = "bootstrap") -> Interval:
 def ac1(cell: Cell, rng: np.random.Generator, b: int) -> tuple[tuple[float, float], float, bool]:
     a, r, ids = draw_pairs(cell, rng)
     res = stats.gwet_ac1(a, r, labels=list(range(cell.k)))
-    clusters = None if cell.clusters is None else ids
-    ci = res.confidence_interval(n_resamples=b, random_state=rng, clusters=clusters)
-    return ci, true_ac1(cell), _clusters_warned(ids, "ac1", clusters is not None)
+    if cell.clusters is None:  # the default: Wilson with Gwet's SE
+        return res.confidence_interval(), true_ac1(cell), False
+    ci = res.confidence_interval(method="bootstrap", n_resamples=b, random_state=rng, clusters=ids)
+    return ci, true_ac1(cell), _clusters_warned(ids, "ac1", True)
 
 
 def agreement(

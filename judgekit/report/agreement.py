@@ -105,7 +105,8 @@ def to_stat(result: Any, spec: IntervalSpec) -> Stat:
     interval = result.confidence_interval(**kwargs)
     low, high = interval
     stat = Stat(statistic, float(low), float(high), n, method, reason, _refusal(interval))
-    if params.get("method") is not None and params["method"].default == "wilson":
+    wilson = params.get("method") is not None and params["method"].default == "wilson"
+    if wilson and hasattr(result, "successes"):  # a share of items (AC1's Wilson is not)
         return wilson_if_collapsed(stat, spec)
     return stat
 

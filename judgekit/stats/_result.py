@@ -17,7 +17,7 @@ from typing import Any, ClassVar, Literal
 
 import numpy as np
 
-from judgekit.stats import _resample, _tables
+from judgekit.stats import _gwet, _resample, _tables
 from judgekit.stats._interval import ConfidenceInterval, refused
 from judgekit.stats._validate import (
     BoolArray,
@@ -120,8 +120,6 @@ class _TwoRaterTable(ResultMixin):
     _cells: IntArray = field(compare=False, repr=False)
     _used: BoolArray = field(compare=False, repr=False)
 
-    _has_analytic_se: ClassVar[bool] = True
-
     def _fixed_by_construction(self) -> str | None:
         """Why every resample must give the same value, or None."""
         return None
@@ -168,11 +166,6 @@ class _TwoRaterTable(ResultMixin):
         )
         if not math.isfinite(self.statistic):
             return NAN_INTERVAL
-        if method == "analytic" and not self._has_analytic_se:
-            raise ValueError(
-                "analytic intervals are implemented for Cohen's kappa only; "
-                "use method='bootstrap'"
-            )
         fixed = self._fixed_by_construction()
         if fixed is not None:
             return refused(fixed)
@@ -232,12 +225,44 @@ class KappaResult(_TwoRaterTable):
 
 @dataclass(frozen=True)
 class GwetResult(_TwoRaterTable):
-    """Gwet's AC1 of two raters (no analytic SE: ``standard_error`` is NaN)."""
-
-    _has_analytic_se: ClassVar[bool] = False
+    """Gwet's AC1 of two raters; ``standard_error`` is Gwet's (2008) large-sample SE."""
 
     def _statistic_of_tables(self, tables: FloatArray) -> FloatArray:
         return _tables.gwet_from_tables(tables)[0]
+
+    def confidence_interval(
+        self,
+        confidence_level: float = 0.95,
+        method: Literal["wilson", "bootstrap", "bca", "analytic"] = "wilson",
+        n_resamples: int = 2000,
+        random_state: RandomState = 0,
+        clusters: Any = None,
+    ) -> Interval:
+        """Interval for AC1.
+
+        ``"wilson"`` (default) = Wilson's score interval of the disagreement share at
+        the effective sample size Gwet's SE implies, mapped to AC1 (see
+        :mod:`judgekit.stats._gwet`: the percentile bootstrap covered 0.85 at n = 50
+        with 90% agreement). It assumes independent items, so ``clusters`` needs
+        ``"bootstrap"`` or ``"bca"``; ``"analytic"`` = AC1 +/- z * SE.
+        """
+        if method != "wilson":
+            return super().confidence_interval(
+                confidence_level, method, n_resamples, random_state, clusters
+            )
+        level = _check_bootstrap_args(confidence_level, "bootstrap", n_resamples, ("bootstrap",))
+        if clusters is not None:
+            raise ValueError(
+                "the Wilson interval of AC1 assumes independent items; with clusters use "
+                "method='bootstrap'"
+            )
+        if not math.isfinite(self.statistic):
+            return NAN_INTERVAL
+        if int(np.trace(self.confusion)) == self.n:
+            return self._perfect_sample_interval(level, None)
+        return _gwet.wilson_ac1_interval(
+            self.p_observed, self.p_expected, self.standard_error, self.n, level
+        )
 
 
 @dataclass(frozen=True)

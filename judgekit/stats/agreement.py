@@ -17,7 +17,7 @@ from typing import Any, Literal, TypeVar
 import numpy as np
 import numpy.typing as npt
 
-from judgekit.stats import _tables
+from judgekit.stats import _gwet, _tables
 from judgekit.stats._multirater import fleiss_kappa, krippendorff_alpha
 from judgekit.stats._result import GwetResult, KappaResult
 from judgekit.stats._result_outcomes import ProportionResult
@@ -185,7 +185,9 @@ def gwet_ac1(
 
     p_e = sum_k pi_k (1 - pi_k) / (K - 1), pi_k = mean of the two raters' shares
     of category k; K is the number of categories (``labels`` if given, else the
-    categories seen). Undefined (NaN) with fewer than two categories.
+    categories seen). Undefined (NaN) with fewer than two categories. The
+    standard error is Gwet's (2008) large-sample SE; the default interval is a
+    Wilson-score interval built on it (``GwetResult.confidence_interval``).
     """
     table = _table(a, b, labels)
     confusion, cells, _, categories = table
@@ -201,8 +203,9 @@ def gwet_ac1(
         )
     elif not np.isfinite(value):
         reason = "chance agreement p_e = 1, so the statistic is undefined"
+    se = _gwet.gwet_analytic_se(confusion.astype(np.float64)) if reason is None else _NAN
     return _two_rater_result(
-        GwetResult, table, value, float(p_o[0]), float(p_e[0]), None, _NAN, reason
+        GwetResult, table, value, float(p_o[0]), float(p_e[0]), None, se, reason
     )
 
 

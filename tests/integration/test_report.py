@@ -68,7 +68,13 @@ def test_binary_figures_equal_stats_on_same_arrays(tmp_path: Path) -> None:
     assert ag.stats["percent_agreement"].statistic == pytest.approx(
         stats.percent_agreement(judge, human).statistic
     )
-    assert ag.stats["gwet_ac1"].statistic == pytest.approx(stats.gwet_ac1(judge, human).statistic)
+    ac1 = stats.gwet_ac1(judge, human, labels=["pass", "fail"])
+    assert ag.stats["gwet_ac1"].statistic == pytest.approx(ac1.statistic)
+    # AC1's default interval (Wilson with Gwet's SE), not a bootstrap
+    assert (ag.stats["gwet_ac1"].ci_low, ag.stats["gwet_ac1"].ci_high) == pytest.approx(
+        ac1.confidence_interval()
+    )
+    assert ag.stats["gwet_ac1"].method == "wilson"
     pos = [j == h for j, h in zip(judge, human, strict=True) if h == "pass"]
     assert ag.stats["tpr"].statistic == pytest.approx(sum(pos) / len(pos))
     assert ag.stats["tpr"].n == len(pos)

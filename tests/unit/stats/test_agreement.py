@@ -222,8 +222,6 @@ def test_gwet_ac1_with_declared_scale_and_one_used_category():
         random_state=0
     )
     assert low < high <= 1.0
-    with pytest.raises(ValueError, match="Cohen's kappa only"):
-        gwet_ac1(["p", "f"], ["p", "f"]).confidence_interval(method="analytic")
 
 
 def test_percent_agreement_with_wilson_interval_and_tolerance():
