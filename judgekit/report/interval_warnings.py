@@ -31,6 +31,12 @@ RARE_COUNT = 40
 #: n = 200 with kappa 0.4 at 85% prevalence; 0.946 at n = 1000, 0.970 at kappa 0.8.
 MODERATE_KAPPA = 0.6
 
+#: Kappa on three or more categories: the same undercoverage when the labels outside the
+#: most common category are this few (and under RARE_SHARE, with kappa under
+#: MODERATE_KAPPA): 0.911 (2000 replications) at n = 50, 5 categories, 85% prevalence,
+#: kappa 0.4, where 7.5 labels fall outside it; 0.956 at n = 200 (30 labels outside).
+RARE_CLASSES_COUNT = 15
+
 #: Quadratic-weighted kappa's percentile bootstrap covered 0.88-0.92 at n = 50 and
 #: 0.94-0.96 from n = 200 on: below this many compared items the report warns.
 MIN_WEIGHTED_KAPPA_ITEMS = 100
@@ -49,16 +55,31 @@ def few_clusters_warns(n_clusters: int, n_items: int) -> bool:
     return n_clusters < MIN_TRUSTED_CLUSTERS and n_clusters < n_items
 
 
-def kappa_warns(confusion: npt.ArrayLike, kappa: float) -> bool:
-    """True for a binary kappa whose bootstrap interval undercovers (rare, few, moderate)."""
+def rare_labels(confusion: npt.ArrayLike) -> int:
+    """Labels outside the most common category, for the rater with fewer of them.
+
+    With two categories this is the rarer category's count.
+    """
     table = np.asarray(confusion, dtype=np.float64)
-    if table.shape != (2, 2) or not math.isfinite(kappa):
+    n = float(table.sum())
+    outside = min(n - float(table.sum(axis=0).max()), n - float(table.sum(axis=1).max()))
+    return round(outside)
+
+
+def kappa_warns(confusion: npt.ArrayLike, kappa: float) -> bool:
+    """True for an unweighted kappa whose bootstrap interval undercovers: few labels outside
+    the most common category (under RARE_COUNT for 2 categories, RARE_CLASSES_COUNT for
+    more, and under RARE_SHARE of them) and moderate agreement."""
+    table = np.asarray(confusion, dtype=np.float64)
+    if table.ndim != 2 or table.shape[0] != table.shape[1] or table.shape[0] < 2:
         return False
     n = float(table.sum())
-    if n <= 0:
+    if n <= 0 or not math.isfinite(kappa):
         return False
-    rarer = min(float(table.sum(axis=0).min()), float(table.sum(axis=1).min()))
-    return rarer < RARE_SHARE * n and rarer < RARE_COUNT and kappa < MODERATE_KAPPA
+    rarer = rare_labels(table)
+    few = RARE_COUNT if table.shape[0] == 2 else RARE_CLASSES_COUNT
+    # rarer == 0: a rater used one category, kappa is 0 by construction and has no interval
+    return 0 < rarer < RARE_SHARE * n and rarer < few and kappa < MODERATE_KAPPA
 
 
 def weighted_kappa_warns(n_items: int) -> bool:
@@ -111,12 +132,20 @@ def interval_notes(
             "treat them as optimistic and add clusters, not items."
         )
     kappa = getattr(stats.get("cohen_kappa"), "statistic", math.nan)
-    if kappa_warns(confusion, float(kappa)):
+    if kappa_warns(confusion, float(kappa)) and len(confusion) == 2:
         notes.append(
             f"Cohen's kappa {float(kappa):.2f} with a rare class (fewer than {RARE_COUNT} "
             f"labels and under {RARE_SHARE:.0%} for judge or humans): its interval covered "
             "90-93% instead of 95% in such samples (docs/statistics.md, coverage); label "
             "more items of the rare class."
+        )
+    elif kappa_warns(confusion, float(kappa)):
+        notes.append(
+            f"Cohen's kappa {float(kappa):.2f} with rare classes (only "
+            f"{rare_labels(confusion)} labels outside the most common class for judge or "
+            f"humans; fewer than {RARE_CLASSES_COUNT}): its interval covered 91% instead of "
+            "95% in such samples (docs/statistics.md, coverage); label more items of the "
+            "rare classes."
         )
     if "weighted_kappa" in stats and weighted_kappa_warns(n_items):
         notes.append(
@@ -135,5 +164,6 @@ __all__ = [
     "few_clusters_warns",
     "interval_notes",
     "kappa_warns",
+    "rare_labels",
     "weighted_kappa_warns",
 ]

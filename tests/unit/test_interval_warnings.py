@@ -1,10 +1,11 @@
 """The report's warning rules fire in exactly the coverage grid's low cells (a check on the rules).
 
 benchmarks/coverage.py measured where the report's default intervals cover under 93%:
-binary kappa at kappa 0.4 and 85% prevalence with n = 50 and 200, quadratic-weighted kappa at
-n = 50, cluster bootstraps with 10 and 20 clusters, and Krippendorff's alpha at n = 50 (3 raters,
-30% missing: about 39 pairable units). Each rule is evaluated here on the
-expected data of every grid cell (the population's confusion table times n), so a change to
+binary kappa at kappa 0.4 and 85% prevalence with n = 50 and 200, 5-category kappa there at
+n = 50, quadratic-weighted kappa at n = 50, cluster bootstraps with 10 and 20 clusters, and
+Krippendorff's alpha at n = 50 (3 raters, 30% missing: about 39 pairable units). Each rule is
+evaluated here on the expected data of every grid cell (the population's confusion table
+times n), so a change to
 a threshold that moves a warning off those cells, or onto others, fails.
 """
 
@@ -20,6 +21,7 @@ from judgekit.report.interval_warnings import (
     few_clusters_warns,
     interval_notes,
     kappa_warns,
+    rare_labels,
     weighted_kappa_warns,
 )
 from judgekit.report.model import Stat
@@ -28,8 +30,8 @@ GRID_N = (50, 200, 1000)
 LOW_KAPPA_CELLS = {(50, 0.4, 0.85), (200, 0.4, 0.85)}
 
 
-def _expected_table(n: int, kappa: float, prevalence: float) -> np.ndarray:
-    m = np.array([prevalence, 1 - prevalence])
+def _expected_table(n: int, kappa: float, prevalence: float, k: int = 2) -> np.ndarray:
+    m = np.array([prevalence] + [(1 - prevalence) / (k - 1)] * (k - 1))
     lam = 1 - kappa
     return np.rint(n * ((1 - lam) * np.diag(m) + lam * np.outer(m, m)))
 
@@ -48,11 +50,26 @@ def test_kappa_rule_fires_in_exactly_the_low_binary_cells(n, kappa, prevalence) 
     assert kappa_warns(table, _kappa_of(table)) == ((n, kappa, prevalence) in LOW_KAPPA_CELLS)
 
 
-def test_kappa_rule_is_for_binary_tables_only() -> None:
-    five = np.diag([40, 3, 3, 2, 2])
-    assert not kappa_warns(five, 0.3)
+@pytest.mark.parametrize("n", GRID_N)
+@pytest.mark.parametrize("kappa", [0.4, 0.8])
+@pytest.mark.parametrize("prevalence", [0.5, 0.85])
+def test_kappa_rule_fires_in_exactly_the_low_five_category_cell(n, kappa, prevalence) -> None:
+    # 5 categories: 0.911 (2000 replications) at n = 50, kappa 0.4, 85% prevalence only
+    table = _expected_table(n, kappa, prevalence, k=5)
+    fires = kappa_warns(table, _kappa_of(table))
+    assert fires == ((n, kappa, prevalence) == (50, 0.4, 0.85))
+
+
+def test_kappa_rule_needs_a_table_and_an_interval() -> None:
     assert not kappa_warns(np.zeros((2, 2)), 0.3)
     assert not kappa_warns(_expected_table(50, 0.4, 0.85), float("nan"))
+    assert not kappa_warns(np.array([[1, 2, 3]]), 0.3)
+    # a rater who used one category: kappa is 0 by construction and has no interval
+    assert not kappa_warns(np.array([[45, 5, 0], [0, 0, 0], [0, 0, 0]]), 0.0)
+    table = np.diag([40, 3, 3, 2, 2])
+    table[0, 1] = table[3, 0] = 1
+    assert rare_labels(table) == 11  # 52 labels, 41 in the most common class
+    assert kappa_warns(table, 0.3) and not kappa_warns(table, 0.7)
 
 
 @pytest.mark.parametrize("n", GRID_N)
@@ -82,6 +99,9 @@ def test_notes_name_each_warning() -> None:
     assert notes[0].startswith("Only 10 clusters (by prompt)")
     assert "rare class" in notes[1] and "Weighted kappa on 50 items" in notes[2]
     assert interval_notes({"cohen_kappa": Stat(0.8)}, [[20, 5], [5, 20]], 250, None, None) == []
+    five = _expected_table(50, 0.4, 0.85, k=5).astype(int)
+    (note,) = interval_notes({"cohen_kappa": Stat(_kappa_of(five))}, five.tolist(), 50, None, None)
+    assert f"rare classes (only {rare_labels(five)} labels outside the most common class" in note
 
 
 #: The coverage grid's alpha design: 3 raters, each rating missing with probability 0.3, so a
