@@ -54,7 +54,7 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
     prompts = [Cell(5 * g, 0.0, 0.5, 2, g) for g in gs]
     return [
         ("cohen_kappa (bootstrap)", kappa(None), binary + five),
-        ("weighted_kappa quadratic (bootstrap)", kappa("quadratic"), five),
+        ("weighted_kappa quadratic (BCa)", kappa("quadratic"), five),
         ("gwet_ac1 (Wilson, Gwet SE)", ac1, binary),
         ("percent_agreement (Wilson)", agreement, binary),
         ("krippendorff_alpha nominal, 3 raters, 30% missing", alpha("nominal"), binary),
@@ -63,7 +63,7 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
         ("kendall_tau (default)", rank("kendall"), five),
         ("kendall_tau (bootstrap)", rank("kendall", "bootstrap"), five),
         ("cohen_kappa (cluster bootstrap)", kappa(None), clustered),
-        ("weighted_kappa quadratic (cluster bootstrap)", kappa("quadratic"), clustered_five),
+        ("weighted_kappa quadratic (cluster BCa)", kappa("quadratic"), clustered_five),
         ("percent_agreement (cluster bootstrap)", agreement, clustered),
         ("kendall_tau (default, clustered)", rank("kendall"), clustered_five),
         ("length_slope, true slope 0 (cluster bootstrap)", slope, prompts),

@@ -117,7 +117,9 @@ def _clusters_warned(ids: np.ndarray, statistic: str, clustered: bool) -> bool:
     return clustered and few_clusters_warns(len(set(ids.tolist())), ids.size)
 
 
-def kappa(weights: str | None, method: str = "bootstrap") -> Interval:
+def kappa(weights: str | None, method: str | None = None) -> Interval:
+    """Cohen's kappa with ``method`` (None: the default, BCa for weighted kappa)."""
+
     def run(
         cell: Cell, rng: np.random.Generator, b: int
     ) -> tuple[tuple[float, float], float, bool]:

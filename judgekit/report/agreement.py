@@ -98,6 +98,8 @@ def to_stat(result: Any, spec: IntervalSpec) -> Stat:
         if "clusters" in params and spec.clusters is not None:
             kwargs["clusters"] = spec.clusters
         method = spec.bootstrap_name if "n_resamples" in params else "bootstrap"
+        if getattr(result, "default_interval_method", None) == "bca":  # weighted kappa
+            method = f"BCa {method}"
         if getattr(result, "method", None) in ("spearman", "kendall_tau_b"):
             # their default is the jackknife on Fisher's z (or its fallback), not the bootstrap
             names = _RANK_INTERVAL_NAMES[spec.clusters is not None]

@@ -30,9 +30,15 @@ References = dict[ItemKey, dict[str, str]]
 def interval_method(n_resamples: int, cluster_by: str | None, spec: IntervalSpec) -> str:
     """How the intervals were computed, in words for the report."""
     if cluster_by is None or spec.clusters is None:
-        return f"{n_resamples}-resample percentile bootstrap; Wilson for proportions and AC1"
+        return (
+            f"{n_resamples}-resample percentile bootstrap (BCa for weighted kappa); "
+            "Wilson for proportions and AC1"
+        )
     k = len(set(spec.clusters.tolist()))
-    return f"{n_resamples}-resample cluster bootstrap by {cluster_by} ({k} clusters)"
+    return (
+        f"{n_resamples}-resample cluster bootstrap by {cluster_by} ({k} clusters; BCa for "
+        "weighted kappa)"
+    )
 
 
 def agreement_section(

@@ -271,7 +271,7 @@ def test_out_suffix_sets_the_format(
 def test_no_format_prints_negative_zero(tmp_path: Path) -> None:
     store = open_fresh(tmp_path)
     rub = rubric(ORDINAL)
-    rng = random.Random(3)  # this sample gives a weighted kappa bound of -3.4e-17
+    rng = random.Random(71)  # this sample gives a weighted kappa bound of -9.2e-16
     rows = []
     for i in range(20):
         h = rng.choice(["2", "3", "4"])

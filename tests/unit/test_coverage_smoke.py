@@ -20,7 +20,8 @@ def test_coverage_benchmark_quick_run_prints_every_interval() -> None:
     out = done.stdout
     for name in (
         "cohen_kappa (bootstrap)",
-        "weighted_kappa quadratic (bootstrap)",
+        "weighted_kappa quadratic (BCa)",
+        "gwet_ac1 (Wilson, Gwet SE)",
         "percent_agreement (Wilson)",
         "krippendorff_alpha ordinal, 3 raters, 30% missing",
         "kendall_tau (default)",

@@ -2,11 +2,11 @@
 
 benchmarks/coverage.py measured where the report's default intervals cover under 93%:
 binary kappa at kappa 0.4 and 85% prevalence with n = 50 and 200, 5-category kappa there at
-n = 50, quadratic-weighted kappa at n = 50, cluster bootstraps with 10 and 20 clusters, and
-Krippendorff's alpha at n = 50 (3 raters, 30% missing: about 39 pairable units). Each rule is
-evaluated here on the expected data of every grid cell (the population's confusion table
-times n), so a change to
-a threshold that moves a warning off those cells, or onto others, fails.
+n = 50, quadratic-weighted kappa (BCa) at n = 50, cluster bootstraps with 10 and 20 clusters,
+and Krippendorff's alpha at n = 50 (3 raters, 30% missing: about 39 pairable units). Each rule
+is evaluated here on the expected data of every grid cell (the population's confusion table
+times n), so a change to a threshold that moves a warning off those cells, or onto others,
+fails.
 """
 
 from __future__ import annotations
@@ -102,6 +102,9 @@ def test_notes_name_each_warning() -> None:
     five = _expected_table(50, 0.4, 0.85, k=5).astype(int)
     (note,) = interval_notes({"cohen_kappa": Stat(_kappa_of(five))}, five.tolist(), 50, None, None)
     assert f"rare classes (only {rare_labels(five)} labels outside the most common class" in note
+    figures = {"cohen_kappa": Stat(0.4), "weighted_kappa": Stat(0.4)}
+    both = interval_notes(figures, five.tolist(), 50, None, None)
+    assert len(both) == 2 and both[1].startswith("Weighted kappa on 50 items")
 
 
 #: The coverage grid's alpha design: 3 raters, each rating missing with probability 0.3, so a
