@@ -35,6 +35,9 @@ def command(host: str, port: int, n_ctx: int) -> None:
     """
     judge = LocalJudge(host=host, port=port or None, n_ctx=n_ctx)
     previous = signal.signal(signal.SIGTERM, _interrupt)
+    # A process started in the background by a shell inherits SIGINT as ignored, and Python
+    # then never raises KeyboardInterrupt: `kill -INT` would leave the server running.
+    previous_int = signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         judge.start()
         click.echo(f"local judge serving at {judge.base_url} (model {judge.model})")
@@ -50,6 +53,7 @@ def command(host: str, port: int, n_ctx: int) -> None:
     finally:
         judge.stop()
         signal.signal(signal.SIGTERM, previous)
+        signal.signal(signal.SIGINT, previous_int)
     if code != 0:
         raise LocalJudgeError(f"the local judge server exited with code {code}")
 

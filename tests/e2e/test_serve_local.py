@@ -28,14 +28,25 @@ START_LIMIT_S = 600
 STOP_LIMIT_S = 300
 
 
+def _ignore_sigint() -> None:
+    """What a shell does to a command it starts in the background: SIGINT ignored."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 @pytest.mark.e2e
-@pytest.mark.parametrize("stop_signal", [signal.SIGINT, signal.SIGTERM])
-def test_serve_local_answers_and_stops_on_a_signal(stop_signal: signal.Signals) -> None:
+@pytest.mark.parametrize(
+    ("stop_signal", "started_in_background"),
+    [(signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGINT, True)],
+)
+def test_serve_local_answers_and_stops_on_a_signal(
+    stop_signal: signal.Signals, started_in_background: bool
+) -> None:
     proc = subprocess.Popen(
         [sys.executable, "-m", "judgekit", "serve-local", "--port", "0"],
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
         text=True,
+        preexec_fn=_ignore_sigint if started_in_background else None,
     )
     try:
         assert proc.stdout is not None
