@@ -315,7 +315,7 @@ def agreement_from_ratings(
         kappa_weights=weights,
         parity=parity,
         judge=judge,
-        clustering=clustering if clusters is not None else None,
+        clustering=clustering,
         notes=notes,
     )
 

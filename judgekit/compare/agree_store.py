@@ -15,7 +15,7 @@ from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
 from judgekit.errors import InputError
 from judgekit.report.agreement import IntervalSpec
 from judgekit.report.loading import items_for
-from judgekit.report.pairing import ItemKey
+from judgekit.report.pairing import PROMPT_CLUSTER_NOTE, ItemKey
 from judgekit.report.reference import human_reference
 from judgekit.store import Store
 from judgekit.types import Rubric
@@ -80,9 +80,6 @@ def store_clustering(
         n_resamples=n_resamples))
     if clustering is None or spec.clusters is None:
         return None, None, ()
-    notes: tuple[str, ...] = ()
-    if cluster_by is None and clustering.cluster_by == "prompt":
-        notes = ("Items share prompts and have no cluster field, so intervals resample whole "
-                 "prompts (labels of answers to one prompt are not independent); "
-                 "--cluster-by item turns this off.",)
+    by_prompt = cluster_by is None and clustering.cluster_by == "prompt"
+    notes = (PROMPT_CLUSTER_NOTE,) if by_prompt else ()
     return dict(zip(ordered, spec.clusters.tolist(), strict=True)), clustering, notes

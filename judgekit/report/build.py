@@ -29,6 +29,7 @@ from judgekit.report.manifest import health, provenance
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import (
+    PROMPT_CLUSTER_NOTE,
     AnyItem,
     ItemKey,
     cluster_ids,
@@ -103,10 +104,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
 
     cluster_by = default_cluster_by(opts.cluster_by, pairing.keys, items)
     if opts.cluster_by is None and cluster_by == "prompt":
-        notes.append(
-            "Items share prompts and have no cluster field, so intervals resample whole prompts "
-            "(answers to one prompt are not independent); --cluster-by item turns this off."
-        )
+        notes.append(PROMPT_CLUSTER_NOTE)
 
     def spec_for(keys: list[ItemKey]) -> IntervalSpec:
         ids = (

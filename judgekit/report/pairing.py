@@ -105,6 +105,13 @@ def pair_up(
     return out
 
 
+#: The note a report (or ``agree --rubric``) adds when ``default_cluster_by`` chose the prompt.
+PROMPT_CLUSTER_NOTE = (
+    "Items share prompts and have no cluster field, so intervals resample whole prompts "
+    "(answers to one prompt are not independent); --cluster-by item turns this off."
+)
+
+
 def default_cluster_by(
     requested: str | None, keys: list[ItemKey], items: Mapping[ItemKey, AnyItem]
 ) -> str | None:

@@ -14,6 +14,7 @@ with `labels import`; `report` and `agree` must then give:
 
 from __future__ import annotations
 
+import functools
 import json
 from collections import Counter
 from pathlib import Path
@@ -73,7 +74,9 @@ def store(tmp_path_factory: pytest.TempPathFactory) -> str:
     return db
 
 
+@functools.cache
 def _report(db: str, judge: str) -> dict[str, Any]:
+    """The JSON report of ``judge`` (built once per store and judge: read-only afterwards)."""
     code, out, err = run_cli("report", "-r", "preference", "--db", db, "--model", judge,
                              "--resamples", "200", "--format", "json")
     assert code in (0, 1), err  # PASS or FAIL, never an error
