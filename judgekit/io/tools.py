@@ -7,7 +7,7 @@ Each tool has one reader module (:mod:`judgekit.io.promptfoo`,
 verdict record per graded answer in the form ``judgments import`` reads (with
 the grader's raw output), and the tool's provenance (tool and version, grader
 model, grader prompt hash). This module validates a run completely and then
-stores items and verdicts; ``docs/import.md`` maps every tool's fields.
+stores items and verdicts in one transaction; ``docs/import.md`` maps every tool's fields.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from judgekit.errors import InputError
 from judgekit.io.fields import item_dataset_index
 from judgekit.io.judgments import JUDGMENT_FIELDS, verdicts_from_records
 from judgekit.io.records import ErrorList, iter_mappings
-from judgekit.io.verdict_store import JudgmentImportResult, import_verdicts
+from judgekit.io.verdict_store import JudgmentImportResult, write_verdicts
 from judgekit.store import Store
 from judgekit.types import Item, Rubric, Scale
 
@@ -94,7 +94,9 @@ def import_tool_run(
     judge: str | None = None,
     replace: bool = False,
 ) -> ToolImportResult:
-    """Validate the run's verdicts against its items (and the store), then store both."""
+    """Validate the run's verdicts against its items (and the store), then store both in
+    one transaction: a failure while writing the verdicts (a full disk, a read-only
+    file) also rolls back the items, and an older store's upgrade with them."""
     errors = ErrorList(source)
     rows = [dict(v) for v in run.verdicts]
     if judge is not None:
@@ -109,7 +111,8 @@ def import_tool_run(
                          "import the items first (judgekit import FILE --name NAME)")
     verdicts = verdicts_from_records(records, errors, rubric, store, dataset=dataset,
                                      index=index)
-    changed = store.import_items(dataset, list(run.items), replace=replace) if run.items else 0
-    result = import_verdicts(store, verdicts, rubric, source=source,
-                             provenance={"tool": run.tool, **run.provenance})
+    with store.importing() as session:  # items and verdicts: both stored or neither
+        changed = session.add_items(dataset, run.items, replace=replace) if run.items else 0
+        result = write_verdicts(session, verdicts, rubric, source=source,
+                                provenance={"tool": run.tool, **run.provenance})
     return ToolImportResult(dataset, len(run.items), changed, result)

@@ -108,10 +108,23 @@ def import_verdicts(
     URL); ``provenance`` is kept in each run's summary.
     """
     with store.importing() as session:
-        writer = VerdictWriter(session, rubric, source=source, provenance=provenance)
-        for batch in batched(rows, BATCH):
-            writer.add(batch)
-        return writer.finish()
+        return write_verdicts(session, rows, rubric, source=source, provenance=provenance)
+
+
+def write_verdicts(
+    session: ImportSession,
+    rows: Sequence[ParsedVerdict],
+    rubric: Rubric,
+    *,
+    source: str,
+    provenance: Mapping[str, Any] | None = None,
+) -> JudgmentImportResult:
+    """:func:`import_verdicts` inside an import session the caller holds, so that other
+    writes (``import --from TOOL``'s items) commit or roll back with the verdicts."""
+    writer = VerdictWriter(session, rubric, source=source, provenance=provenance)
+    for batch in batched(rows, BATCH):
+        writer.add(batch)
+    return writer.finish()
 
 
 class VerdictWriter:

@@ -18,8 +18,9 @@ from typing import Any
 
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase, chunks, marks
+from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.runs import RunRecord, RunsJudgmentsMixin
-from judgekit.types import ADJUDICATED_SOURCE, Rubric
+from judgekit.types import ADJUDICATED_SOURCE, Item, Rubric
 
 #: SQLite page cache (KiB) during an import (the default is 2,000).
 IMPORT_CACHE_KIB = 32_768
@@ -48,6 +49,16 @@ class ImportSession:
             "VALUES (?, ?, ?, ?, ?)",
             [rubric.sha256, rubric.name, rubric.version, rubric.source_text, R.utc_now()],
         )
+
+    # -- items -------------------------------------------------------------------
+    def add_items(self, dataset: str, items: Sequence[Item], *, replace: bool = False) -> int:
+        """Items as :meth:`~judgekit.store.items.ItemsRubricsMixin.import_items` stores them
+        (same checks, same count of new or changed), but in this import's transaction:
+        ``import --from TOOL`` stores a file's items and its verdicts all or nothing."""
+        if not isinstance(self._store, ItemsRubricsMixin):
+            raise TypeError("items are stored through a judgekit Store")
+        return self._store._import_batch(self._conn, dataset, items, R.utc_now(), set(),
+                                         replace)
 
     # -- verdicts ----------------------------------------------------------------
     def item_hashes(self, dataset: str, item_ids: Iterable[str]) -> dict[str, str]:
