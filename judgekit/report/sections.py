@@ -13,7 +13,6 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from judgekit import stats
 from judgekit.report.agreement import (
@@ -188,6 +187,7 @@ def slice_figures(
         else:
             a_out, n_out = int(agree[~mask].sum()), int((~mask).sum())
             table = [[a_in, n_in - a_in], [a_out, n_out - a_out]]
+            from scipy import stats as sps  # a second to import: only for slices
             pvalue = float(sps.fisher_exact(table, alternative="less").pvalue)
         rows.append(
             (

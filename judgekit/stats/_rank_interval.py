@@ -32,10 +32,10 @@ import math
 from collections.abc import Callable
 
 import numpy as np
-from scipy import stats
 
 from judgekit.stats import _resample
 from judgekit.stats._interval import ConfidenceInterval, refused
+from judgekit.stats._tdist import t_quantile
 from judgekit.stats._validate import FloatArray
 
 #: The rank correlation of a table of weights (rows: x levels in order, columns: y levels).
@@ -136,7 +136,7 @@ def jackknife_interval(
     if not math.isfinite(se) or se <= 1e-12:
         return refused(f"the jackknife over {m} {who}s sees no spread")
     if clustered:
-        crit = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, m - 1))
+        crit = t_quantile(1.0 - (1.0 - level) / 2.0, m - 1)
     else:
         crit = _resample.z_critical(level)
     centre = math.atanh(estimate)

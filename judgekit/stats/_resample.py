@@ -20,7 +20,7 @@ import math
 from collections.abc import Callable, Iterator
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
 from judgekit.stats._interval import (
     COLLAPSED_REASON,
@@ -29,6 +29,7 @@ from judgekit.stats._interval import (
     refused,
     too_many_undefined,
 )
+from judgekit.stats._tdist import normal_cdf, t_quantile
 from judgekit.stats._validate import FloatArray, IntArray
 
 #: Upper bound on the number of cells one resampling chunk may allocate.
@@ -99,7 +100,7 @@ def few_clusters_factor(n_clusters: int, confidence_level: float) -> float:
     if n_clusters < 2:
         return float("nan")
     tail = 1.0 - (1.0 - confidence_level) / 2.0
-    t = float(stats.t.ppf(tail, n_clusters - 1))
+    t = t_quantile(tail, n_clusters - 1)
     return math.sqrt(n_clusters / (n_clusters - 1)) * t / z_critical(confidence_level)
 
 
@@ -187,7 +188,7 @@ def bca_interval(
     bounds = []
     for q in (tail, 1.0 - tail):
         zq = special.ndtri(q)
-        adjusted = stats.norm.cdf(z0 + (z0 + zq) / (1.0 - acceleration * (z0 + zq)))
+        adjusted = normal_cdf(z0 + (z0 + zq) / (1.0 - acceleration * (z0 + zq)))
         bounds.append(float(np.quantile(finite, float(np.clip(adjusted, 0.0, 1.0)))))
     if is_zero_width(bounds[0], bounds[1]):
         return refused(COLLAPSED_REASON, n_undefined)

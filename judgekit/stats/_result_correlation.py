@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
-from scipy import stats
 
 from judgekit.stats import _kendall_ase, _rank_interval, _resample
 from judgekit.stats._interval import ConfidenceInterval
@@ -27,6 +26,7 @@ from judgekit.stats._result import (
     _check_bootstrap_args,
     used_clusters,
 )
+from judgekit.stats._tdist import t_quantile
 from judgekit.stats._validate import BoolArray, FloatArray, IntArray, RandomState, rng_from
 
 #: Largest jackknife (leave-one-out rows times distinct pairs; a row per distinct pair, or
@@ -197,7 +197,7 @@ class CorrelationResult(ResultMixin):
         if codes is None:
             crit = _resample.z_critical(level)
         else:
-            crit = float(stats.t.ppf(1.0 - (1.0 - level) / 2.0, units - 1))
+            crit = t_quantile(1.0 - (1.0 - level) / 2.0, units - 1)
         centre = math.atanh(self.statistic)
         half = crit * se / (1.0 - self.statistic**2)
         return ConfidenceInterval(math.tanh(centre - half), math.tanh(centre + half))

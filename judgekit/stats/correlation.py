@@ -15,7 +15,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from judgekit.stats._result_correlation import (
     CorrelationResult,
@@ -54,6 +53,7 @@ def _rowwise_pearson(a: FloatArray, b: FloatArray) -> FloatArray:
 
 def _spearman_batch(x: FloatArray, y: FloatArray) -> FloatArray:
     """Spearman's rho for each row of (B, n) arrays: Pearson on mid-ranks."""
+    from scipy import stats  # a second to import: only where it is used
     return _rowwise_pearson(stats.rankdata(x, axis=1), stats.rankdata(y, axis=1))
 
 
@@ -83,6 +83,7 @@ def _kendall_batch(x: FloatArray, y: FloatArray) -> FloatArray:
     """Kendall's tau-b for each row of (B, n) arrays (NaN for a constant row)."""
     if x.shape[1] <= _PAIRWISE_LIMIT:
         return _kendall_pairwise(x, y)
+    from scipy import stats  # a second to import: only where it is used
     out = np.empty(x.shape[0])
     for i in range(x.shape[0]):
         if np.all(x[i] == x[i, 0]) or np.all(y[i] == y[i, 0]):
@@ -199,6 +200,7 @@ def _spearman_exact_pvalue(x: FloatArray, y: FloatArray, rho: float) -> float:
     At small n the t approximation is badly off (n = 4 in perfect order gives 0.0
     where the exact p is 2/24 = 1/12; n = 2 gives NaN where it is 1).
     """
+    from scipy import stats  # a second to import: only where it is used
     n = x.size
     ry = stats.rankdata(y)
     orders = np.array(list(itertools.permutations(range(n))), dtype=np.int64)
@@ -217,6 +219,7 @@ def spearman(
     (n-2 degrees of freedom) beyond. Undefined (NaN) with fewer than two pairs or a
     constant variable.
     """
+    from scipy import stats  # a second to import: only where it is used
 
     def compute(a: FloatArray, b: FloatArray) -> tuple[float, float]:
         res = stats.spearmanr(a, b)
@@ -238,6 +241,7 @@ def kendall_tau(
     Pairs with None/NaN on either side are dropped. The p-value is scipy's
     (exact for small samples without ties, otherwise the normal approximation).
     """
+    from scipy import stats  # a second to import: only where it is used
 
     def compute(a: FloatArray, b: FloatArray) -> tuple[float, float]:
         res = stats.kendalltau(a, b, variant="b")

@@ -29,9 +29,9 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats as sps
 
 from judgekit.stats._result_outcomes import PairedBootstrapResult
+from judgekit.stats._tdist import ttest_1samp_pvalue
 from judgekit.stats._validate import FloatArray, RandomState, check_choice, encode
 from judgekit.stats.intervals import paired_bootstrap
 from judgekit.stats.significance import benjamini_hochberg
@@ -142,7 +142,8 @@ def _scores(x: FloatArray, others: FloatArray, scoring: str) -> FloatArray:
 
 
 def _one_sided_pvalue(differences: FloatArray, epsilon: float) -> float:
-    """scipy's one-sample t-test of mean < epsilon, as the reference code runs it.
+    """scipy's one-sample t-test of mean < epsilon, as the reference code runs it
+    (its p-value bit for bit, without importing scipy.stats: :mod:`judgekit.stats._tdist`).
 
     Constant differences have no variance: the test is decided by the mean alone
     (p = 0 below epsilon, 1 otherwise), which is what the t statistic's limit says.
@@ -151,7 +152,7 @@ def _one_sided_pvalue(differences: FloatArray, epsilon: float) -> float:
         return float("nan")
     if np.ptp(differences) == 0:
         return 0.0 if differences[0] < epsilon else 1.0
-    return float(sps.ttest_1samp(differences, epsilon, alternative="less").pvalue)
+    return ttest_1samp_pvalue(differences, epsilon, alternative="less")
 
 
 def alt_test(

@@ -21,11 +21,11 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-from scipy.stats import t as student_t
 
 from judgekit.stats import _ppi_core as core
 from judgekit.stats._resample import z_critical
 from judgekit.stats._result import NAN_INTERVAL, Interval, ResultMixin
+from judgekit.stats._tdist import t_quantile
 from judgekit.stats._validate import FloatArray, as_float_with_missing, check_confidence_level
 
 Bounds = tuple[float, float]
@@ -62,7 +62,7 @@ class EstimateResult(ResultMixin):
         level = check_confidence_level(confidence_level)
         z = z_critical(level)
         if self.df is not None and self.df > 0:
-            z = float(student_t.ppf(0.5 + level / 2.0, self.df))
+            z = t_quantile(0.5 + level / 2.0, self.df)
         if not math.isfinite(self.statistic):
             return NAN_INTERVAL
         if self.wilson_n is not None:

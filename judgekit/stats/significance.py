@@ -17,7 +17,6 @@ from typing import Any, Literal
 
 import numpy as np
 import numpy.typing as npt
-from scipy import stats
 
 from judgekit.stats._resample import chunk_rows, patterns_of, resample_pattern_counts
 from judgekit.stats._result_outcomes import BinomialTestResult, McNemarResult
@@ -49,6 +48,7 @@ def mcnemar(
     uncorrected (b - c)**2 / (b + c) for reference. Items with a missing value
     on either side are dropped. With no discordant item the p-value is 1.
     """
+    from scipy import stats  # a second to import: only where it is used
     xa, xb = as_binary(a_correct, "a_correct"), as_binary(b_correct, "b_correct")
     check_same_length(("a_correct", xa), ("b_correct", xb))
     used = ~(np.isnan(xa) | np.isnan(xb))
@@ -76,6 +76,7 @@ def binomial_test(k: int, n: int, p: float = 0.5) -> BinomialTestResult:
     ``statistic`` is k / n; the interval is Wilson's (``method="exact"`` for
     Clopper-Pearson).
     """
+    from scipy import stats  # a second to import: only where it is used
     for name, value in (("k", k), ("n", n)):
         if isinstance(value, bool) or not isinstance(value, int | np.integer):
             raise ValueError(f"{name} must be an integer, got {value!r}")
