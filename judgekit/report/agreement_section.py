@@ -117,7 +117,9 @@ def _reference_notes(
     """What the reader must know when the reference pools several annotators."""
     if annotator is not None or not pairing.keys:
         return []
-    pooled = sum(1 for key in pairing.keys if len(references[key]) >= 2)
+    sizes = np.fromiter(map(len, map(references.__getitem__, pairing.keys)), dtype=np.int64,
+                        count=len(pairing.keys))
+    pooled = int(np.count_nonzero(sizes >= 2))
     if not pooled:
         return []
     rule = "lower median" if scale.kind == "ordinal" else "majority label"

@@ -98,11 +98,20 @@ def _paired_share_gap(j_vals: np.ndarray, h_vals: np.ndarray, low: float, high: 
                 spec.bootstrap_name, None, note, float(result.pvalue))
 
 
+def _with_confidence(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]) -> list[int]:
+    """Positions of the paired items whose judgment carries a confidence."""
+    found = map(judgments.get, pairing.keys)
+    return [i for i, j in enumerate(found) if j is not None and j.confidence is not None]
+
+
 def calibration_entry(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment],
-                      spec: IntervalSpec) -> ProbeEntry | None:
-    """ECE and Brier score of the judge's stated confidence against agreeing with people."""
-    keep = [i for i, key in enumerate(pairing.keys)
-            if (j := judgments.get(key)) is not None and j.confidence is not None]
+                      spec: IntervalSpec, keep: list[int] | None = None) -> ProbeEntry | None:
+    """ECE and Brier score of the judge's stated confidence against agreeing with people.
+
+    ``keep``: the positions :func:`_with_confidence` gives, when already known.
+    """
+    if keep is None:
+        keep = _with_confidence(pairing, judgments)
     if len(keep) < MIN_CONFIDENCES:
         return None
     conf = np.array([judgments[pairing.keys[i]].confidence for i in keep], dtype=float)
@@ -122,8 +131,6 @@ def calibration_entry(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]
     return ProbeEntry("confidence_calibration", "", stats, details)
 
 
-
-
 def scale_use_absence(pairing: Pairing, scale: Scale) -> str | None:
     """Why scale use is not computed for this scale and these items (None: it is)."""
     if scale.kind != "ordinal":
@@ -135,10 +142,10 @@ def scale_use_absence(pairing: Pairing, scale: Scale) -> str | None:
     return None
 
 
-def calibration_absence(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]) -> str | None:
+def calibration_absence(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment],
+                        keep: list[int] | None = None) -> str | None:
     """Why calibration is not computed: too few compared verdicts carry a confidence."""
-    k = sum(1 for key in pairing.keys
-            if (j := judgments.get(key)) is not None and j.confidence is not None)
+    k = len(_with_confidence(pairing, judgments) if keep is None else keep)
     if k >= MIN_CONFIDENCES:
         return None
     if k == 0:
@@ -169,11 +176,12 @@ def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey,
         extra.append(use)
     else:
         absent["scale_use"] = scale_use_absence(pairing, scale) or "not computed"
-    calibration = calibration_entry(pairing, judgments, spec)
+    confident = _with_confidence(pairing, judgments)
+    calibration = calibration_entry(pairing, judgments, spec, confident)
     if calibration is not None:
         extra.append(calibration)
     else:
-        absent["confidence_calibration"] = (calibration_absence(pairing, judgments)
+        absent["confidence_calibration"] = (calibration_absence(pairing, judgments, confident)
                                             or "not computed")
     own, reason = self_preference_entry(pairing, items or {}, judgments, scale, spec,
                                         judge_family)

@@ -12,7 +12,8 @@ from __future__ import annotations
 import functools
 import math
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from operator import attrgetter
 from typing import Any
 
 import numpy as np
@@ -34,15 +35,45 @@ PROBE = "self_preference"
 def judge_model(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]) -> str | None:
     """The compared judgments' model as requested (as returned when only that one has a
     known family), the most common one if several."""
-    rows = [judgments[k] for k in pairing.keys if k in judgments]
+    rows = [j for j in map(judgments.get, pairing.keys) if j is not None]
     if not rows:
         return None
-    requested = Counter(j.model_requested for j in rows).most_common(1)[0][0]
+    requested = Counter(map(attrgetter("model_requested"), rows)).most_common(1)[0][0]
     if not is_known_family(requested):
         returned = Counter(j.model_returned for j in rows if j.model_returned).most_common(1)
         if returned and is_known_family(returned[0][0]):
             return returned[0][0]
     return requested
+
+
+def response_families(items: Sequence[AnyItem | None]) -> list[tuple[str | None, ...]]:
+    """The family of each response's model, item by item (``()`` for a missing item).
+
+    A dataset names a few models over many items, and the store hands out one shared
+    string per distinct ``meta`` JSON, so the models and families are worked out once
+    per distinct (meta, pairwise) pair rather than parsed again for each of 100k items.
+    """
+    family_of = functools.lru_cache(maxsize=None)(model_family)
+    seen: dict[tuple[str, bool], tuple[str | None, ...]] = {}
+
+    def families_of(item: AnyItem) -> tuple[str | None, ...]:
+        return tuple(family_of(m) if m else None for m in response_models(item))
+
+    out: list[tuple[str | None, ...]] = []
+    for item in items:
+        if item is None:
+            out.append(())
+            continue
+        meta_json = getattr(item, "meta_json", None)
+        if meta_json is None:  # a full Item: its meta is a dict already
+            out.append(families_of(item))
+            continue
+        key = (meta_json, item.is_pairwise)
+        found = seen.get(key)
+        if found is None:
+            found = seen[key] = families_of(item)
+        out.append(found)
+    return out
 
 
 def _stat(figure: Figure, spec: IntervalSpec) -> Stat:
@@ -75,9 +106,7 @@ def self_preference_entry(
         source = f"the judge's model {model!r}"
     if not family:
         return None, "the judge's model has no name to take a family from; give --judge-family"
-    authors = [response_models(items[k]) if k in items else () for k in pairing.keys]
-    family_of = functools.lru_cache(maxsize=None)(model_family)  # a few names, 100k responses
-    families = [tuple(family_of(m) if m else None for m in a) for a in authors]
+    families = response_families([items.get(k) for k in pairing.keys])
     if not any(f for fams in families for f in fams):
         fields = "model_a and model_b" if scale.kind == "pairwise" else "model"
         return None, (f"no compared item names the model of its response (fields {fields}; "

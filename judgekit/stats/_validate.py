@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import operator
 from collections.abc import Hashable, Iterable, Sequence
 from typing import Any
 
@@ -62,7 +63,8 @@ def as_1d(values: Iterable[Any] | npt.ArrayLike, name: str) -> np.ndarray:
         arr = values
     else:
         items = list(values)  # type: ignore[arg-type]
-        if any(isinstance(v, list | tuple | np.ndarray) for v in items):
+        # the distinct types, in one pass in C: 100,000 labels are a handful of types
+        if any(issubclass(t, list | tuple | np.ndarray) for t in set(map(type, items))):
             raise ValueError(f"{name} must be one-dimensional (one value per item)")
         arr = np.empty(len(items), dtype=object)
         arr[:] = items
@@ -73,13 +75,21 @@ def as_1d(values: Iterable[Any] | npt.ArrayLike, name: str) -> np.ndarray:
     return arr
 
 
-def _only_str(arr: np.ndarray) -> bool:
-    """Whether an object array holds nothing but ``str`` (labels): no None, NaN or inf.
+_NONE_TYPE = type(None)
 
-    One pass in C (``map(type, ...)``) lets the per-value checks below be skipped on
-    the common case, 100,000 string labels.
+
+def _value_types(arr: np.ndarray) -> set[type]:
+    """The distinct Python types in an object array, in one pass in C (``map(type, ...)``).
+
+    They let the per-value checks below be skipped on the common cases: 100,000
+    string labels, or string labels with None for missing ones.
     """
-    return arr.dtype.kind == "O" and set(map(type, arr.ravel().tolist())) <= {str}
+    return set(map(type, arr.ravel().tolist()))
+
+
+def _only_str(arr: np.ndarray) -> bool:
+    """Whether an object array holds nothing but ``str`` (labels): no None, NaN or inf."""
+    return arr.dtype.kind == "O" and _value_types(arr) <= {str}
 
 
 def missing_mask(arr: np.ndarray) -> BoolArray:
@@ -87,8 +97,14 @@ def missing_mask(arr: np.ndarray) -> BoolArray:
     kind = arr.dtype.kind
     if kind == "f":
         return np.asarray(np.isnan(arr), dtype=bool)
-    if kind == "O" and _only_str(arr):
+    types = _value_types(arr) if kind == "O" else set()
+    if kind == "O" and types <= {str}:
         return np.zeros(arr.shape, dtype=bool)
+    if kind == "O" and types <= {str, _NONE_TYPE} and arr.ndim == 1:
+        # no float among them, so no NaN: missing is exactly ``is None``
+        return np.fromiter(
+            map(operator.is_, arr.tolist(), itertools.repeat(None)), dtype=bool, count=arr.size
+        )
     if kind == "O":
         return np.fromiter(
             (v is None or (isinstance(v, float | np.floating) and math.isnan(v)) for v in arr),
@@ -135,8 +151,12 @@ def _reject_infinite_labels(arr: np.ndarray, name: str) -> None:
     """An infinite value is a failed conversion upstream, never a category: say so."""
     if arr.dtype.kind == "f":
         bad = bool(np.isinf(arr).any())
-    elif arr.dtype.kind == "O" and not _only_str(arr):
-        bad = any(isinstance(v, float | np.floating) and math.isinf(v) for v in arr.tolist())
+    elif arr.dtype.kind == "O":
+        # only a float can be infinite: no float type among the values, nothing to check
+        floats = any(issubclass(t, float | np.floating) for t in _value_types(arr))
+        bad = floats and any(
+            isinstance(v, float | np.floating) and math.isinf(v) for v in arr.tolist()
+        )
     else:
         bad = False
     if bad:
