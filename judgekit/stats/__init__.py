@@ -10,8 +10,9 @@ undefined statistic is NaN with a ``.reason``; invalid input raises
 
 from __future__ import annotations
 
-from judgekit.stats._result import AlphaResult, FleissKappaResult, GwetResult, KappaResult
 from judgekit.stats._result_correlation import CorrelationResult
+from judgekit.stats._result_kappa import GwetResult, KappaResult
+from judgekit.stats._result_multirater import AlphaResult, FleissKappaResult
 from judgekit.stats._result_outcomes import (
     BinomialTestResult,
     GroupAccuracy,

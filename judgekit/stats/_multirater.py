@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit.stats import _tables
-from judgekit.stats._result import AlphaResult, FleissKappaResult
+from judgekit.stats._result_multirater import AlphaResult, FleissKappaResult
 from judgekit.stats._validate import IntArray, check_choice, check_labels, encode
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from judgekit.stats import _gwet, _tables
 from judgekit.stats._multirater import fleiss_kappa, krippendorff_alpha
-from judgekit.stats._result import GwetResult, KappaResult
+from judgekit.stats._result_kappa import GwetResult, KappaResult
 from judgekit.stats._result_outcomes import ProportionResult
 from judgekit.stats._validate import (
     IntArray,
