@@ -109,6 +109,26 @@ def generate(folder: Path, n_items: int, seed: int = 0) -> dict[str, Path]:
     return paths
 
 
+def generate_swapped(folder: Path, judgments: Path, seed: int = 2) -> Path:
+    """Each judge's BA verdict of every item (as presented): mostly its AB verdict mapped
+    to the swapped slots, some flips, a few failures, as a position probe would see them."""
+    rng = random.Random(seed)
+    flip = {"A": "B", "B": "A", "tie": "tie"}
+    path = folder / "swapped.jsonl"
+    with judgments.open() as source, path.open("w") as out:
+        for text in source:
+            line = json.loads(text)
+            swapped = {"item_id": line["item_id"], "judge": line["judge"], "order": "BA"}
+            if rng.random() < 0.01:
+                swapped["status"] = "timeout"
+            elif line.get("label") is not None and rng.random() < 0.8:
+                swapped["label"] = flip[line["label"]]  # the same verdict, slots swapped
+            else:
+                swapped["label"] = rng.choice(LABELS)
+            out.write(json.dumps(swapped) + "\n")
+    return path
+
+
 def generate_candidates(folder: Path, n_items: int, seed: int = 1) -> dict[str, Path]:
     """Two candidates' answers to the same questions and one judge's pass/fail of each."""
     rng = random.Random(seed)

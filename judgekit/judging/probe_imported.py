@@ -24,7 +24,7 @@ from judgekit.stats import bias
 from judgekit.store import RunRecord, Store
 from judgekit.store.judges import IMPORTED_ENDPOINT
 from judgekit.store.rows import utc_now
-from judgekit.types import SWAPPED_VARIANT, Judgment, Rubric
+from judgekit.types import SWAPPED_VARIANT, Rubric
 
 
 @dataclass(frozen=True)
@@ -37,9 +37,22 @@ class ImportedPosition:
 
 def imported_judges(store: Store, rubric: Rubric, dataset: str) -> list[str]:
     """Names of the imported judges with swapped verdicts on ``dataset``."""
-    rows = store.judgments(rubric_hash=rubric.sha256, dataset=dataset,
-                           endpoint=IMPORTED_ENDPOINT, variant=SWAPPED_VARIANT)
-    return sorted({j.model_requested for j in rows})
+    found = store.judges(rubric_hash=rubric.sha256, dataset=dataset, variant=SWAPPED_VARIANT,
+                         run_kinds=None)
+    return sorted({j.model for j in found if j.endpoint == IMPORTED_ENDPOINT})
+
+
+def _both_orders(store: Store, rubric: Rubric, dataset: str,
+                 judge: str) -> dict[str, dict[str, tuple[str, str | None]]]:
+    """Per item id, per variant (``""``, ``"swapped"``): the latest sample-0 verdict's
+    (status, label), read as lean rows (no full judgment objects at 100k items)."""
+    by: dict[str, dict[str, tuple[str, str | None]]] = defaultdict(dict)
+    for row in store.judgment_rows(rubric_hash=rubric.sha256, dataset=dataset,
+                                   endpoint=IMPORTED_ENDPOINT, model=judge,
+                                   run_kinds=("import",)):
+        if row.sample_index == 0 and row.variant in ("", SWAPPED_VARIANT):
+            by[row.item_id][row.variant] = (row.status, row.label)
+    return by
 
 
 def imported_position_probe(
@@ -63,27 +76,20 @@ def imported_position_probe(
         raise InputError(f"no imported BA verdicts of judge {judge!r} (imported judges: "
                          f"{', '.join(judges)})")
     phase("reading both orders")
-    rows = store.judgments(rubric_hash=rubric.sha256, dataset=dataset,
-                           endpoint=IMPORTED_ENDPOINT, model=judge, run_kinds=("import",))
-    by: dict[str, dict[str, Judgment]] = defaultdict(dict)
-    for row in rows:
-        if row.sample_index == 0 and row.variant in ("", SWAPPED_VARIANT):
-            by[row.item_id][row.variant] = row
+    by = _both_orders(store, rubric, dataset, judge)
     ids = [i for i in store.item_ids(dataset) if SWAPPED_VARIANT in by.get(i, {})]
-
-    def label(item_id: str, variant: str) -> str | None:
-        found = by[item_id].get(variant)
-        return found.label if found is not None and found.status == "ok" else None
+    missing = ("missing", None)
 
     phase("measuring")
-    original = [label(i, "") for i in ids]
-    swapped = [label(i, SWAPPED_VARIANT) for i in ids]
-    outcome = bias.position_bias(original, swapped)
     counts: dict[str, Counter[str]] = defaultdict(Counter)
-    for item_id in ids:
-        for variant in ("", SWAPPED_VARIANT):
-            found = by[item_id].get(variant)
-            counts[variant][found.status if found else "missing"] += 1
+    columns: dict[str, list[str | None]] = {}
+    for variant in ("", SWAPPED_VARIANT):
+        found = [by[i].get(variant, missing) for i in ids]
+        counts[variant].update(status for status, _ in found)
+        columns[variant] = [label if status == "ok" else None for status, label in found]
+    del by
+    original, swapped = columns[""], columns[SWAPPED_VARIANT]
+    outcome = bias.position_bias(original, swapped)
     now = utc_now()
     run_id = f"probe-imported-{now[:19].replace(':', '').replace('-', '')}-{secrets.token_hex(4)}"
     result: dict[str, Any] = {
