@@ -51,6 +51,8 @@ DOC_URL = "http://127.0.0.1:18091/v1"
 REPORT = "judgekit report -r resolves --model support-judge-large"
 #: How many of the document's commands need the local judge (and are not run here).
 LOCAL_JUDGE_COMMANDS = 5
+#: Polls (0.05 s apart) for the guidelines to open: a loaded machine draws slowly.
+OPEN_POLLS = 1200
 RUN_ID = re.compile(r"\b\d{8}T\d{6}-[0-9a-f]{8}\b")
 
 
@@ -194,16 +196,23 @@ async def label(folder: Path, queue: PreparedQueue, upto: int) -> tuple[str, str
         async with app.run_test(size=(100, 30)) as pilot:
             session = app.session
             if session.opens_guidelines:  # a queue not yet started opens on its guidelines
-                while not isinstance(app.screen, HelpScreen):
+                for _ in range(OPEN_POLLS):
+                    if isinstance(app.screen, HelpScreen):
+                        break
                     await pilot.pause(0.05)
+                assert isinstance(app.screen, HelpScreen), "the guidelines did not open"
                 await pilot.press("escape")
-            while session.labeled_count < upto:
+            for _ in range(upto):
+                if session.labeled_count >= upto:
+                    break
                 key = session.current_key
                 assert key is not None
                 if session.labeled_count == upto - 1:
+                    await pilot.pause()
                     screen = screen_text(app)
                 await pilot.press("p" if int(key[1][-2:]) % 2 else "f")
                 await app.label_screen.settled()
+            assert session.labeled_count == upto
             await pilot.press("q")
         line = exit_line(app.session, queue.name, str(store.path))
     finally:
