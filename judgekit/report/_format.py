@@ -198,6 +198,15 @@ def counts_text(p: Provenance) -> str:
     return text + (f"; {'; '.join(extra)}" if extra else "")
 
 
+def no_rates_text(health: Health) -> str | None:
+    """With no judgments, the one line that replaces the table of n/a rates, saying why
+    (None when there are judgments: every rate is then defined)."""
+    if health.total:
+        return None
+    reasons = {row.rate.reason for row in health.rows if row.rate.reason}
+    return f"No status rates: {'; '.join(sorted(reasons)) or 'no judgments'}."
+
+
 def failed_text(health: Health) -> str:
     """The health line on failed judgments of labeled items (Markdown and HTML)."""
     return (

@@ -15,11 +15,20 @@ from judgekit.report.model import Health, Provenance, Stat, StatusRow
 from judgekit.store import JudgmentSummary, Store
 from judgekit.types import STATUSES, Rubric
 
+#: Why every rate of an empty health table is undefined (a store with only probe runs).
+NO_JUDGMENTS_REASON = (
+    "no judgments of a judge or import run in this selection; probe runs are not the judge "
+    "(run `judgekit judge`, or name a probe run with --judge-run)"
+)
+
 
 def health(
     summary: JudgmentSummary, failed_labeled: int, level: float, stale_labeled: int = 0
 ) -> Health:
-    """Count and rate (Wilson interval) of every judgment status."""
+    """Count and rate (Wilson interval) of every judgment status.
+
+    With no judgments every rate is NaN, with :data:`NO_JUDGMENTS_REASON` as its reason.
+    """
     counts = summary.status_counts
     total = summary.n
     rows = []
@@ -29,7 +38,7 @@ def health(
             low, high = stats.wilson_interval(k, total, confidence_level=level)
             rows.append(StatusRow(status, k, Stat(k / total, low, high, total, "wilson")))
         else:
-            rows.append(StatusRow(status, 0, Stat(math.nan, n=0, reason="no judgments")))
+            rows.append(StatusRow(status, 0, Stat(math.nan, n=0, reason=NO_JUDGMENTS_REASON)))
     return Health(total, tuple(rows), failed_labeled, stale_labeled)
 
 
@@ -77,4 +86,4 @@ def provenance(
     )
 
 
-__all__ = ["health", "provenance"]
+__all__ = ["NO_JUDGMENTS_REASON", "health", "provenance"]

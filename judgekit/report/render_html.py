@@ -21,6 +21,7 @@ from judgekit.report._format import (
     interval,
     label_of,
     labels_needed_text,
+    no_rates_text,
     num,
     pct,
     probe_extras,
@@ -127,18 +128,20 @@ def render_html(report: Report) -> str:
         _provenance(report),
     ]
     health = report.health
-    parts.append(
-        f"<h2>Health (n={health.total})</h2><table><tr><th>status</th><th>count</th>"
-        "<th>rate</th><th>95% Wilson CI</th></tr>"
-    )
-    for row in health.rows:
-        parts.append(
+    parts.append(f"<h2>Health (n={health.total})</h2>")
+    no_rates = no_rates_text(health)
+    if no_rates:
+        parts.append(f"<p>{escape(no_rates)}</p>")
+    else:
+        parts.append("<table><tr><th>status</th><th>count</th><th>rate</th>"
+                     "<th>95% Wilson CI</th></tr>")
+        parts.extend(
             f'<tr><td>{row.status}</td><td class="num">{row.count}</td>'
             f'<td class="num">{pct(row.count, health.total)}</td><td>{interval(row.rate)}</td></tr>'
+            for row in health.rows
         )
-    parts.append(
-        f"</table><p>{failed_text(health)}</p>"
-    )
+        parts.append("</table>")
+    parts.append(f"<p>{failed_text(health)}</p>")
     stale = stale_text(health)
     if stale:
         parts.append(f"<p>{escape(stale)}</p>")

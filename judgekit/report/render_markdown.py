@@ -20,6 +20,7 @@ from judgekit.report._format import (
     interval,
     label_of,
     labels_needed_text,
+    no_rates_text,
     num,
     pct,
     probe_extras,
@@ -88,17 +89,16 @@ def render_markdown(report: Report) -> str:
     out.extend(f"| Note | {_cell(note)} |" for note in p.notes)
 
     health = report.health
-    out += [
-        "",
-        f"## Health (n={health.total})",
-        "",
-        "| status | count | rate | 95% Wilson CI |",
-        "|---|---:|---:|---|",
-    ]
-    for row in health.rows:
-        out.append(
+    out += ["", f"## Health (n={health.total})", ""]
+    no_rates = no_rates_text(health)
+    if no_rates:
+        out.append(_cell(no_rates))
+    else:
+        out += ["| status | count | rate | 95% Wilson CI |", "|---|---:|---:|---|"]
+        out.extend(
             f"| {_cell(row.status)} | {row.count} | {pct(row.count, health.total)} "
             f"| {interval(row.rate)} |"
+            for row in health.rows
         )
     out += [
         "",

@@ -14,6 +14,7 @@ from judgekit.report._format import (
     interval,
     label_of,
     labels_needed_text,
+    no_rates_text,
     num,
     pct,
     probe_extras,
@@ -79,10 +80,14 @@ def render_text(report: Report) -> str:
 
     health = report.health
     out += ["", f"Health (n={health.total} judgments; Wilson {report.confidence_level:.0%} CIs)"]
-    for row in health.rows:
-        out.append(
+    no_rates = no_rates_text(health)
+    if no_rates:
+        out.append(f"  {no_rates}")
+    else:
+        out.extend(
             f"  {row.status:<14}{row.count:>8}  {pct(row.count, health.total):>7}  "
             f"{interval(row.rate)}"
+            for row in health.rows
         )
     out.append(
         f"  Failed judgments are excluded from agreement: {health.failed_labeled_items} "
