@@ -1,18 +1,21 @@
 """The header's figures: progress through the queue and agreement with the judge.
 
 Apart from the session's queue and label rules because these are read-only
-summaries of its state, and the agreement figure pulls in the statistics stack
-(imported lazily, so the app still labels without it). A figure is never shown
-without its interval.
+summaries of its state, and the agreement figure pulls in the statistics stack and
+the report's interval code (imported lazily, so the app still labels without it).
+A figure is never shown without its interval.
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING
 
 from judgekit.types import Rubric
+
+if TYPE_CHECKING:
+    from judgekit.report.model import Stat
 
 #: Labels needed on items the judge also labeled before agreement is shown.
 MIN_AGREEMENT_N = 20
@@ -33,9 +36,11 @@ class Progress:
 class Agreement:
     """Running agreement of this annotator with the judge over overlapping items.
 
-    ``percent`` comes with its 95% Wilson interval; ``kappa`` (None when undefined)
-    with its 95% percentile bootstrap interval (2,000 resamples, seed 0), as in
-    reports.
+    Each figure comes with the interval ``judgekit report`` gives it at its
+    defaults (95%, 1,000 resamples, seed 0): percent agreement with its Wilson
+    interval; ``kappa`` (None when undefined) is the report's primary statistic
+    (Cohen's kappa; quadratic-weighted on an ordinal scale) with the report's
+    interval (BCa bootstrap for weighted kappa), named in ``kappa_method``.
     """
 
     n: int
@@ -43,40 +48,42 @@ class Agreement:
     percent_interval: tuple[float, float]
     kappa: float | None = None
     kappa_interval: tuple[float, float] | None = None
+    kappa_method: str = ""
 
 
-def _finite(interval: tuple[float, float]) -> tuple[float, float] | None:
-    low, high = (float(v) for v in interval)
-    return (low, high) if math.isfinite(low) and math.isfinite(high) else None
+def _interval(stat: Stat) -> tuple[float, float] | None:
+    low, high = float(stat.ci_low), float(stat.ci_high)
+    defined = stat.defined and math.isfinite(low) and math.isfinite(high)
+    return (low, high) if defined else None
 
 
 def agreement_of(humans: list[str], judges: list[str], rubric: Rubric) -> Agreement | None:
-    """Percent agreement (Wilson interval) and Cohen's kappa (bootstrap interval).
+    """Percent agreement and the report's primary kappa, each computed and given its
+    interval by the report's own code (:func:`judgekit.report.agreement.primary_only`), so
+    the header and ``judgekit report`` show the same interval for the same labels.
 
-    None without the statistics module: a figure is never shown without its interval.
+    Item-level intervals: the header does not know the items' clusters, so on a store
+    whose items share clusters the report's (cluster bootstrap) interval is wider.
+    None without the statistics stack: a figure is never shown without its interval.
     """
     try:  # imported here: the app still labels without the statistics stack
-        from judgekit.stats import cohen_kappa, percent_agreement
+        from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec, primary_only
+        from judgekit.report.options import ReportOptions
     except ImportError:
         return None
-    labels = rubric.scale.labels
-    try:
-        percent = percent_agreement(humans, judges, labels=labels)
-        percent_interval = _finite(percent.confidence_interval(confidence_level=0.95))
+    defaults = ReportOptions()
+    spec = IntervalSpec(defaults.confidence_level, defaults.n_resamples, defaults.random_state)
+    scale = rubric.scale
+    try:  # judge first, human second: the report's order
+        percent = primary_only(judges, humans, scale, spec, "percent_agreement")
+        kappa = primary_only(judges, humans, scale, spec, PRIMARY_BY_KIND[scale.kind])
     except ValueError:
         return None
+    percent_interval = _interval(percent)
     if percent_interval is None:
         return None
-    weights: Literal["quadratic"] | None = "quadratic" if rubric.scale.kind == "ordinal" else None
-    kappa: float | None = None
-    kappa_interval: tuple[float, float] | None = None
-    try:
-        result = cohen_kappa(humans, judges, weights=weights, labels=labels)
-        if math.isfinite(result.statistic):
-            kappa_interval = _finite(result.confidence_interval(
-                confidence_level=0.95, method="bootstrap", n_resamples=2000, random_state=0
-            ))
-            kappa = float(result.statistic) if kappa_interval is not None else None
-    except ValueError:
-        kappa, kappa_interval = None, None
-    return Agreement(percent.n, float(percent.statistic), percent_interval, kappa, kappa_interval)
+    kappa_interval = _interval(kappa)
+    if kappa_interval is None:
+        return Agreement(percent.n, percent.statistic, percent_interval)
+    return Agreement(percent.n, percent.statistic, percent_interval, kappa.statistic,
+                     kappa_interval, kappa.method)
