@@ -9,6 +9,7 @@ probability, and items sharing a cluster are marked for a cluster-robust varianc
 
 from __future__ import annotations
 
+from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -73,9 +74,11 @@ def estimate_inputs(
     queue: str | None,
 ) -> EstimateInputs:
     """The labeled pairs of ``pairing`` and every ok verdict of the selected judge."""
-    scale = rubric.scale
-    # item fields only (slice, cluster, meta) for every judged item: no full rows or texts
-    all_items: dict[ItemKey, AnyItem] = dict(items)
+    valid = set(rubric.scale.labels)  # Scale.is_valid, without a scan of the levels per row
+    # item fields only (slice, cluster, meta) for every judged item: no full rows or texts;
+    # the labeled items' keys are reused, so the judged population holds no second copy
+    own_key = {key: key for key in items}
+    extra: dict[ItemKey, AnyItem] = {}  # judged items the report did not read
     notes: list[str] = []
     judged: list[ItemKey] = []
     judge_all: list[str] = []
@@ -85,15 +88,18 @@ def estimate_inputs(
         if not row.current:
             stale += 1
             continue
-        if row.status != "ok" or row.label is None or not scale.is_valid(row.label):
+        if row.status != "ok" or row.label is None or row.label not in valid:
             failed += 1
             continue
+        known = own_key.get(key)
+        if known is None:
+            extra[key] = Item(row.item_id, "", slice=row.slice, cluster=row.cluster, meta=row.meta)
+        else:
+            key = known
         judged.append(key)
         judge_all.append(row.label)
-        if key not in all_items:
-            all_items[key] = Item(
-                row.item_id, "", slice=row.slice, cluster=row.cluster, meta=row.meta
-            )
+    del own_key
+    all_items: Mapping[ItemKey, AnyItem] = ChainMap(extra, dict(items)) if extra else items
     if failed:
         notes.append(
             f"{failed} judged item(s) have no usable verdict (failed calls) and are outside the "

@@ -18,13 +18,18 @@ from judgekit.types import Rubric
 
 
 def items_for(store: Store, keys: Iterable[ItemKey]) -> dict[ItemKey, ItemFacts]:
-    """The prompt and grouping fields of the items of ``keys`` (never their responses)."""
-    by_dataset: dict[str, list[str]] = {}
-    for dataset, item_id in keys:
-        by_dataset.setdefault(dataset, []).append(item_id)
+    """The prompt and grouping fields of the items of ``keys`` (never their responses).
+
+    The result is keyed by the key objects of ``keys`` (and the facts carry their
+    id strings): 100,000 items are not held twice over.
+    """
+    by_dataset: dict[str, dict[str, ItemKey]] = {}
+    for key in keys:
+        by_dataset.setdefault(key[0], {})[key[1]] = key
     out: dict[ItemKey, ItemFacts] = {}
     for dataset, ids in by_dataset.items():
-        out.update({(dataset, i): item for i, item in store.item_facts(dataset, ids).items()})
+        for item_id, item in store.item_facts(dataset, ids).items():
+            out[ids[item_id]] = item
     return out
 
 
@@ -57,9 +62,10 @@ def judgments_for(
     current content hash, e.g. after ``import --replace``) is left out. Returns the
     chosen judgments and the number of items left with only such stale judgments.
     The latest-per-cache-key step and the staleness test run in SQL; rows stream
-    through the one-per-item rule, so only the chosen rows are ever held.
+    through the one-per-item rule, so only the chosen rows are ever held, keyed by
+    the key objects of ``keys``.
     """
-    wanted = {key for key in keys if selection.dataset is None or key[0] == selection.dataset}
+    wanted = {key: key for key in keys if selection.dataset is None or key[0] == selection.dataset}
     filters = {**selection.filters(), "rubric_hash": selection.rubric_hash or ""}
     stale: set[ItemKey] = set()
 
@@ -70,7 +76,7 @@ def judgments_for(
             else:
                 yield j
 
-    chosen = select_judgments(fresh())
+    chosen = select_judgments(fresh(), wanted)
     return chosen, len(stale - set(chosen))
 
 

@@ -14,7 +14,7 @@ Choices made here, documented in docs/reports.md:
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -29,13 +29,21 @@ J = TypeVar("J", Judgment, JudgmentRow)
 AnyItem = Item | ItemFacts
 
 
-def select_judgments(judgments: Iterable[J]) -> dict[ItemKey, J]:
-    """One judgment per item: the plain variant at the lowest sample index, latest row wins."""
+def select_judgments(
+    judgments: Iterable[J], keys: Mapping[ItemKey, ItemKey] | None = None
+) -> dict[ItemKey, J]:
+    """One judgment per item: the plain variant at the lowest sample index, latest row wins.
+
+    ``keys`` (item key -> the caller's key object, for every judged item) keys the
+    result by the caller's key objects instead of new tuples.
+    """
     chosen: dict[ItemKey, J] = {}
     for j in judgments:  # insertion order: a later row replaces an earlier one
         if j.variant != "":
             continue
         key = (j.dataset, j.item_id)
+        if keys is not None:
+            key = keys[key]
         current = chosen.get(key)
         if current is None or j.sample_index <= current.sample_index:
             chosen[key] = j
@@ -55,6 +63,25 @@ def reference_label(by_annotator: Mapping[str, str], scale: Scale) -> str | None
     if len(counts) > 1 and counts[0][1] == counts[1][1]:
         return None
     return counts[0][0]
+
+
+def reference_rule_of(scale: Scale) -> Callable[[Mapping[str, str]], str | None]:
+    """:func:`reference_label` for ``scale``, computed once per distinct labels mapping.
+
+    The human reference shares one dict among items labeled alike, so a pass over
+    100,000 items meets a few dozen mappings. The memo is keyed by the mapping's
+    identity and holds the mapping, so no id is reused while it lives; use the
+    function for one pass over mappings that do not change meanwhile.
+    """
+    memo: dict[int, tuple[Mapping[str, str], str | None]] = {}
+
+    def rule(by_annotator: Mapping[str, str]) -> str | None:
+        found = memo.get(id(by_annotator))
+        if found is None:
+            found = memo[id(by_annotator)] = (by_annotator, reference_label(by_annotator, scale))
+        return found[1]
+
+    return rule
 
 
 def reference_rule(annotator: str | None, max_annotators: int, scale: Scale) -> str:
@@ -87,8 +114,9 @@ def pair_up(
     """Align verdicts with human references; failures and gaps are counted, never scored."""
     out = Pairing()
     valid = set(scale.labels)  # Scale.is_valid, without a scan of the levels per item
+    rule = reference_rule_of(scale)
     for key in sorted(references):
-        ref = reference_label(references[key], scale)
+        ref = rule(references[key])
         if ref is None:
             out.no_majority += 1
             continue

@@ -20,6 +20,12 @@ the human labels live here, in one place, and are shared by ``report`` and
 - Flagged items (any annotator's latest row has the flag, labeled or not) are
   counted in :attr:`flagged`.
 
+A reference over 100,000 items would hold 100,000 small annotator -> label
+dicts, but three annotators on a three-label scale give at most a few dozen
+distinct ones: items with the same labels from the same annotators (in the same
+order) share one dict, so the reference costs an entry per item, not a dict.
+The shared dicts are read-only.
+
 The functions here read the store but compute nothing statistical; the
 per-item rule (single label, majority, lower median) is
 :func:`judgekit.report.pairing.reference_label`.
@@ -28,10 +34,11 @@ per-item rule (single label, majority, lower median) is
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from typing import cast
 
-from judgekit.report.pairing import ItemKey, reference_label
+from judgekit.report.pairing import ItemKey, reference_label, reference_rule_of
 from judgekit.store import Store
 from judgekit.store.columns import LabelRow
 from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric, Scale
@@ -41,7 +48,8 @@ from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric, Scale
 class HumanReference:
     """The labels a comparison may use, and what was left out of them (with counts)."""
 
-    #: item -> annotator -> label (latest per annotator; adjudications not included)
+    #: item -> annotator -> label (latest per annotator; adjudications not included).
+    #: Items with the same labels share one dict: read it, never change it.
     by_item: dict[ItemKey, dict[str, str]] = field(default_factory=dict)
     #: item -> adjudicated label (the latest adjudication of the item)
     adjudicated: dict[ItemKey, str] = field(default_factory=dict)
@@ -69,7 +77,12 @@ class HumanReference:
 
     def for_annotator(self, annotator: str) -> HumanReference:
         """Only ``annotator``'s labels (``report --annotator``): no pooling, no adjudication."""
-        by_item = {k: {annotator: v[annotator]} for k, v in self.by_item.items() if annotator in v}
+        single: dict[str, dict[str, str]] = {}  # one shared dict per label
+        by_item = {
+            k: single.setdefault(v[annotator], {annotator: v[annotator]})
+            for k, v in self.by_item.items()
+            if annotator in v
+        }
         return HumanReference(by_item, {}, self.include_unblinded, self.unblinded,
                               self.off_scale, self.flagged)
 
@@ -84,25 +97,37 @@ class HumanReference:
         """Item -> annotator -> label, with each adjudicated item reduced to its adjudication.
 
         This is the mapping :func:`~judgekit.report.pairing.pair_up` takes: an
-        adjudicated item's reference is the adjudicated label alone.
+        adjudicated item's reference is the adjudicated label alone. The inner
+        dicts are those of :attr:`by_item` (shared, read-only), not copies.
         """
-        out = {k: dict(v) for k, v in self.by_item.items() if k not in self.adjudicated}
-        out.update({k: {ADJUDICATED_SOURCE: v} for k, v in self.adjudicated.items()})
+        adjudicated = self.adjudicated
+        if not adjudicated:
+            return dict(self.by_item)
+        out = {k: v for k, v in self.by_item.items() if k not in adjudicated}
+        single: dict[str, dict[str, str]] = {}
+        out.update({k: single.setdefault(v, {ADJUDICATED_SOURCE: v})
+                    for k, v in adjudicated.items()})
         return out
 
     def no_majority_items(self, scale: Scale) -> list[ItemKey]:
         """Items left out because their annotators split with no majority (none adjudicated)."""
+        rule = reference_rule_of(scale)
         return sorted(
             k for k, by in self.by_item.items()
-            if k not in self.adjudicated and reference_label(by, scale) is None
+            if k not in self.adjudicated and rule(by) is None
         )
 
 
 def split_labels(
     labels: Iterable[Label | LabelRow], scale: Scale, *, include_unblinded: bool = False
 ) -> HumanReference:
-    """Build the reference from latest label rows (annotators' and adjudicators' together)."""
-    by_item: dict[ItemKey, dict[str, str]] = {}
+    """Build the reference from latest label rows (annotators' and adjudicators' together).
+
+    Each item's (annotator, label) pairs are collected as one interned tuple, so
+    items labeled alike share it, and each distinct tuple becomes one dict.
+    """
+    combos: dict[ItemKey, Combo] = {}
+    interned: dict[Combo, Combo] = {(): ()}
     adjudicated: dict[ItemKey, str] = {}
     unblinded = off_scale = 0
     valid = set(scale.labels)  # Scale.is_valid, without a scan of the levels per label
@@ -120,8 +145,25 @@ def split_labels(
         if label.source == ADJUDICATED_SOURCE:
             adjudicated[key] = label.label
         else:
-            by_item.setdefault(key, {})[label.annotator] = label.label
+            combo = _with(combos.get(key, ()), label.annotator, label.label)
+            combos[key] = interned.setdefault(combo, combo)
+    as_dict = {combo: dict(combo) for combo in interned}
+    by_item = cast(dict[ItemKey, dict[str, str]], combos)
+    for key, combo in combos.items():  # in place: values only, so the order is kept
+        by_item[key] = as_dict[combo]
     return HumanReference(by_item, adjudicated, include_unblinded, unblinded, off_scale)
+
+
+#: An item's labels as (annotator, label) pairs, in the order they were given.
+Combo = tuple[tuple[str, str], ...]
+
+
+def _with(combo: Combo, annotator: str, label: str) -> Combo:
+    """``combo`` with ``annotator``'s label set, as ``dict[annotator] = label`` would."""
+    for i, (name, _) in enumerate(combo):
+        if name == annotator:  # a second row for the same annotator: replace, keep the place
+            return (*combo[:i], (annotator, label), *combo[i + 1:])
+    return (*combo, (annotator, label))
 
 
 def human_reference(
@@ -132,15 +174,22 @@ def human_reference(
     include_unblinded: bool = False,
 ) -> HumanReference:
     """The human reference for ``rubric`` (optionally one dataset) from the store."""
-    rows = store.latest_label_rows(rubric.sha256, dataset=dataset)  # lean: skips included
-    adjudications = store.adjudicated_labels(rubric.sha256, dataset=dataset)
+    flagged: set[ItemKey] = set()
+
+    def rows() -> Iterator[LabelRow]:  # streamed a page at a time: never all rows at once
+        for row in store.iter_latest_label_rows(rubric.sha256, dataset=dataset):  # with skips
+            if row.flagged:
+                flagged.add((row.dataset, row.item_id))
+            yield row
+
     reference = split_labels(
-        itertools.chain(rows, adjudications), rubric.scale, include_unblinded=include_unblinded
+        itertools.chain(rows(), store.adjudicated_labels(rubric.sha256, dataset=dataset)),
+        rubric.scale,
+        include_unblinded=include_unblinded,
     )
-    flagged = len({(r.dataset, r.item_id) for r in rows if r.flagged})
     return HumanReference(
         reference.by_item, reference.adjudicated, include_unblinded, reference.unblinded,
-        reference.off_scale, flagged,
+        reference.off_scale, len(flagged),
     )
 
 

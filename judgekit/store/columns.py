@@ -52,7 +52,6 @@ class ItemFacts(NamedTuple):
     dataset: str
     id: str
     input: str
-    content_hash: str
     slice: str | None
     cluster: str | None
     meta_json: str
@@ -67,7 +66,7 @@ class ItemFacts(NamedTuple):
 LABEL_ROW_SELECT = "dataset, item_id, annotator, label, blind, flagged, source"
 #: Columns of :class:`ItemFacts`, in order, for ``SELECT``.
 ITEM_FACTS_SELECT = (
-    "dataset, id, input, content_hash, slice, cluster, meta, "
+    "dataset, id, input, slice, cluster, meta, "
     "response_a IS NOT NULL AND response_b IS NOT NULL"
 )
 
@@ -93,15 +92,18 @@ def label_row_reader() -> Callable[[tuple[Any, ...]], LabelRow]:
     return convert
 
 
-def item_facts_reader() -> Callable[[tuple[Any, ...]], ItemFacts]:
-    """A converter from an ``ITEM_FACTS_SELECT`` tuple to :class:`ItemFacts`."""
+def item_facts_reader() -> Callable[[tuple[Any, ...], str], ItemFacts]:
+    """A converter from an ``ITEM_FACTS_SELECT`` tuple and the item's id to :class:`ItemFacts`.
+
+    The id is passed apart so that the caller's own string (the one in its keys)
+    is kept instead of the new copy ``sqlite3`` read.
+    """
     share = shared()
 
-    def convert(row: tuple[Any, ...]) -> ItemFacts:
-        dataset, item_id, text, content_hash, slice_name, cluster, meta, pairwise = row
-        return ItemFacts(share(dataset, dataset), item_id, text, content_hash,
-                         share(slice_name, slice_name), share(cluster, cluster), share(meta, meta),
-                         bool(pairwise))
+    def convert(row: tuple[Any, ...], item_id: str) -> ItemFacts:
+        dataset, _, text, slice_name, cluster, meta, pairwise = row
+        return ItemFacts(share(dataset, dataset), item_id, text, share(slice_name, slice_name),
+                         share(cluster, cluster), share(meta, meta), bool(pairwise))
 
     return convert
 

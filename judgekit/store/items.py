@@ -113,8 +113,10 @@ class ItemsRubricsMixin(StoreBase):
         ``item_ids``, in import order.
 
         Few ids are looked up in ``IN`` lists; many are read in one pass over the dataset.
+        Each fact's ``id`` (and its key) is the string given in ``item_ids``, so a caller
+        holding its ids does not hold a second copy of each.
         """
-        wanted = set(item_ids)
+        wanted = {item_id: item_id for item_id in item_ids}
         if not wanted:
             return {}
         convert = item_facts_reader()
@@ -127,12 +129,17 @@ class ItemsRubricsMixin(StoreBase):
                     f"AND id IN ({marks(len(chunk))}) ORDER BY rowid",
                     [dataset, *chunk],
                 ):
-                    out.update((row[1], convert(row)) for row in page)
+                    for row in page:
+                        item_id = wanted[row[1]]
+                        out[item_id] = convert(row, item_id)
             return out
         for page in self._paged(
             f"SELECT {ITEM_FACTS_SELECT} FROM items WHERE dataset = ? ORDER BY rowid", [dataset]
         ):
-            out.update((row[1], convert(row)) for row in page if row[1] in wanted)
+            for row in page:
+                found = wanted.get(row[1])
+                if found is not None:
+                    out[found] = convert(row, found)
         return out
 
     def item_ids(self, dataset: str) -> list[str]:

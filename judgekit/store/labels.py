@@ -8,7 +8,7 @@ exactly the same selection (with the inclusion probabilities reports need).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -89,7 +89,18 @@ class LabelQueueMixin(StoreBase):
     def latest_label_rows(self, rubric_hash: str, *, dataset: str | None = None) -> list[LabelRow]:
         """:meth:`latest_labels` with skips, as lean :class:`LabelRow` tuples (same rows, order).
 
-        For reads over every label of a large set (the report's human reference).
+        For reads over every label of a large set; :meth:`iter_latest_label_rows`
+        yields the same rows without holding them all.
+        """
+        return list(self.iter_latest_label_rows(rubric_hash, dataset=dataset))
+
+    def iter_latest_label_rows(
+        self, rubric_hash: str, *, dataset: str | None = None
+    ) -> Iterator[LabelRow]:
+        """The rows of :meth:`latest_label_rows`, read and yielded a page at a time.
+
+        The human reference folds 300,000 rows into one entry per item, so it never
+        needs them all at once. The store's lock is held until the iteration ends.
         """
         filters, params = self._label_filters(rubric_hash, dataset, None)
         sql = (
@@ -97,10 +108,8 @@ class LabelQueueMixin(StoreBase):
             f"({_LATEST_IDS.format(filters=filters)}) ORDER BY id"
         )
         convert = label_row_reader()
-        out: list[LabelRow] = []
         for page in self._paged(sql, params):
-            out.extend(map(convert, page))
-        return out
+            yield from map(convert, page)
 
     def adjudicated_labels(
         self, rubric_hash: str, *, dataset: str | None = None, include_skips: bool = False

@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 from collections.abc import Collection, Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Unpack
+from typing import Any, NamedTuple, Unpack
 
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase
@@ -57,8 +57,7 @@ def _selection(where: str, one_per_item: bool) -> str:
     )
 
 
-@dataclass(frozen=True)
-class JudgedItem:
+class JudgedItem(NamedTuple):
     """One item's verdict (the one-per-item pick) with the item fields an estimate needs.
 
     ``current`` is False when the item is gone or the verdict judged an older
@@ -249,10 +248,12 @@ class JudgmentSummaryMixin(StoreBase):
         Each row says whether it is stale: made for another version of its item (its
         ``item_hash`` is not the stored item's content hash). Rows are read a page at a
         time and yielded, so a caller that keeps one row per item never holds a
-        million.
+        million. When ``items`` is a mapping (key -> the caller's key), each row's
+        ``item_id`` is the string in the caller's key, not a second copy of it.
         """
         where, params = selection_of(filters).where()
         share = shared()
+        known = items if isinstance(items, Mapping) else None
         sql = (
             "SELECT j.dataset, j.item_id, j.variant, j.sample_index, j.status, j.label, "
             "j.confidence, j.model_requested, j.model_returned, "
@@ -265,20 +266,24 @@ class JudgmentSummaryMixin(StoreBase):
             for (dataset, item_id, variant, sample_index, status, label, conf, requested,
                  returned, stale) in page:
                 if items is None or (dataset, item_id) in items:
+                    if known is not None:
+                        item_id = known[dataset, item_id][1]
                     yield JudgmentRow(
                         share(dataset, dataset), item_id, share(variant, variant), sample_index,
                         share(status, status), share(label, label), conf,
                         share(requested, requested), share(returned, returned), bool(stale),
                     )
 
-    def judged_items(self, **filters: Unpack[JudgmentFilters]) -> list[JudgedItem]:
+    def judged_items(self, **filters: Unpack[JudgmentFilters]) -> Iterator[JudgedItem]:
         """Every item's verdict under the one-per-item rule, without loading full rows.
 
         For estimates over all judged items (``judgekit estimate``): a status, a
-        label and the item's slice, cluster and meta per item, sorted by item.
+        label and the item's slice, cluster and meta per item, sorted by item. Rows
+        are read and yielded a page at a time: an estimate keeps a label per item,
+        never 100,000 rows. The store's lock is held until the iteration ends.
         """
         where, params = selection_of(filters).where()
-        rows = self._tuples(
+        pages = self._paged(
             f"{_selection(where, True)}"
             "SELECT s.dataset, s.item_id, s.status, s.label, "
             "i.id IS NOT NULL AND (s.item_hash = '' OR s.item_hash = i.content_hash), "
@@ -296,8 +301,8 @@ class JudgmentSummaryMixin(StoreBase):
             return found
 
         share = shared()
-        return [
-            JudgedItem(share(ds, ds), item_id, share(status, status), share(label, label),
-                       bool(current), share(sl, sl), share(cl, cl), meta_of(meta))
-            for ds, item_id, status, label, current, sl, cl, meta in rows
-        ]
+        for page in pages:
+            for ds, item_id, status, label, current, sl, cl, meta in page:
+                yield JudgedItem(share(ds, ds), item_id, share(status, status),
+                                 share(label, label), bool(current), share(sl, sl),
+                                 share(cl, cl), meta_of(meta))

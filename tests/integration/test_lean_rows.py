@@ -93,9 +93,8 @@ def test_item_facts_are_the_items_fields(filled: tuple[Store, Rubric], n_ids: in
     assert set(facts) == set(full)
     for item_id, item in full.items():
         fact = facts[item_id]
-        assert (fact.dataset, fact.id, fact.input, fact.content_hash, fact.slice, fact.cluster,
-                fact.meta) == ("ds", item.id, item.input, item.content_hash, item.slice,
-                               item.cluster, dict(item.meta))
+        assert (fact.dataset, fact.id, fact.input, fact.slice, fact.cluster,
+                fact.meta) == ("ds", item.id, item.input, item.slice, item.cluster, dict(item.meta))
 
 
 def _judgments_from_full_rows(
@@ -154,3 +153,42 @@ def test_compare_reads_each_judge_as_before(filled: tuple[Store, Rubric]) -> Non
             k: (j.status, j.label) for k, j in before.items()}
         assert counts == Counter(j.status for j in before.values())
         assert sum(counts.values()) == len(before) == N
+
+
+def test_streamed_label_rows_are_the_listed_rows(filled: tuple[Store, Rubric]) -> None:
+    store, rub = filled
+    rows = store.iter_latest_label_rows(rub.sha256)
+    assert not isinstance(rows, list)  # a generator: the reference never holds them all
+    assert list(rows) == store.latest_label_rows(rub.sha256)
+
+
+def test_report_reads_keep_the_callers_keys(filled: tuple[Store, Rubric]) -> None:
+    """items_for and judgments_for key their results by the given key objects (one copy
+    of each item id in memory, whatever the number of reads)."""
+    store, rub = filled
+    keys = [("ds", "".join(["i", f"{i:02d}"])) for i in range(N)]  # fresh strings, not interned
+    items = items_for(store, keys)
+    own = {k: k for k in keys}
+    for key, fact in items.items():
+        assert own[key] is key and fact.id is key[1]
+    selection = judge_selection(store, rub, ReportOptions(model="judge-model"))
+    chosen, _ = judgments_for(store, selection, keys)
+    assert chosen
+    for key, judgment in chosen.items():
+        assert own[key] is key and judgment.item_id is key[1]
+
+
+def test_judged_items_stream_one_verdict_per_item(filled: tuple[Store, Rubric]) -> None:
+    store, rub = filled
+    selection = judge_selection(store, rub, ReportOptions(model="judge-model"))
+    rows = store.judged_items(**selection.filters())
+    assert not isinstance(rows, list)
+    judged = list(rows)
+    assert [(r.dataset, r.item_id) for r in judged] == sorted(("ds", f"i{i:02d}") for i in range(N))
+    expected = select_judgments(store.judgments(**selection.filters()))
+    assert {(r.dataset, r.item_id): (r.status, r.label) for r in judged} == {
+        k: (j.status, j.label) for k, j in expected.items()}
+    assert {r.item_id for r in judged if not r.current} == {"i02", "i07"}  # replaced items
+    facts = store.item_facts("ds", [r.item_id for r in judged])
+    assert all((r.slice, r.cluster, dict(r.meta)) == (facts[r.item_id].slice,
+               facts[r.item_id].cluster, facts[r.item_id].meta) for r in judged)

@@ -28,7 +28,7 @@ MODELS = ["gpt-4o", "claude-3-5-sonnet", "llama-3.1-8b", " qwen2.5 ", "", "sim-j
 
 
 def _facts(rng: random.Random, i: int, pairwise: bool, metas: list[str]) -> ItemFacts:
-    return ItemFacts("d", f"i{i}", "q", "h", None, None, rng.choice(metas), pairwise)
+    return ItemFacts("d", f"i{i}", "q", None, None, rng.choice(metas), pairwise)
 
 
 def _metas(rng: random.Random) -> list[str]:
@@ -72,7 +72,7 @@ def test_response_families_match_the_per_item_code(seed: int) -> None:
 
 
 def test_response_families_of_one_item_and_none() -> None:
-    one = ItemFacts("d", "i", "q", "h", None, None, '{"model_a": "gpt-4o"}', True)
+    one = ItemFacts("d", "i", "q", None, None, '{"model_a": "gpt-4o"}', True)
     assert response_families([one]) == [("gpt", None)]
     assert response_families([]) == []
     assert response_families([None]) == [()]
