@@ -34,13 +34,13 @@ per-item rule (single label, majority, lower median) is
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import cast
+from typing import Any, cast
 
 from judgekit.report.pairing import ItemKey, reference_label, reference_rule_of
 from judgekit.store import Store
-from judgekit.store.columns import LabelRow
+from judgekit.store.columns import LabelRow, shared
 from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric, Scale
 
 
@@ -121,49 +121,68 @@ class HumanReference:
 def split_labels(
     labels: Iterable[Label | LabelRow], scale: Scale, *, include_unblinded: bool = False
 ) -> HumanReference:
-    """Build the reference from latest label rows (annotators' and adjudicators' together).
-
-    Each item's (annotator, label) pairs are collected as one interned tuple, so
-    items labeled alike share it, and each distinct tuple becomes one dict.
-    """
-    combos: dict[ItemKey, Combo] = {}
-    interned: dict[Combo, Combo] = {(): ()}
-    adjudicated: dict[ItemKey, str] = {}
-    unblinded = off_scale = 0
-    valid = set(scale.labels)  # Scale.is_valid, without a scan of the levels per label
-    for label in labels:  # oldest first: a later adjudication replaces an earlier one
-        if label.label is None:
-            continue
-        if label.label not in valid:
-            off_scale += 1
-            continue
-        if not label.blind:
-            unblinded += 1
-            if not include_unblinded:
-                continue
-        key = (label.dataset, label.item_id)
-        if label.source == ADJUDICATED_SOURCE:
-            adjudicated[key] = label.label
-        else:
-            combo = _with(combos.get(key, ()), label.annotator, label.label)
-            combos[key] = interned.setdefault(combo, combo)
-    as_dict = {combo: dict(combo) for combo in interned}
-    by_item = cast(dict[ItemKey, dict[str, str]], combos)
-    for key, combo in combos.items():  # in place: values only, so the order is kept
-        by_item[key] = as_dict[combo]
-    return HumanReference(by_item, adjudicated, include_unblinded, unblinded, off_scale)
+    """Build the reference from latest label rows (annotators' and adjudicators' together)."""
+    rows = (
+        label if isinstance(label, tuple) else (
+            label.dataset, label.item_id, label.annotator, label.label, label.blind,
+            label.flagged, label.source)
+        for label in labels
+    )
+    return _fold(rows, scale, include_unblinded)
 
 
+#: One label as :data:`~judgekit.store.columns.LABEL_ROW_SELECT` reads it (a
+#: :class:`LabelRow` is one): dataset, item id, annotator, label, blind, flagged, source.
+RawLabel = tuple[str, str, str, str | None, Any, Any, str]
 #: An item's labels as (annotator, label) pairs, in the order they were given.
 Combo = tuple[tuple[str, str], ...]
 
 
-def _with(combo: Combo, annotator: str, label: str) -> Combo:
-    """``combo`` with ``annotator``'s label set, as ``dict[annotator] = label`` would."""
-    for i, (name, _) in enumerate(combo):
-        if name == annotator:  # a second row for the same annotator: replace, keep the place
-            return (*combo[:i], (annotator, label), *combo[i + 1:])
-    return (*combo, (annotator, label))
+def _fold(rows: Iterable[RawLabel], scale: Scale, include_unblinded: bool) -> HumanReference:
+    """The reference of label rows, oldest first (a later adjudication replaces an earlier one).
+
+    Each item's (annotator, label) pairs are collected as one interned tuple, so
+    items labeled alike share it, and each distinct tuple becomes one dict.
+    ``flagged`` counts the items flagged in an annotator's (not an adjudicator's) row.
+    """
+    combos: dict[ItemKey, Combo] = {}
+    interned: dict[Combo, Combo] = {}
+    adjudicated: dict[ItemKey, str] = {}
+    flagged: set[ItemKey] = set()
+    share = shared()  # one dataset string for all keys
+    unblinded = off_scale = 0
+    valid = set(scale.labels)  # Scale.is_valid, without a scan of the levels per label
+    for dataset, item_id, annotator, label, blind, flag, source in rows:
+        if flag and source != ADJUDICATED_SOURCE:
+            flagged.add((dataset, item_id))
+        if label is None:
+            continue
+        if label not in valid:
+            off_scale += 1
+            continue
+        if not blind:
+            unblinded += 1
+            if not include_unblinded:
+                continue
+        key = (share(dataset, dataset), item_id)
+        if source == ADJUDICATED_SOURCE:
+            adjudicated[key] = label
+            continue
+        old = combos.get(key)
+        if old is None:
+            combo: Combo = ((annotator, label),)
+        elif any(name == annotator for name, _ in old):  # the same annotator again
+            combo = tuple((name, label if name == annotator else given) for name, given in old)
+        else:
+            combo = (*old, (annotator, label))
+        combos[key] = interned.setdefault(combo, combo)
+    as_dict = {combo: dict(combo) for combo in interned}
+    by_item = cast(dict[ItemKey, dict[str, str]], combos)
+    for key, combo in combos.items():  # in place: values only, so the order is kept
+        by_item[key] = as_dict[combo]
+    return HumanReference(
+        by_item, adjudicated, include_unblinded, unblinded, off_scale, len(flagged)
+    )
 
 
 def human_reference(
@@ -173,23 +192,20 @@ def human_reference(
     dataset: str | None = None,
     include_unblinded: bool = False,
 ) -> HumanReference:
-    """The human reference for ``rubric`` (optionally one dataset) from the store."""
-    flagged: set[ItemKey] = set()
+    """The human reference for ``rubric`` (optionally one dataset) from the store.
 
-    def rows() -> Iterator[LabelRow]:  # streamed a page at a time: never all rows at once
-        for row in store.iter_latest_label_rows(rubric.sha256, dataset=dataset):  # with skips
-            if row.flagged:
-                flagged.add((row.dataset, row.item_id))
-            yield row
-
-    reference = split_labels(
-        itertools.chain(rows(), store.adjudicated_labels(rubric.sha256, dataset=dataset)),
+    The annotators' latest rows (skips included: they count flags) are folded a page
+    at a time as ``sqlite3`` reads them, then the adjudications.
+    """
+    adjudications = [
+        (lb.dataset, lb.item_id, lb.annotator, lb.label, lb.blind, lb.flagged, lb.source)
+        for lb in store.adjudicated_labels(rubric.sha256, dataset=dataset)
+    ]
+    pages = store.latest_label_pages(rubric.sha256, dataset=dataset)
+    return _fold(
+        itertools.chain(itertools.chain.from_iterable(pages), adjudications),
         rubric.scale,
-        include_unblinded=include_unblinded,
-    )
-    return HumanReference(
-        reference.by_item, reference.adjudicated, include_unblinded, reference.unblinded,
-        reference.off_scale, len(flagged),
+        include_unblinded,
     )
 
 

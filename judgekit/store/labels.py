@@ -102,14 +102,23 @@ class LabelQueueMixin(StoreBase):
         The human reference folds 300,000 rows into one entry per item, so it never
         needs them all at once. The store's lock is held until the iteration ends.
         """
+        convert = label_row_reader()
+        for page in self.latest_label_pages(rubric_hash, dataset=dataset):
+            yield from map(convert, page)
+
+    def latest_label_pages(
+        self, rubric_hash: str, *, dataset: str | None = None
+    ) -> Iterator[list[tuple[Any, ...]]]:
+        """The rows of :meth:`latest_label_rows` as ``sqlite3`` reads them, a page at a time:
+        plain tuples in :data:`~judgekit.store.columns.LABEL_ROW_SELECT` order (``blind``
+        and ``flagged`` as 0/1), for a caller that folds them without a row object each.
+        """
         filters, params = self._label_filters(rubric_hash, dataset, None)
         sql = (
             f"SELECT {LABEL_ROW_SELECT} FROM labels WHERE id IN "
             f"({_LATEST_IDS.format(filters=filters)}) ORDER BY id"
         )
-        convert = label_row_reader()
-        for page in self._paged(sql, params):
-            yield from map(convert, page)
+        yield from self._paged(sql, params)
 
     def adjudicated_labels(
         self, rubric_hash: str, *, dataset: str | None = None, include_skips: bool = False
