@@ -24,7 +24,8 @@ Peak RSS of every judgekit step is held to 300 MB.
     python benchmarks/bench_scale.py --only report compare   # some step groups
 
 ``--only`` takes one or more groups (``help``, ``imports``, ``report``, ``compare``,
-``agree``, ``million``); each runs with its own baselines. The store is built once
+``agree``, ``million``, ``exports``); each runs with its own baselines (``exports``:
+see ``scale_exports.py``). The store is built once
 (by judgekit's imports, timed only when ``imports`` is chosen); with ``--keep DIR``
 a store already built there at the same size is reused, so a second run of
 ``--keep DIR --only compare`` measures just the comparisons.
@@ -49,6 +50,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import scale_exports
+
 REPO = Path(__file__).resolve().parents[1]
 RUBRIC = "preference"
 LABELS = ("A", "B", "tie")
@@ -61,9 +64,23 @@ CANDIDATE_RUBRIC = "correctness"
 RSS_LIMIT_MB = 300.0
 HELP_RUNS = 5
 #: Step groups of ``--only``, in the order they run.
-GROUPS = ("help", "imports", "report", "compare", "agree", "million")
+GROUPS = (
+    "help",
+    "imports",
+    "report",
+    "compare",
+    "agree",
+    "million",
+    "exports",
+)
 #: Groups that need the store built by the three imports.
-STORE_GROUPS = frozenset({"imports", "report", "compare", "million"})
+STORE_GROUPS = frozenset({
+    "imports",
+    "report",
+    "compare",
+    "million",
+    "exports",
+})
 
 
 # -- synthetic data ---------------------------------------------------------------------
@@ -436,6 +453,8 @@ def main() -> None:
             baseline_agree(rest[0])
         elif name == "candidates":
             baseline_candidates(rest[0])
+        elif name == "exports":
+            scale_exports.baseline(*rest)
         return
     folder = args.keep or Path(tempfile.mkdtemp(prefix="judgekit-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -511,7 +530,27 @@ def run(folder: Path, n_items: int, million: int, only: frozenset[str], reuse: b
         rows.append(Row(f"report, {total:,}-judgment store", measure(report, log),
                         measure([*me, "report", str(big), JUDGES[0]], log)))
         big.unlink()
+    if "exports" in only:
+        rows.extend(export_rows(folder, db, judgekit, me, log))
     print_table(rows, n_items)
+
+
+def export_rows(folder: Path, db: Path, judgekit: str, me: list[str], log: Path) -> list[Row]:
+    """The ``exports`` group: each export command against its baseline (``scale_exports``)."""
+    rows = []
+    tasks_db = folder / "tasks-copy.db"
+    for step, argv, kind in scale_exports.commands(judgekit, RUBRIC, db, folder):
+        if kind == "tasks":
+            copy_db(db, tasks_db)  # export-tasks saves the queue it draws
+        ours = measure(argv, log)
+        base = measure([*me, "exports", kind, str(db), str(folder / f"baseline-{kind}.out")], log)
+        rows.append(Row(step, ours, base))
+    for name in ("export.jsonl", "export.csv", "labels.jsonl", "disagreements.jsonl",
+                 "tasks.json", "tasks.xml", "tasks-copy.db", "tasks-copy.db-wal",
+                 "tasks-copy.db-shm", *(f"baseline-{kind}.out" for *_, kind in
+                                        scale_exports.commands(judgekit, RUBRIC, db, folder))):
+        (folder / name).unlink(missing_ok=True)
+    return rows
 
 
 def build_candidates(folder: Path, n_items: int, judgekit: str, log: Path, *,
@@ -610,7 +649,8 @@ def print_table(rows: list[Row], n_items: int) -> None:
           "time on a shared machine")
     print("baselines: imports = json.loads + sqlite3 executemany in one transaction; report and "
           "compare = sqlite3 reads, numpy majority, kappa with 1,000 resamples; agree = csv + "
-          "numpy kappas/Fleiss with 1,000 resamples; --help = python -c 'import click'")
+          "numpy kappas/Fleiss with 1,000 resamples; --help = python -c 'import click'; "
+          f"{scale_exports.BASELINE_NOTE}")
 
 
 if __name__ == "__main__":

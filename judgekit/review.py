@@ -10,15 +10,15 @@ the item's reference in reports (:mod:`judgekit.report.reference`).
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgekit.progress import phase
+from judgekit.progress import advance, phase
 from judgekit.report.pairing import reference_label
 from judgekit.store import QueueEntry, Store
 from judgekit.textsafe import json_safe
-from judgekit.types import Label, Rubric
+from judgekit.types import Rubric, Scale
 
 NO_MAJORITY = "no majority"
 SPLIT = "split"
@@ -58,35 +58,59 @@ def review_items(store: Store, rubric: Rubric, *, dataset: str | None = None) ->
     Every annotator's latest row counts, labels given with the judge shown
     included (marked ``blind=False``): the point is to see what people said.
     """
+    return list(iter_review_items(store, rubric, dataset=dataset))
+
+
+def iter_review_items(
+    store: Store, rubric: Rubric, *, dataset: str | None = None
+) -> Iterator[ReviewItem]:
+    """:func:`review_items` one at a time, reading the labels item by item (flat memory).
+
+    Reads in one snapshot of the store (:func:`judgekit.store.exports.snapshot`).
+    """
+    from judgekit.store.exports import adjudicated_label_pages, labels_by_item, snapshot
+
     scale = rubric.scale
-    phase("reading labels")
-    by_item: dict[tuple[str, str], list[Label]] = {}
-    for row in store.latest_labels(rubric.sha256, dataset=dataset, include_skips=True):
-        by_item.setdefault((row.dataset, row.item_id), []).append(row)
-    adjudicated = {
-        (row.dataset, row.item_id): row.label
-        for row in store.adjudicated_labels(rubric.sha256, dataset=dataset)
-    }
-    phase("finding disagreements")
-    out = []
-    for key in sorted(by_item):
-        rows = sorted(by_item[key], key=lambda r: r.annotator)
-        labels = {r.annotator: r.label for r in rows if r.label is not None and
-                  scale.is_valid(r.label)}
-        reasons: list[str] = []
-        majority = reference_label(labels, scale) if labels else None
-        if len(set(labels.values())) > 1:
-            reasons.append(NO_MAJORITY if majority is None else SPLIT)
-        if any(r.flagged for r in rows):
-            reasons.append(FLAGGED)
-        if not reasons:
-            continue
-        out.append(ReviewItem(
-            key[0], key[1], tuple(reasons),
-            tuple(Opinion(r.annotator, r.label, r.note, bool(r.flagged), r.blind) for r in rows),
-            majority, adjudicated.get(key),
-        ))
-    return out
+    with snapshot(store):
+        phase("reading labels")
+        adjudicated = {
+            (row[0], row[1]): row[2]
+            for page in adjudicated_label_pages(store, rubric.sha256,
+                                                ("dataset", "item_id", "label"), dataset=dataset)
+            for row in page
+        }
+        phase("finding disagreements")
+        for seen, rows in enumerate(labels_by_item(store, rubric.sha256, dataset=dataset), 1):
+            if seen % PROGRESS_EVERY == 0:
+                advance(PROGRESS_EVERY)
+            item = _review_item(rows, scale, adjudicated)
+            if item is not None:
+                yield item
+
+
+#: Items between two progress counts.
+PROGRESS_EVERY = 5000
+
+
+def _review_item(
+    rows: Sequence[tuple[Any, ...]], scale: Scale, adjudicated: Mapping[tuple[str, str], str]
+) -> ReviewItem | None:
+    """The item of one item's label rows (``OPINION_COLUMNS``, by annotator), if to review."""
+    labels = {r[2]: r[3] for r in rows if r[3] is not None and scale.is_valid(r[3])}
+    reasons: list[str] = []
+    majority = reference_label(labels, scale) if labels else None
+    if len(set(labels.values())) > 1:
+        reasons.append(NO_MAJORITY if majority is None else SPLIT)
+    if any(r[5] for r in rows):
+        reasons.append(FLAGGED)
+    if not reasons:
+        return None
+    key = (rows[0][0], rows[0][1])
+    return ReviewItem(
+        key[0], key[1], tuple(reasons),
+        tuple(Opinion(r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows),
+        majority, adjudicated.get(key),
+    )
 
 
 def adjudication_queue(items: Sequence[ReviewItem]) -> list[QueueEntry]:
@@ -107,11 +131,15 @@ def opinion_text(opinions: Sequence[Opinion]) -> str:
     return "\n".join(lines) or "(no annotator labels)"
 
 
-def as_json(items: Sequence[ReviewItem]) -> str:
+def as_json(items: Iterable[ReviewItem]) -> str:
     """One JSON object per line."""
-    return "".join(
-        json_safe(json.dumps(_record(item), ensure_ascii=False)) + "\n" for item in items
-    )
+    return "".join(json_lines(items))
+
+
+def json_lines(items: Iterable[ReviewItem]) -> Iterator[str]:
+    """:func:`as_json` line by line, for items read as they are written."""
+    for item in items:
+        yield json_safe(json.dumps(_record(item), ensure_ascii=False)) + "\n"
 
 
 def _record(item: ReviewItem) -> Mapping[str, Any]:
@@ -129,11 +157,14 @@ def _record(item: ReviewItem) -> Mapping[str, Any]:
     }
 
 
-def as_text(items: Sequence[ReviewItem]) -> str:
+def as_text(items: Iterable[ReviewItem]) -> str:
     """A block per item: id, reasons, then each annotator's label and note."""
-    if not items:
-        return "No item has disagreeing annotators or a flag.\n"
-    blocks = []
+    return "".join(text_blocks(items))
+
+
+def text_blocks(items: Iterable[ReviewItem]) -> Iterator[str]:
+    """:func:`as_text` block by block (each ends with a newline), then the summary line."""
+    count = no_majority = 0
     for item in items:
         head = f"{item.dataset}/{item.item_id}: {', '.join(item.reasons)}"
         if item.adjudicated is not None:
@@ -141,11 +172,14 @@ def as_text(items: Sequence[ReviewItem]) -> str:
         elif item.majority is not None:
             head += f" · majority: {item.majority}"
         body = "\n".join("  " + line for line in opinion_text(item.opinions).splitlines())
-        blocks.append(f"{head}\n{body}")
-    no_majority = sum(1 for i in items if NO_MAJORITY in i.reasons and i.adjudicated is None)
-    summary = (f"{len(items)} item(s) to review; {no_majority} with no majority and no "
-               "adjudication (left out of reports until adjudicated)")
-    return "\n\n".join(blocks) + f"\n\n{summary}\n"
+        count += 1
+        no_majority += NO_MAJORITY in item.reasons and item.adjudicated is None
+        yield f"{head}\n{body}\n\n"
+    if not count:
+        yield "No item has disagreeing annotators or a flag.\n"
+        return
+    yield (f"{count} item(s) to review; {no_majority} with no majority and no "
+           "adjudication (left out of reports until adjudicated)\n")
 
 
 __all__ = [
@@ -157,6 +191,9 @@ __all__ = [
     "adjudication_queue",
     "as_json",
     "as_text",
+    "iter_review_items",
+    "json_lines",
     "opinion_text",
     "review_items",
+    "text_blocks",
 ]

@@ -15,7 +15,7 @@ import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import click
 
@@ -247,6 +247,20 @@ def write_out(out: str | os.PathLike[str], text: str, *, store: Path | None = No
     (``/dev/null``, ``/dev/stdout``, a FIFO) is written directly, never renamed
     over. Returns the path written.
     """
+    with open_out(out, store=store) as handle:
+        handle.write(text)
+    return Path(os.fspath(out)).expanduser()
+
+
+@contextmanager
+def open_out(out: str | os.PathLike[str], *, store: Path | None = None) -> Iterator[TextIO]:
+    """:func:`write_out` as a file to write a stream of text to (an export row by row).
+
+    The text reaches ``out`` only when the block ends without an error: until
+    then it goes to a temporary file beside it, removed if anything fails, so
+    an export that stops midway leaves the old file (or none), never a
+    truncated one. A write error is one line (:class:`InputError`).
+    """
     from judgekit.errors import InputError
 
     path = check_out_path(out, store=store)
@@ -254,24 +268,25 @@ def write_out(out: str | os.PathLike[str], text: str, *, store: Path | None = No
     try:
         if target.exists() and not target.is_file():
             with open(target, "w", encoding="utf-8", newline="") as handle:
-                handle.write(text)
-            return path
+                yield handle
+            return
         target.parent.mkdir(parents=True, exist_ok=True)
-        _replace_atomically(target, text)
+        with _replacing(target) as handle:
+            yield handle
     except OSError as exc:
         raise InputError(f"cannot write --out {os.fspath(out)}: {exc.strerror or exc}") from exc
-    return path
 
 
-def _replace_atomically(target: Path, text: str) -> None:
-    """Write via a temporary file in the same folder and rename it onto ``target``."""
+@contextmanager
+def _replacing(target: Path) -> Iterator[TextIO]:
+    """A temporary file in the same folder, renamed onto ``target`` once the block is done."""
     import tempfile
 
     mode = target.stat().st_mode & 0o7777 if target.exists() else None
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name[:200]}.", dir=target.parent)
     try:
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+            yield handle
             handle.flush()
             os.fsync(handle.fileno())
         if mode is None:

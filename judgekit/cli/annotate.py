@@ -82,6 +82,7 @@ def prepare_queue(
 ) -> PreparedQueue:
     """Load the named (or default-named) queue, drawing and saving it on first use."""
     from judgekit.sampling import Candidate, default_queue_name, plan_queue
+    from judgekit.store.exports import candidate_rows
 
     queue_name = name or default_queue_name(
         rubric.name, rubric.sha256, dataset, strategy, seed, sample
@@ -108,9 +109,9 @@ def prepare_queue(
     pairwise = rubric.scale.kind == "pairwise"
     misfits = 0
     for name_ in datasets:
-        for item in store.iter_items(name_):
-            if item.is_pairwise == pairwise:
-                candidates.append(Candidate(name_, item.id, item.slice))
+        for item_id, slice_, is_pairwise in candidate_rows(store, name_):  # no item texts
+            if is_pairwise == pairwise:
+                candidates.append(Candidate(name_, item_id, slice_))
             else:
                 misfits += 1
         if strategy != "random":

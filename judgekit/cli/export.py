@@ -4,37 +4,23 @@ from __future__ import annotations
 
 import csv
 import dataclasses
-import io
+import itertools
 import json
-import sys
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterable
+from contextlib import closing
+from typing import Any, TextIO
 
 import click
 
-from judgekit.cli._common import (
-    SHA256,
-    check_out_path,
-    db_option,
-    echo,
-    read_store,
-    rubric_option,
-    write_out,
-)
+from judgekit.cli._common import SHA256, db_option, echo, read_store, rubric_option
 from judgekit.cli._progress import progress_bar
-from judgekit.progress import phase
-from judgekit.textsafe import json_safe, terminal_safe
+from judgekit.cli._streamed import export_stream
+from judgekit.progress import advance, phase
+from judgekit.textsafe import json_safe
 from judgekit.types import Judgment
 
 #: Export columns, in order: every field of a judgment.
 COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Judgment))
-
-
-def judgment_record(judgment: Judgment) -> dict[str, Any]:
-    """A judgment as a plain JSON-ready dict (sampling as an object)."""
-    record = dataclasses.asdict(judgment)
-    record["sampling"] = dict(judgment.sampling)
-    return record
 
 
 def _csv_cell(value: Any) -> str:
@@ -47,24 +33,29 @@ def _csv_cell(value: Any) -> str:
     return str(value)
 
 
-def render(judgments: Sequence[Judgment], fmt: str) -> str:
-    """The export text: one JSON object per line, or CSV with a header row.
+def write_records(out: TextIO, pages: Iterable[list[dict[str, Any]]], fmt: str) -> int:
+    """Write pages of judgment records; returns how many were written.
 
-    JSONL escapes C1 controls and bidi overrides (:func:`~judgekit.textsafe.json_safe`):
-    the same values, but safe to ``cat`` on a terminal.
+    JSONL is one object per line, with C1 controls and bidi overrides escaped
+    (:func:`~judgekit.textsafe.json_safe`): the same values, but safe to ``cat`` on
+    a terminal. CSV has a header row; ``sampling`` is a JSON object, booleans are
+    ``true``/``false`` and missing values empty.
     """
+    count = 0
     if fmt == "jsonl":
-        return "".join(
-            json_safe(json.dumps(judgment_record(j), ensure_ascii=False)) + "\n"
-            for j in judgments
-        )
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\n")
+        encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(r, ensure_ascii=False)
+        for records in pages:  # json_safe maps characters one by one: a page at once is the same
+            out.write(json_safe("".join([encode(r) + "\n" for r in records])))
+            count += len(records)
+            advance(len(records))
+        return count
+    writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
-    for judgment in judgments:
-        record = judgment_record(judgment)
-        writer.writerow([_csv_cell(record[column]) for column in COLUMNS])
-    return buffer.getvalue()
+    for records in pages:
+        writer.writerows([[_csv_cell(value) for value in r.values()] for r in records])
+        count += len(records)
+        advance(len(records))
+    return count
 
 
 @click.command("export")
@@ -107,32 +98,28 @@ def command(
     """
     from judgekit.rubrics import load_rubric
     from judgekit.store import JudgmentSelection
+    from judgekit.store.exports import judgment_pages, snapshot
 
     rubric_hash = rubric if SHA256.match(rubric) else load_rubric(rubric).sha256
     if fmt is None:
         fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"
-    with read_store(db) as store, progress_bar("export", 3):
-        if out is not None and out != "-":
-            check_out_path(out, store=store.path)
+    to_file = out is not None and out != "-"
+    with read_store(db) as store, export_stream(out, store=store.path) as handle, \
+            progress_bar("export", 2):
         if run_id is None:
             selection = JudgmentSelection(rubric_hash=rubric_hash, dataset=dataset, variant=variant)
         else:  # the run's judge: its cached judgments count too (see docs/reports.md)
             selection = store.run_selection(
                 run_id, rubric_hash=rubric_hash, dataset=dataset, variant=variant
             )
-        phase("reading judgments")
-        judgments = store.judgments(latest_only=not history, **selection.filters())
-        phase("formatting")
-        text = render(judgments, fmt)
-    if out is None or out == "-":
-        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
-        sys.stdout.flush()
-        destination = "stdout"
-    else:
-        write_out(out, text, store=store.path)
-        destination = out
+        with snapshot(store), closing(
+                judgment_pages(store, selection, latest_only=not history)) as pages:
+            phase("reading judgments")
+            first = next(pages, [])
+            phase("writing")
+            count = write_records(handle, itertools.chain([first], pages), fmt)
     echo(
-        f"exported {len(judgments)} judgments (rubric {rubric_hash[:12]}) "
-        f"as {fmt} to {destination}",
+        f"exported {count} judgments (rubric {rubric_hash[:12]}) "
+        f"as {fmt} to {out if to_file else 'stdout'}",
         err=True,
     )

@@ -7,8 +7,6 @@ items first; a file with any error imports nothing and the error lists each
 
 from __future__ import annotations
 
-import io
-import sys
 from pathlib import Path
 from typing import cast
 
@@ -24,9 +22,9 @@ from judgekit.cli._common import (
     write_out,
 )
 from judgekit.cli._progress import progress_bar
+from judgekit.cli._streamed import export_stream
 from judgekit.cli.annotate import STRATEGIES
 from judgekit.progress import phase
-from judgekit.textsafe import terminal_safe
 
 
 @click.group("labels")
@@ -72,15 +70,18 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
     Items with no majority are left out of reports until someone adjudicates
     them with ``judgekit annotate --adjudicate``.
     """
-    from judgekit.review import as_json, as_text, review_items
+    from judgekit.io.streaming import batched
+    from judgekit.review import iter_review_items, json_lines, text_blocks
     from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
-    with read_store(db) as store, progress_bar("labels disagreements", 3):
-        items = review_items(store, loaded, dataset=dataset)
-        phase("rendering")
-        text = as_json(items) if fmt == "json" else as_text(items)
-    echo(text, nl=False)
+    with read_store(db) as store, export_stream(None, store=store.path,
+                                                always_escape=True) as handle, \
+            progress_bar("labels disagreements", 2):
+        items = iter_review_items(store, loaded, dataset=dataset)
+        pieces = json_lines(items) if fmt == "json" else text_blocks(items)
+        for chunk in batched(pieces, 1000):
+            handle.write("".join(chunk))
 
 
 @command.command("export")
@@ -109,19 +110,12 @@ def export_command(
 
     loaded = load_rubric(rubric)
     export_format = cast(ExportFormat, fmt)
-    buffer = io.StringIO()
-    with read_store(db) as store, progress_bar("labels export", 2):
-        if out is not None:
-            check_out_path(out, store=store.path)
-        count = export_labels(store, loaded.sha256, buffer, fmt=export_format,
+    with read_store(db) as store, export_stream(
+            out, store=store.path, dash_is_stdout=False) as handle, \
+            progress_bar("labels export", 2):
+        count = export_labels(store, loaded.sha256, handle, fmt=export_format,
                               dataset=dataset, annotators=annotators or None,
                               labeled_only=labeled_only)
-        if out is not None:
-            write_out(out, buffer.getvalue(), store=store.path)
-    if out is None:
-        text = buffer.getvalue()
-        sys.stdout.write(terminal_safe(text) if sys.stdout.isatty() else text)
-        sys.stdout.flush()
     echo(f"exported {count} label(s)" + (f" to {out}" if out else ""), err=True)
 
 
@@ -161,12 +155,15 @@ def export_tasks_command(
     from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
-    with read_store(db) as store:
+    with read_store(db) as store, progress_bar("labels export-tasks", 3):
         check_out_path(out, store=store.path)
+        phase("drawing the queue")
         queue = prepare_queue(store, loaded, dataset=dataset, strategy=strategy, sample=sample,
                               seed=seed, name=queue_name)
+        phase("reading items" + (" and the judge's verdicts" if predictions else ""))
         written = export_tasks(store, loaded, queue.name, queue.entries,
                                predictions=predictions)
+        phase("writing tasks")
         write_out(out, written.tasks_json, store=store.path)
         config = str(Path(out).with_suffix(".xml"))
         check_out_path(config, store=store.path)

@@ -19,6 +19,7 @@ from judgekit.io import argilla, label_studio
 from judgekit.io.labels import LABEL_FIELDS, LabelImportResult, labels_from_records, store_labels
 from judgekit.io.records import ErrorList, iter_mappings
 from judgekit.store import QueueEntry, Store
+from judgekit.store.exports import ok_verdict_counts
 from judgekit.types import Judgment, Rubric, primary_model
 
 
@@ -42,6 +43,27 @@ def primary_verdicts(judgments: Sequence[Judgment]) -> dict[tuple[str, str], Jud
     return {(j.dataset, j.item_id): j for j in ok if j.model_requested == primary}
 
 
+def _primary_verdicts_of(
+    store: Store, rubric: Rubric, dataset: str, item_ids: Sequence[str]
+) -> dict[tuple[str, str], Judgment]:
+    """:func:`primary_verdicts` of the dataset, for these items only.
+
+    The primary judge is chosen over the whole dataset (counted in SQLite), but
+    only the tasks' items' judgments are read: 100 tasks read 100 items' rows.
+    """
+    counts = ok_verdict_counts(store, rubric.sha256, dataset)
+    if not counts:
+        return {}
+    primary = primary_model(counts)
+    found: dict[tuple[str, str], Judgment] = {}
+    for rows in store.judgments_for_items(rubric.sha256, dataset, item_ids).values():
+        for j in rows:  # in insertion order: the latest row wins, as in primary_verdicts
+            if (j.status == "ok" and not j.variant and j.sample_index == 0
+                    and j.model_requested == primary):
+                found[(j.dataset, j.item_id)] = j
+    return found
+
+
 def export_tasks(
     store: Store, rubric: Rubric, queue: str, entries: Sequence[QueueEntry], *,
     predictions: bool = False,
@@ -56,9 +78,9 @@ def export_tasks(
     pairwise = False
     for dataset in sorted({e.dataset for e in entries}):
         wanted = [e for e in entries if e.dataset == dataset]
-        items = store.items_by_ids(dataset, [e.item_id for e in wanted])
-        verdicts = (primary_verdicts(store.judgments(rubric_hash=rubric.sha256, dataset=dataset))
-                    if predictions else {})
+        ids = [e.item_id for e in wanted]
+        items = store.items_by_ids(dataset, ids)
+        verdicts = _primary_verdicts_of(store, rubric, dataset, ids) if predictions else {}
         for entry in wanted:
             item = items[entry.item_id]
             pairwise = pairwise or item.is_pairwise

@@ -21,7 +21,8 @@ from __future__ import annotations
 import csv
 import json
 import operator
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TextIO
@@ -30,7 +31,7 @@ from judgekit.errors import InputError
 from judgekit.io.fields import bool_field, item_dataset_index, resolve_dataset, text_field
 from judgekit.io.records import ErrorList, Record, iter_records
 from judgekit.io.streaming import batched, write_checked
-from judgekit.progress import phase
+from judgekit.progress import advance, phase
 from judgekit.store import Store
 from judgekit.store.imports import ImportSession, LabelRow, LabelState
 from judgekit.store.rows import LABEL_COLUMNS
@@ -279,25 +280,57 @@ def export_labels(
 
     Skipped items and notes or flags on unlabeled items are written too (``label``
     empty), so nothing an annotator said is lost; ``labeled_only`` leaves them out.
+    Rows are read and written a page at a time, all from one snapshot of the store.
     """
-    phase("reading labels")
-    labels = [
-        *store.latest_labels(rubric_hash, dataset=dataset, include_skips=not labeled_only),
-        *store.adjudicated_labels(rubric_hash, dataset=dataset, include_skips=not labeled_only),
-    ]
-    if annotators is not None:
-        wanted = set(annotators)
-        labels = [lb for lb in labels if lb.annotator in wanted]
-    phase("writing")
-    records = [label_record(lb) for lb in labels]
-    if fmt == "jsonl":
-        for record in records:
-            out.write(json.dumps(record, ensure_ascii=False) + "\n")
-    elif fmt == "csv":
-        writer = csv.DictWriter(out, fieldnames=list(LABEL_FIELDS), lineterminator="\n")
-        writer.writeheader()
-        for record in records:
-            writer.writerow({k: ("" if v is None else v) for k, v in record.items()})
-    else:
+    from judgekit.store.exports import adjudicated_label_pages, latest_label_pages, snapshot
+
+    if fmt not in ("jsonl", "csv"):
         raise InputError(f"unknown format {fmt!r} (use jsonl or csv)")
-    return len(records)
+    wanted = None if annotators is None else set(annotators)
+    write = _jsonl_writer(out) if fmt == "jsonl" else _csv_writer(out)
+    count = 0
+    writing = False
+    with snapshot(store):
+        phase("reading labels")
+        for read in (latest_label_pages, adjudicated_label_pages):
+            with closing(read(store, rubric_hash, LABEL_FIELDS, dataset=dataset,
+                              include_skips=not labeled_only)) as pages:
+                for rows in pages:
+                    if not writing:
+                        phase("writing")
+                        writing = True
+                    records = [_label_export_record(row) for row in rows
+                               if wanted is None or row[2] in wanted]
+                    write(records)
+                    count += len(records)
+                    advance(len(rows))
+        if not writing:
+            phase("writing")
+    return count
+
+
+def _label_export_record(row: Sequence[Any]) -> dict[str, Any]:
+    """:func:`label_record` of a stored row (:data:`LABEL_FIELDS` columns, flags 0/1)."""
+    record = dict(zip(LABEL_FIELDS, row, strict=True))
+    record["flagged"] = bool(record["flagged"])
+    record["blind"] = bool(record["blind"])
+    return record
+
+
+def _jsonl_writer(out: TextIO) -> Callable[[list[dict[str, Any]]], None]:
+    encode = json.JSONEncoder(ensure_ascii=False).encode  # json.dumps(r, ensure_ascii=False)
+
+    def write(records: list[dict[str, Any]]) -> None:
+        out.write("".join([encode(r) + "\n" for r in records]))
+
+    return write
+
+
+def _csv_writer(out: TextIO) -> Callable[[list[dict[str, Any]]], None]:
+    writer = csv.DictWriter(out, fieldnames=list(LABEL_FIELDS), lineterminator="\n")
+    writer.writeheader()
+
+    def write(records: list[dict[str, Any]]) -> None:
+        writer.writerows([{k: ("" if v is None else v) for k, v in r.items()} for r in records])
+
+    return write

@@ -292,13 +292,12 @@ def test_every_long_store_command_announces_its_phases(store: Path, tmp_path: Pa
     db = ["--db", str(store)]
     rub = ["--rubric", RUBRIC]
     expected = {
-        ("export", *rub, *db): ["export [1/3]: reading judgments", "export [2/3]: formatting"],
+        ("export", *rub, *db): ["export [1/2]: reading judgments", "export [2/2]: writing"],
         ("labels", "export", *rub, *db): ["labels export [1/2]: reading labels",
                                          "labels export [2/2]: writing"],
         ("labels", "disagreements", *rub, *db): [
-            "labels disagreements [1/3]: reading labels",
-            "labels disagreements [2/3]: finding disagreements",
-            "labels disagreements [3/3]: rendering"],
+            "labels disagreements [1/2]: reading labels",
+            "labels disagreements [2/2]: finding disagreements"],
         ("estimate", *rub, *db, "--model", "judge-a"): ["estimate [1/10]: choosing the judge"],
         ("plan", "--estimate", "ppi", *rub, *db, "--model", "judge-a", "--half-width", "0.2"):
             ["plan [1/9]: choosing the judge"],
@@ -335,6 +334,16 @@ def test_store_writing_commands_announce_their_phases(store: Path, tmp_path: Pat
     assert asked.stderr.splitlines()[:2] == ["batch collect [1/2]: checking files",
                                              "batch collect [2/2]: storing answers"]
     assert "not-a-key" in asked.stdout
+    tasks = tmp_path / "tasks.json"
+    for extra, reading in (([], "reading items"),
+                           (["--with-judge-predictions", "--sample", "5"],
+                            "reading items and the judge's verdicts")):
+        lines, asked = _phases(["labels", "export-tasks", *rub, *db, "--out", str(tasks), *extra])
+        assert lines[:3] == ["labels export-tasks [1/3]: drawing the queue",
+                             f"labels export-tasks [2/3]: {reading}",
+                             "labels export-tasks [3/3]: writing tasks"]
+        assert lines[3].startswith("labels export-tasks: done in ")
+        assert asked.stdout.startswith("wrote ")
     swapped = tmp_path / "ba.jsonl"
     said = ["A", "B", "tie"]
     swapped.write_text("".join(

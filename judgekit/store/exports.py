@@ -1,0 +1,180 @@
+"""Streaming reads for the exports: plain rows straight from SQLite, a page at a time.
+
+``export``, ``labels export`` and ``labels disagreements`` write every row of a
+large store once, in order, and keep none of them: the store's list-returning
+queries (built for the report, which needs every row at once) would hold
+hundreds of thousands of objects only to write them out. These readers yield
+pages of plain tuples or dicts, so an export's memory stays flat however large
+the store is. They select the same rows, in the same order, as the store
+queries named in each docstring.
+
+:func:`snapshot` runs several reads in one read transaction: in WAL mode a
+writer may add rows meanwhile, but every read inside the block sees the store
+as it was when the first one started, so an export never mixes two states.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Generator, Iterator, Sequence
+from contextlib import contextmanager
+from functools import lru_cache
+from typing import Any
+
+from judgekit.store import rows as R
+from judgekit.store.database import Store
+from judgekit.store.judges import JudgmentSelection
+from judgekit.store.labels import _LATEST_IDS
+from judgekit.types import ADJUDICATED_SOURCE, Judgment
+
+#: Rows read from SQLite at a time.
+PAGE = 5000
+#: A judgment's fields in :class:`~judgekit.types.Judgment` order (the export's columns).
+JUDGMENT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Judgment))
+#: What ``labels disagreements`` needs of each label.
+OPINION_COLUMNS = ("dataset", "item_id", "annotator", "label", "note", "flagged", "blind")
+
+_SAMPLING_AT = JUDGMENT_FIELDS.index("sampling")
+_IMPORTED_AT = JUDGMENT_FIELDS.index("imported")
+
+
+@contextmanager
+def snapshot(store: Store) -> Iterator[None]:
+    """Run the block's reads in one read transaction (one consistent view of the store).
+
+    Inside a transaction already (a caller's), the block simply joins it.
+    """
+    with store._lock:
+        conn = store._conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN")
+        try:
+            yield
+        finally:
+            if conn.in_transaction:
+                conn.execute("COMMIT")  # a read transaction: nothing to keep or undo
+
+
+@lru_cache(maxsize=256)
+def _sampling(text: str | None) -> dict[str, Any]:
+    return R.load_json(text)
+
+
+def judgment_pages(
+    store: Store, selection: JudgmentSelection, *, latest_only: bool = True, page: int = PAGE
+) -> Generator[list[dict[str, Any]], None, None]:
+    """:meth:`Store.judgments` as pages of export records (no :class:`Judgment` objects).
+
+    A record is the judgment's fields in :class:`Judgment` order, ``sampling`` a
+    fresh dict and ``imported`` a bool: what ``dataclasses.asdict`` of the
+    judgment gives, without building it.
+    """
+    where, params = selection.where()
+    columns = ", ".join(JUDGMENT_FIELDS)
+    if latest_only:
+        sql = (f"SELECT {columns} FROM judgments WHERE id IN "
+               f"(SELECT MAX(id) FROM judgments {where} GROUP BY cache_key)")
+    else:
+        sql = f"SELECT {columns} FROM judgments {where}"
+    names = JUDGMENT_FIELDS
+    for rows in store._paged(sql + " ORDER BY id", params, page):
+        records = []
+        for row in rows:
+            values = list(row)
+            values[_SAMPLING_AT] = dict(_sampling(values[_SAMPLING_AT]))
+            values[_IMPORTED_AT] = bool(values[_IMPORTED_AT])
+            records.append(dict(zip(names, values, strict=True)))
+        yield records
+
+
+def _label_filters(rubric_hash: str, dataset: str | None) -> tuple[str, list[Any]]:
+    return Store._label_filters(rubric_hash, dataset, None)
+
+
+def latest_label_pages(
+    store: Store, rubric_hash: str, columns: Sequence[str], *, dataset: str | None = None,
+    include_skips: bool = False, order: str = "id", page: int = PAGE,
+) -> Generator[list[tuple[Any, ...]], None, None]:
+    """:meth:`Store.latest_labels` as pages of ``columns`` tuples (0/1 flags as stored).
+
+    ``order`` is the ``ORDER BY`` (``id``: when each latest label was given, as
+    the store query orders them).
+    """
+    filters, params = _label_filters(rubric_hash, dataset)
+    sql = (f"SELECT {', '.join(columns)} FROM labels WHERE id IN "
+           f"({_LATEST_IDS.format(filters=filters)})"
+           + ("" if include_skips else " AND label IS NOT NULL") + f" ORDER BY {order}")
+    yield from store._paged(sql, params, page)
+
+
+def adjudicated_label_pages(
+    store: Store, rubric_hash: str, columns: Sequence[str], *, dataset: str | None = None,
+    include_skips: bool = False, page: int = PAGE,
+) -> Generator[list[tuple[Any, ...]], None, None]:
+    """:meth:`Store.adjudicated_labels` as pages of ``columns`` tuples, oldest first."""
+    filters, params = _label_filters(rubric_hash, dataset)
+    sql = (f"SELECT {', '.join(columns)} FROM labels WHERE id IN (SELECT MAX(id) FROM labels "
+           f"WHERE rubric_hash = ? AND source = '{ADJUDICATED_SOURCE}'{filters} "
+           "GROUP BY dataset, item_id)"
+           + ("" if include_skips else " AND label IS NOT NULL") + " ORDER BY id")
+    yield from store._paged(sql, params, page)
+
+
+def labels_by_item(
+    store: Store, rubric_hash: str, *, dataset: str | None = None
+) -> Iterator[list[tuple[Any, ...]]]:
+    """Each item's latest labels (skips included), item by item in (dataset, item id) order.
+
+    Rows are :data:`OPINION_COLUMNS` tuples, an item's sorted by annotator. SQLite
+    compares text as UTF-8 bytes, which orders strings as Python does, so items
+    come in ``sorted()`` order of their ``(dataset, item_id)``.
+    """
+    current: list[tuple[Any, ...]] = []
+    key: tuple[Any, Any] | None = None
+    for rows in latest_label_pages(store, rubric_hash, OPINION_COLUMNS, dataset=dataset,
+                                   include_skips=True, order="dataset, item_id, annotator"):
+        for row in rows:
+            if (row[0], row[1]) != key:
+                if current:
+                    yield current
+                current, key = [], (row[0], row[1])
+            current.append(row)
+    if current:
+        yield current
+
+
+def candidate_rows(store: Store, dataset: str) -> Iterator[tuple[str, str | None, bool]]:
+    """``(item id, slice, is pairwise)`` of every item of ``dataset`` in import order.
+
+    What drawing a labeling queue needs of each item, without reading its texts
+    (:meth:`Store.iter_items` builds every :class:`~judgekit.types.Item`).
+    """
+    sql = ("SELECT id, slice, response_a IS NOT NULL AND response_b IS NOT NULL FROM items "
+           "WHERE dataset = ? ORDER BY rowid")
+    for rows in store._paged(sql, [dataset]):
+        for item_id, slice_, pairwise in rows:
+            yield item_id, slice_, bool(pairwise)
+
+
+def ok_verdict_counts(store: Store, rubric_hash: str, dataset: str) -> dict[str, int]:
+    """Per model as requested: its latest plain first-sample ``ok`` verdicts on ``dataset``.
+
+    The counts :func:`~judgekit.types.primary_model` picks the primary judge from,
+    counted in SQLite instead of over every :class:`Judgment` of the dataset.
+    """
+    rows = store._tuples(
+        "SELECT model_requested, COUNT(*) FROM judgments WHERE id IN (SELECT MAX(id) FROM "
+        "judgments WHERE rubric_hash = ? AND dataset = ? GROUP BY cache_key) AND status = 'ok' "
+        "AND (variant IS NULL OR variant = '') AND sample_index = 0 GROUP BY model_requested",
+        [rubric_hash, dataset],
+    )
+    return {str(model): int(count) for model, count in rows}
+
+
+__all__ = [
+    "JUDGMENT_FIELDS", "OPINION_COLUMNS", "PAGE",
+    "adjudicated_label_pages", "candidate_rows", "judgment_pages", "labels_by_item",
+    "latest_label_pages", "ok_verdict_counts", "snapshot",
+]
