@@ -68,7 +68,11 @@ def baseline(kind: str, db: str, out: str) -> None:
 
 
 def _judgments(conn: sqlite3.Connection, rubric: str, write: Callable[[str], object]) -> None:
-    cursor = conn.execute(_LATEST_JUDGMENTS, [rubric])
+    _json_lines(conn.execute(_LATEST_JUDGMENTS, [rubric]), write)
+
+
+def _json_lines(cursor: sqlite3.Cursor, write: Callable[[str], object]) -> None:
+    """Each row of ``cursor`` as a JSON object of its columns, one per line."""
     names = [column[0] for column in cursor.description]
     while rows := cursor.fetchmany(5000):
         write("".join(json.dumps(dict(zip(names, row, strict=True)), ensure_ascii=False) + "\n"
@@ -90,11 +94,7 @@ class _Writer:
 
 
 def _labels(conn: sqlite3.Connection, rubric: str, write: Callable[[str], object]) -> None:
-    cursor = conn.execute(_LATEST_LABELS.format(order="id"), [rubric])
-    names = [column[0] for column in cursor.description]
-    while rows := cursor.fetchmany(5000):
-        write("".join(json.dumps(dict(zip(names, row, strict=True)), ensure_ascii=False) + "\n"
-                      for row in rows))
+    _json_lines(conn.execute(_LATEST_LABELS.format(order="id"), [rubric]), write)
 
 
 def _disagreements(conn: sqlite3.Connection, rubric: str,

@@ -71,6 +71,7 @@ def iter_review_items(
     from judgekit.store.exports import adjudicated_label_pages, labels_by_item, snapshot
 
     scale = rubric.scale
+    valid = frozenset(scale.labels)  # scale.is_valid, as a set
     with snapshot(store):
         phase("reading labels")
         adjudicated = {
@@ -83,7 +84,7 @@ def iter_review_items(
         for seen, rows in enumerate(labels_by_item(store, rubric.sha256, dataset=dataset), 1):
             if seen % PROGRESS_EVERY == 0:
                 advance(PROGRESS_EVERY)
-            item = _review_item(rows, scale, adjudicated)
+            item = _review_item(rows, valid, scale, adjudicated)
             if item is not None:
                 yield item
 
@@ -93,18 +94,21 @@ PROGRESS_EVERY = 5000
 
 
 def _review_item(
-    rows: Sequence[tuple[Any, ...]], scale: Scale, adjudicated: Mapping[tuple[str, str], str]
+    rows: Sequence[tuple[Any, ...]], valid: frozenset[str], scale: Scale,
+    adjudicated: Mapping[tuple[str, str], str],
 ) -> ReviewItem | None:
     """The item of one item's label rows (``OPINION_COLUMNS``, by annotator), if to review."""
-    labels = {r[2]: r[3] for r in rows if r[3] is not None and scale.is_valid(r[3])}
-    reasons: list[str] = []
+    labels = {r[2]: r[3] for r in rows if r[3] in valid}
+    split = len(set(labels.values())) > 1
+    flagged = any(r[5] for r in rows)
+    if not split and not flagged:
+        return None  # the common case: agreed (a single label is its own reference)
     majority = reference_label(labels, scale) if labels else None
-    if len(set(labels.values())) > 1:
+    reasons: list[str] = []
+    if split:
         reasons.append(NO_MAJORITY if majority is None else SPLIT)
-    if any(r[5] for r in rows):
+    if flagged:
         reasons.append(FLAGGED)
-    if not reasons:
-        return None
     key = (rows[0][0], rows[0][1])
     return ReviewItem(
         key[0], key[1], tuple(reasons),

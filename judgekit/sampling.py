@@ -36,7 +36,6 @@ from dataclasses import dataclass, field
 from typing import Literal, cast
 
 import numpy as np
-from scipy.stats import hypergeom
 
 from judgekit.store import QueueEntry
 from judgekit.types import (
@@ -180,6 +179,8 @@ def inclusion_probability(
     # population-1 items; R of them fall in the item's stratum (stratum_size-1 others).
     low = max(0, n_random - (population - stratum_size))
     high = min(n_random, stratum_size - 1)
+    from scipy.stats import hypergeom  # over a second to import: only here, not per queue draw
+
     taken = np.arange(low, high + 1)
     pmf = hypergeom.pmf(taken, population - 1, stratum_size - 1, n_random)
     left = stratum_size - taken

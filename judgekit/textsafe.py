@@ -133,6 +133,6 @@ def json_safe(dumped: str) -> str:
     same character, so the result parses to exactly the same value.
     """
     safe = dumped.translate(_JSON_TABLE)
-    if _SURROGATE.search(safe):
+    if not safe.isascii() and _SURROGATE.search(safe):  # isascii() is O(1): no search for ASCII
         safe = _SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", safe)
     return safe

@@ -21,6 +21,8 @@ from judgekit.types import Judgment
 
 #: Export columns, in order: every field of a judgment.
 COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Judgment))
+#: The two fields that are not plain text or numbers: an object and a boolean.
+_SAMPLING_AT, _IMPORTED_AT = COLUMNS.index("sampling"), COLUMNS.index("imported")
 
 
 def _csv_cell(value: Any) -> str:
@@ -52,7 +54,11 @@ def write_records(out: TextIO, pages: Iterable[list[dict[str, Any]]], fmt: str) 
     writer = csv.writer(out, lineterminator="\n")
     writer.writerow(COLUMNS)
     for records in pages:
-        writer.writerows([[_csv_cell(value) for value in r.values()] for r in records])
+        rows = [list(r.values()) for r in records]
+        for row in rows:  # the csv module writes None as "" and numbers as str() does
+            row[_SAMPLING_AT] = _csv_cell(row[_SAMPLING_AT])
+            row[_IMPORTED_AT] = _csv_cell(row[_IMPORTED_AT])
+        writer.writerows(rows)
         count += len(records)
         advance(len(records))
     return count

@@ -34,8 +34,6 @@ JUDGMENT_FIELDS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Judg
 #: What ``labels disagreements`` needs of each label.
 OPINION_COLUMNS = ("dataset", "item_id", "annotator", "label", "note", "flagged", "blind")
 
-_SAMPLING_AT = JUDGMENT_FIELDS.index("sampling")
-_IMPORTED_AT = JUDGMENT_FIELDS.index("imported")
 
 
 @contextmanager
@@ -80,12 +78,10 @@ def judgment_pages(
         sql = f"SELECT {columns} FROM judgments {where}"
     names = JUDGMENT_FIELDS
     for rows in store._paged(sql + " ORDER BY id", params, page):
-        records = []
-        for row in rows:
-            values = list(row)
-            values[_SAMPLING_AT] = dict(_sampling(values[_SAMPLING_AT]))
-            values[_IMPORTED_AT] = bool(values[_IMPORTED_AT])
-            records.append(dict(zip(names, values, strict=True)))
+        records = [dict(zip(names, row, strict=True)) for row in rows]
+        for record in records:
+            record["sampling"] = dict(_sampling(record["sampling"]))
+            record["imported"] = bool(record["imported"])
         yield records
 
 
@@ -127,20 +123,29 @@ def labels_by_item(
 ) -> Iterator[list[tuple[Any, ...]]]:
     """Each item's latest labels (skips included), item by item in (dataset, item id) order.
 
-    Rows are :data:`OPINION_COLUMNS` tuples, an item's sorted by annotator. SQLite
-    compares text as UTF-8 bytes, which orders strings as Python does, so items
-    come in ``sorted()`` order of their ``(dataset, item_id)``.
+    The rows of :meth:`Store.latest_labels` with ``include_skips``, as
+    :data:`OPINION_COLUMNS` tuples, an item's sorted by annotator. Read in the
+    order of the ``labels_by_key`` index (no sort, no subquery): every row of the
+    rubric, each annotator's rows oldest first, so the last one of a run is the
+    latest. SQLite compares text as UTF-8 bytes, which orders strings as Python
+    does, so items come in ``sorted()`` order of their ``(dataset, item_id)``.
     """
+    filters, params = _label_filters(rubric_hash, dataset)
+    sql = (f"SELECT {', '.join(OPINION_COLUMNS)} FROM labels WHERE rubric_hash = ? "
+           f"AND source != '{ADJUDICATED_SOURCE}'{filters} "
+           "ORDER BY dataset, item_id, annotator, id")
     current: list[tuple[Any, ...]] = []
     key: tuple[Any, Any] | None = None
-    for rows in latest_label_pages(store, rubric_hash, OPINION_COLUMNS, dataset=dataset,
-                                   include_skips=True, order="dataset, item_id, annotator"):
+    for rows in store._paged(sql, params, PAGE):
         for row in rows:
             if (row[0], row[1]) != key:
                 if current:
                     yield current
-                current, key = [], (row[0], row[1])
-            current.append(row)
+                current, key = [row], (row[0], row[1])
+            elif current[-1][2] == row[2]:
+                current[-1] = row  # a later row of the same annotator: it is the latest
+            else:
+                current.append(row)
     if current:
         yield current
 

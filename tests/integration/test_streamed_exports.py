@@ -27,6 +27,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from judgekit.cli.export import _csv_cell
 from judgekit.cli.main import cli
 from judgekit.io.labeling_tools import export_tasks, primary_verdicts
 from judgekit.io.labels import LABEL_FIELDS, export_labels, label_record
@@ -183,15 +184,6 @@ def _old_render(judgments: list[Judgment], fmt: str) -> str:
         out["sampling"] = dict(judgment.sampling)
         return out
 
-    def cell(value: object) -> str:
-        if value is None:
-            return ""
-        if isinstance(value, bool):
-            return "true" if value else "false"
-        if isinstance(value, dict | list):
-            return json.dumps(value, sort_keys=True, ensure_ascii=False)
-        return str(value)
-
     if fmt == "jsonl":
         return "".join(json_safe(json.dumps(record(j), ensure_ascii=False)) + "\n"
                        for j in judgments)
@@ -201,7 +193,7 @@ def _old_render(judgments: list[Judgment], fmt: str) -> str:
     writer.writerow(columns)
     for judgment in judgments:
         fields = record(judgment)
-        writer.writerow([cell(fields[column]) for column in columns])
+        writer.writerow([_csv_cell(fields[column]) for column in columns])
     return buffer.getvalue()
 
 
