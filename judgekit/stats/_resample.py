@@ -237,6 +237,27 @@ def row_bincount(codes: IntArray, size: int, weights: FloatArray | None = None) 
     return counted.reshape(rows, size).astype(np.float64, copy=False)
 
 
+def unique_rows(rows: np.ndarray) -> tuple[np.ndarray, IntArray]:
+    """``np.unique(rows, axis=0, return_counts=True)``, by a lexicographic sort of the columns.
+
+    ``np.unique`` with an axis sorts the rows as structured records, five times slower
+    than ``np.lexsort`` at 100,000 rows. Equal rows are then identical bit for bit, so
+    the result is the same, except where equal values can differ in their bits (NaN,
+    -0.0 beside 0.0): those inputs go to ``np.unique`` itself.
+    """
+    if rows.ndim != 2 or rows.shape[0] == 0 or rows.dtype.kind not in "biuf" or (
+        rows.dtype.kind == "f"
+        and not (np.isfinite(rows).all() and not ((rows == 0) & np.signbit(rows)).any())
+    ):
+        found, counts = np.unique(rows, axis=0, return_counts=True)
+        return found, counts
+    ordered = rows[np.lexsort(rows.T[::-1])]
+    first = np.ones(ordered.shape[0], dtype=bool)
+    first[1:] = (ordered[1:] != ordered[:-1]).any(axis=1)
+    starts = np.flatnonzero(first)
+    return ordered[starts], np.diff(np.append(starts, ordered.shape[0]))
+
+
 def patterns_of(
     contributions: FloatArray, clusters: IntArray | None
 ) -> tuple[FloatArray, IntArray]:
@@ -252,7 +273,7 @@ def patterns_of(
                 clusters, weights=contributions[:, column], minlength=n_clusters
             )
         contributions = summed
-    patterns, frequencies = np.unique(contributions, axis=0, return_counts=True)
+    patterns, frequencies = unique_rows(contributions)
     return patterns, frequencies.astype(np.int64)
 
 

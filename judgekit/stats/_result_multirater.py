@@ -91,7 +91,7 @@ class AlphaResult(_SumsResult):
         if clusters is not None:
             return super()._bootstrap(level, method, n_resamples, random_state, clusters)
         # identical value-count rows give identical coincidences: merge them first
-        rows, frequencies = np.unique(self._value_counts[self._used], axis=0, return_counts=True)
+        rows, frequencies = _resample.unique_rows(self._value_counts[self._used])
         return _resample.interval_from_patterns(
             self._statistic_of_sums,
             _tables.coincidence_contributions(rows.astype(np.float64)),

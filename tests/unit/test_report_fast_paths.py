@@ -2,8 +2,8 @@
 
 Each fast path must give exactly what the plain per-item code gives: the families
 of each response's model (worked out once per distinct meta), the one-dimensional
-check of ``as_1d`` and the missing-value mask (on the distinct types), and the code
-counts of a resample plan.
+check of ``as_1d`` and the missing-value mask (on the distinct types), the code
+counts of a resample plan, and the distinct rows of a bootstrap's patterns.
 Edges: one item, a constant column, all values missing, a single cluster.
 """
 
@@ -19,7 +19,7 @@ import pytest
 from judgekit.families import model_family, response_models
 from judgekit.report.self_preference import response_families
 from judgekit.stats._plan import code_counts
-from judgekit.stats._resample import chunk_rows
+from judgekit.stats._resample import chunk_rows, unique_rows
 from judgekit.stats._validate import as_1d, encode, missing_mask
 from judgekit.store.columns import ItemFacts
 from judgekit.types import Item
@@ -157,3 +157,22 @@ def test_an_infinite_label_is_refused_among_strings_and_none() -> None:
     arr[:] = ["b", None, "a"]
     codes, categories = encode([("judge", arr)], None)
     assert categories == ("a", "b") and codes[0].tolist() == [1, -1, 0]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_unique_rows_is_numpys_unique_over_rows(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n, k = [(1, 1), (1, 3), (200, 1), (500, 4), (300, 9), (1000, 2)][seed]
+    shapes = [
+        rng.integers(0, 3, size=(n, k)).astype(np.float64),  # ties: few distinct rows
+        rng.normal(size=(n, k)),  # all distinct, negatives
+        np.full((n, k), 0.25),  # constant
+        rng.integers(-2, 2, size=(n, k)),  # integers
+        np.where(rng.random((n, k)) < 0.3, -0.0, rng.integers(0, 2, (n, k)).astype(float)),
+        np.where(rng.random((n, k)) < 0.2, np.nan, rng.integers(0, 2, (n, k)).astype(float)),
+    ]
+    for rows in shapes:
+        ours, counts = unique_rows(rows)
+        found, expected = np.unique(rows, axis=0, return_counts=True)
+        assert ours.dtype == found.dtype and ours.tobytes() == found.tobytes()
+        assert counts.tolist() == expected.tolist()
