@@ -135,7 +135,7 @@ def judges(
 ) -> None:
     """Two judges (two runs or two rubric versions) against the same human labels."""
     from judgekit.compare import compare_judges
-    from judgekit.report.agreement import IntervalSpec
+    from judgekit.report.stat_intervals import IntervalSpec
 
     store = read_store(db)
     try:
@@ -183,7 +183,7 @@ def candidates(
 ) -> None:
     """Two candidate models scored by one judge on the same item ids."""
     from judgekit.compare import compare_candidates
-    from judgekit.report.agreement import IntervalSpec
+    from judgekit.report.stat_intervals import IntervalSpec
 
     store = read_store(db)
     try:

@@ -27,9 +27,9 @@ from judgekit.compare.clustering import Clustering
 from judgekit.errors import InputError
 from judgekit.io.records import iter_records
 from judgekit.progress import phase
-from judgekit.report.agreement import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.report.model import Stat, undefined
 from judgekit.report.parity import ALT_TEST_EPSILON, Parity, judge_parity
+from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.types import ADJUDICATED_SOURCE
 
 Level = Literal["nominal", "ordinal", "interval", "ratio"]

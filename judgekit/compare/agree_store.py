@@ -13,10 +13,10 @@ from typing import Any
 from judgekit.compare.agree import Level, Rating
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
 from judgekit.errors import InputError
-from judgekit.report.agreement import IntervalSpec
 from judgekit.report.loading import items_for
 from judgekit.report.pairing import PROMPT_CLUSTER_NOTE, ItemKey
 from judgekit.report.reference import human_reference
+from judgekit.report.stat_intervals import IntervalSpec
 from judgekit.store import Store
 from judgekit.types import Rubric
 

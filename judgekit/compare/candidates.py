@@ -14,14 +14,10 @@ from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
 from judgekit.compare.judges import judge_of, judge_side
 from judgekit.errors import InputError
 from judgekit.progress import phase
-from judgekit.report.agreement import (
-    IntervalSpec,
-    bootstrap_stat,
-    numeric_values,
-    wilson_if_collapsed,
-)
+from judgekit.report.agreement import numeric_values
 from judgekit.report.model import Stat, undefined
 from judgekit.report.pairing import ItemKey
+from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, wilson_if_collapsed
 from judgekit.store import JudgmentSelection, Store
 from judgekit.store.columns import ItemFacts
 from judgekit.types import Rubric

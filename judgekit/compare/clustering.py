@@ -8,8 +8,8 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.report.agreement import IntervalSpec
 from judgekit.report.pairing import AnyItem, ItemKey, cluster_ids, default_cluster_by
+from judgekit.report.stat_intervals import IntervalSpec
 
 #: ``cluster_by`` value that turns clustering off (each item is its own unit).
 NO_CLUSTERS = "item"

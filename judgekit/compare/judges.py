@@ -14,18 +14,12 @@ from judgekit import stats
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
 from judgekit.errors import InputError
 from judgekit.progress import phase
-from judgekit.report.agreement import (
-    PRIMARY_BY_KIND,
-    IntervalSpec,
-    bootstrap_stat,
-    primary_only,
-    proportion_stat,
-    to_stat,
-)
+from judgekit.report.agreement import PRIMARY_BY_KIND, primary_only
 from judgekit.report.loading import items_for
 from judgekit.report.model import Stat
 from judgekit.report.pairing import ItemKey, select_judgments
 from judgekit.report.reference import human_reference
+from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, proportion_stat, to_stat
 from judgekit.store import JudgmentSelection, Store
 from judgekit.types import Rubric
 

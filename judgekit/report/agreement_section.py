@@ -12,15 +12,10 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit.errors import InputError
-from judgekit.report.agreement import (
-    IntervalSpec,
-    confusion_of,
-    judge_vs_human,
-    mean_difference,
-    numeric_values,
-)
+from judgekit.report.agreement import confusion_of, judge_vs_human, mean_difference, numeric_values
 from judgekit.report.model import Agreement
 from judgekit.report.pairing import ItemKey, Pairing, reference_rule
+from judgekit.report.stat_intervals import IntervalSpec
 from judgekit.types import Scale
 
 #: Human labels of each compared item, by annotator.

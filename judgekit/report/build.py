@@ -19,7 +19,7 @@ import numpy as np
 
 from judgekit.progress import phase
 from judgekit.report import bias_gate, probe_gates, probe_text_gate, sections
-from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec
+from judgekit.report.agreement import PRIMARY_BY_KIND
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
 from judgekit.report.bias_probes import probe_results
 from judgekit.report.estimate_section import estimate_section
@@ -40,6 +40,7 @@ from judgekit.report.parity import GAP_KEY, parity_section
 from judgekit.report.planning import planned_total
 from judgekit.report.reference import human_reference, label_counts, reference_notes
 from judgekit.report.scale_probes import check_required, with_paired_probes
+from judgekit.report.stat_intervals import IntervalSpec
 from judgekit.report.verdict import decide
 from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store

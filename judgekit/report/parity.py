@@ -17,9 +17,10 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit.report._format import num
-from judgekit.report.agreement import IntervalSpec, numeric_values
+from judgekit.report.agreement import numeric_values
 from judgekit.report.model import Stat
 from judgekit.report.pairing import ItemKey
+from judgekit.report.stat_intervals import IntervalSpec
 from judgekit.stats.parity import AltTestResult, agreement_gap, alt_test
 from judgekit.types import Scale
 

@@ -17,14 +17,14 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit import stats
-from judgekit.report.agreement import (
+from judgekit.report.model import Stat, undefined
+from judgekit.report.stat_intervals import (
     IntervalSpec,
     counts_stat,
     proportion_stat,
     resample_plan,
     to_stat,
 )
-from judgekit.report.model import Stat, undefined
 from judgekit.stats._plan import CountStatistic
 
 

@@ -21,11 +21,12 @@ import numpy as np
 
 from judgekit import stats
 from judgekit.errors import InputError
-from judgekit.report.agreement import IntervalSpec, bootstrap_stat, numeric_values
+from judgekit.report.agreement import numeric_values
 from judgekit.report.model import Bias, ProbeEntry, Stat, undefined
 from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import AnyItem, AnyJudgment, ItemKey, Pairing
 from judgekit.report.self_preference import PROBE, self_preference_entry
+from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat
 from judgekit.stats._bias_scale import (
     brier_score,
     expected_calibration_error,

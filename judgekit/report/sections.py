@@ -15,16 +15,7 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit import stats
-from judgekit.report.agreement import (
-    IntervalSpec,
-    bootstrap_stat,
-    counts_stat,
-    numeric_values,
-    primary_only,
-    proportion_stat,
-    resample_plan,
-    to_stat,
-)
+from judgekit.report.agreement import numeric_values, primary_only
 from judgekit.report.model import (
     Bias,
     Ceiling,
@@ -37,6 +28,14 @@ from judgekit.report.model import (
     undefined,
 )
 from judgekit.report.pairing import ItemKey, Pairing
+from judgekit.report.stat_intervals import (
+    IntervalSpec,
+    bootstrap_stat,
+    counts_stat,
+    proportion_stat,
+    resample_plan,
+    to_stat,
+)
 from judgekit.types import Scale
 
 #: Probe statistics shown in the bias headline (and at ``bias.<key>`` in the JSON).
@@ -80,7 +79,7 @@ def pair_share(
     """Agreeing pairs over all pairs, summed over items, with its bootstrap interval.
 
     Items are merged into their few (agreeing, total) patterns and the resamples drawn
-    as pattern counts (:func:`~judgekit.report.agreement.counts_stat`): both numbers
+    as pattern counts (:func:`~judgekit.report.stat_intervals.counts_stat`): both numbers
     are whole counts of pairs, so the resampled sums are exact and the figures are
     those of summing the resampled items.
     """

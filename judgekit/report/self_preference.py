@@ -19,9 +19,10 @@ from typing import Any
 import numpy as np
 
 from judgekit.families import is_known_family, model_family, response_models
-from judgekit.report.agreement import IntervalSpec, numeric_values
+from judgekit.report.agreement import numeric_values
 from judgekit.report.model import ProbeEntry, Stat
 from judgekit.report.pairing import AnyItem, AnyJudgment, ItemKey, Pairing
+from judgekit.report.stat_intervals import IntervalSpec
 from judgekit.stats._bias_self import (
     Figure,
     self_preference_pairwise,

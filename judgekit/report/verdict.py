@@ -24,8 +24,8 @@ from collections.abc import Callable
 
 from judgekit.report import _degenerate
 from judgekit.report._format import label_of, num
-from judgekit.report.agreement import COLLAPSED_WIDTH
 from judgekit.report.model import Agreement, Decision, Slices, Stat, VerdictResult
+from judgekit.report.stat_intervals import COLLAPSED_WIDTH
 
 #: Below this many compared items no interval is trusted, whatever its width.
 MIN_ITEMS = 10

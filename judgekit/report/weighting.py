@@ -13,9 +13,9 @@ from typing import Any
 from judgekit.errors import InputError
 from judgekit.report import sections
 from judgekit.report._format import num
-from judgekit.report.agreement import IntervalSpec
 from judgekit.report.model import Stat, Weighted
 from judgekit.report.pairing import ItemKey, Pairing
+from judgekit.report.stat_intervals import IntervalSpec
 from judgekit.store import Store
 from judgekit.types import Rubric
 

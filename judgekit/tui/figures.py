@@ -67,8 +67,9 @@ def agreement_of(humans: list[str], judges: list[str], rubric: Rubric) -> Agreem
     None without the statistics stack: a figure is never shown without its interval.
     """
     try:  # imported here: the app still labels without the statistics stack
-        from judgekit.report.agreement import PRIMARY_BY_KIND, IntervalSpec, primary_only
+        from judgekit.report.agreement import PRIMARY_BY_KIND, primary_only
         from judgekit.report.options import ReportOptions
+        from judgekit.report.stat_intervals import IntervalSpec
     except ImportError:
         return None
     defaults = ReportOptions()

@@ -21,10 +21,11 @@ from test_report_support import BINARY, CATEGORICAL, ORDINAL, Row, open_fresh, p
 from judgekit import stats
 from judgekit.compare import compare_candidates, compare_judges
 from judgekit.compare.clustering import clustered_spec
-from judgekit.report.agreement import IntervalSpec, bootstrap_stat, primary_only
+from judgekit.report.agreement import primary_only
 from judgekit.report.loading import items_for
 from judgekit.report.pairing import select_judgments
 from judgekit.report.reference import human_reference
+from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat
 from judgekit.store import Store
 from judgekit.types import Rubric
 

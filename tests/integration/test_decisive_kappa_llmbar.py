@@ -14,8 +14,8 @@ import json
 import pytest
 from sklearn.metrics import cohen_kappa_score
 
-from judgekit.report.agreement import IntervalSpec
 from judgekit.report.per_class import decisive_kappa
+from judgekit.report.stat_intervals import IntervalSpec
 from tests.support.shared_data import SHARED_DATA
 
 DATA = SHARED_DATA / "llmbar" / "llmbar.jsonl"

@@ -8,9 +8,9 @@ from dataclasses import replace
 import numpy as np
 
 from judgekit.report import ReportOptions, build_report, render
-from judgekit.report.agreement import IntervalSpec
 from judgekit.report.pairing import Pairing
 from judgekit.report.scale_probes import calibration_entry, scale_use_entry
+from judgekit.report.stat_intervals import IntervalSpec
 from judgekit.store import Store
 from judgekit.types import Label
 from tests.support.annotate import judgment, record_judgments, rubric, seed_store

@@ -7,8 +7,8 @@ import pytest
 from sklearn.metrics import cohen_kappa_score, precision_recall_fscore_support
 
 from judgekit import stats
-from judgekit.report.agreement import IntervalSpec
 from judgekit.report.per_class import decisive_kappa, per_class
+from judgekit.report.stat_intervals import IntervalSpec
 
 LABELS = ["A", "B", "tie"]
 

@@ -16,9 +16,9 @@ import numpy.typing as npt
 import pytest
 
 from judgekit import stats
-from judgekit.report.agreement import IntervalSpec, bootstrap_stat
 from judgekit.report.per_class import per_class
 from judgekit.report.sections import pair_share
+from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat
 from judgekit.stats._plan import ResamplePlan, code_counts
 
 K = 4  # codes 0..3
