@@ -79,8 +79,9 @@ def render_text(report: Report) -> str:
     out.extend(provenance_lines(report))
 
     health = report.health
-    out += ["", f"Health (n={health.total} judgments; Wilson {report.confidence_level:.0%} CIs)"]
     no_rates = no_rates_text(health)
+    cis = "" if no_rates else f"; Wilson {report.confidence_level:.0%} CIs"
+    out += ["", f"Health (n={health.total} judgments{cis})"]
     if no_rates:
         out.append(f"  {no_rates}")
     else:

@@ -70,7 +70,11 @@ class RunsJudgmentsMixin(StoreBase):
                 ],
             )
         except sqlite3.IntegrityError as exc:
-            raise StoreError(f"run {run.id!r} already exists") from exc
+            # Only the id's uniqueness means "already exists"; anything else (a CHECK, a
+            # trigger installed on the store) is reported as what SQLite said.
+            if "UNIQUE constraint failed: runs.id" in str(exc):
+                raise StoreError(f"run {run.id!r} already exists") from exc
+            raise StoreError(f"cannot record run {run.id!r}: {exc}") from exc
 
     def finish_run(self, run_id: str, summary: Mapping[str, Any]) -> None:
         with self._write() as conn:

@@ -101,6 +101,7 @@ def test_health_says_why_it_has_no_rates(fmt: str, tmp_path: Path) -> None:
     assert "n/a" not in section, section  # no rate left without its reason
     assert NO_JUDGMENTS_REASON in reason_in(section), section
     assert "probe runs are not the judge" in section
+    assert "Wilson" not in section  # no heading promises intervals the section does not have
 
 
 def test_json_rates_are_null_with_the_reason(tmp_path: Path) -> None:
@@ -121,3 +122,5 @@ def test_a_judged_store_keeps_its_table_of_rates(fmt: str, tmp_path: Path) -> No
     assert "No status rates" not in section and "n/a" not in section
     assert re.search(r"ok\W+20\W+100\.0%", section), section
     assert "api_error" in section
+    if fmt == "text":
+        assert "Wilson 95% CIs" in section

@@ -268,6 +268,19 @@ def test_runs_round_trip_finish_and_list(store: Store) -> None:
         store.finish_run("ghost", {})
 
 
+def test_a_refused_run_insert_says_what_sqlite_said(store: Store) -> None:
+    """Only a repeated id is "already exists"; another refusal keeps SQLite's reason."""
+    conn = sqlite3.connect(store.path)
+    conn.execute("CREATE TRIGGER no_runs BEFORE INSERT ON runs "
+                 "BEGIN SELECT RAISE(ABORT, 'runs are read-only here'); END")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="runs are read-only here") as refused:
+        store.create_run(make_run("r1"))
+    assert "already exists" not in str(refused.value)
+    assert store.get_run("r1") is None
+
+
 @pytest.mark.parametrize(
     ("given", "stored"),
     [
