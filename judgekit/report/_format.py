@@ -304,7 +304,7 @@ def gate_lines(verdict: VerdictResult) -> list[str]:
     for check in verdict.gates:
         name = GATE_NAMES.get(check.name, check.name)
         stat = check.statistic
-        if stat is None or not stat.defined:
+        if stat is None or not stat.defined or check.reason:  # skipped: say why, no bound
             why = check.reason or "not computed"
             out.append(f"{name}: not checked, {why} [{check.option} {check.threshold:g}]")
             continue
