@@ -417,6 +417,74 @@ def baseline_agree(path: str) -> None:
         (p_i - (p_j**2).sum()) / (1 - (p_j**2).sum())
 
 
+def baseline_position(db: str, judge: str) -> None:
+    """Both orders' latest sample-0 verdicts of ``judge``, consistency and slot shares with
+    numpy, and 2,000-resample bootstraps of position fairness and BPDE (as the probe)."""
+    import numpy as np
+
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT item_id, variant, status, label FROM judgments WHERE id IN (SELECT MAX(id) "
+        "FROM judgments WHERE model_requested = ? AND base_url LIKE 'imported:%' "
+        "AND sample_index = 0 GROUP BY cache_key)",
+        [judge],
+    ).fetchall()
+    code = {label: i for i, label in enumerate(LABELS)}
+    ids, item_code = np.unique(np.asarray([r[0] for r in rows]), return_inverse=True)
+    verdict = np.full((len(ids), 2), -1)
+    column = np.asarray([r[1] == "swapped" for r in rows], dtype=np.int64)
+    verdict[item_code, column] = [code[r[3]] if r[2] == "ok" else -1 for r in rows]
+    valid = (verdict >= 0).all(axis=1)
+    a, b = verdict[valid, 0], verdict[valid, 1]
+    n = int(valid.sum())
+    consistent = a == b
+    first = ~consistent & ((a == 0) | (b == 1))  # the judge kept the slot shown first
+    codes = np.where(consistent, 0.0, np.where(first, -1.0, 1.0))
+    entropy = np.where(consistent, 0.0, np.log(2.0))
+    for share in (consistent.mean(), first.mean()):
+        z = 1.959963984540054
+        centre = (share + z * z / (2 * n)) / (1 + z * z / n)
+        centre + z * np.sqrt(share * (1 - share) / n + z * z / (4 * n * n)) / (1 + z * z / n)
+    for values in (codes, entropy):
+        rng = np.random.default_rng(0)
+        step = max(1, 2_000_000 // n)
+        means = [values[rng.integers(0, n, size=(min(step, 2000 - s), n))].mean(axis=1)
+                 for s in range(0, 2000, step)]
+        np.percentile(np.concatenate(means), [2.5, 97.5])
+
+
+def baseline_prepare(db: str, out: str) -> None:
+    """The same prompts rendered with str.format, a sha256 id per call, one json.dumps and
+    one write per line (the request body judgekit writes, without its cache and records)."""
+    conn = sqlite3.connect(db)
+    system = ("You compare two answers to the same request and pick the better one. "
+              "Correctness matters most; length does not. Give your reasoning first, then "
+              "your verdict.")
+    user = ("Request: {input}\n\nResponse A: {response_a}\n\nResponse B: {response_b}\n\n"
+            "Which response is better?\n- A: Response A is better.\n- B: Response B is "
+            "better.\n- tie: Both are equally good, or equally bad.\n\nWrite your answer as "
+            'JSON: {{"reasoning": "your reason", "verdict": "A" or "B" or "tie"}}')
+    schema = {"type": "object", "properties": {"reasoning": {"type": "string"}, "verdict": {
+        "type": "string", "enum": list(LABELS)}}, "required": ["reasoning", "verdict"],
+        "additionalProperties": False}
+    with open(out, "w", encoding="utf-8") as handle:
+        for item_id, text, a, b in conn.execute(
+            "SELECT id, input, response_a, response_b FROM items WHERE dataset = ? "
+            "ORDER BY rowid", [DATASET],
+        ):
+            body = {"model": "bench-judge", "messages": [
+                {"role": "system", "content": system},
+                {"role": "user", "content": user.format(input=text, response_a=a,
+                                                        response_b=b)},
+            ], "temperature": 0.0, "max_tokens": 512, "top_p": 1.0, "seed": 0,
+                "response_format": {"type": "json_schema", "json_schema": {
+                    "name": "verdict", "schema": schema, "strict": True}},
+                "logprobs": True, "top_logprobs": 5}
+            line = {"custom_id": hashlib.sha256(item_id.encode()).hexdigest(),
+                    "method": "POST", "url": "/v1/chat/completions", "body": body}
+            handle.write(json.dumps(line, ensure_ascii=False, separators=(",", ":")) + "\n")
+
+
 # -- the run -------------------------------------------------------------------------------
 
 
@@ -455,6 +523,10 @@ def main() -> None:
             baseline_candidates(rest[0])
         elif name == "exports":
             scale_exports.baseline(*rest)
+        elif name == "position":
+            baseline_position(*rest)
+        elif name == "prepare":
+            baseline_prepare(*rest)
         return
     folder = args.keep or Path(tempfile.mkdtemp(prefix="judgekit-scale-"))
     folder.mkdir(parents=True, exist_ok=True)

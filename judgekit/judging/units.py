@@ -63,15 +63,18 @@ def unit_for(item: Item, variant: str = "") -> WorkUnit:
 
 
 def unit_key(rubric: Rubric, unit: WorkUnit, spec: JudgeSpec, *, dataset: str,
-             sample: int = 0) -> str:
+             sample: int = 0, item_hash: str | None = None) -> str:
     """The cache key of one call: find its stored outcome with ``Store.cached_judgments``.
 
     Probes use it to read back the latest judgment of each unit they ran,
     whichever run produced it (a cached unit keeps its original row).
+    ``item_hash`` is ``unit.item.content_hash`` when the caller already has it
+    (hashing an item serialises all its text).
     """
     return cache_key(
         model=spec.model, base_url=spec.public_base_url, rubric_hash=rubric.sha256,
-        item_hash=unit.item.content_hash, sampling=spec.sampling.as_dict(),
+        item_hash=unit.item.content_hash if item_hash is None else item_hash,
+        sampling=spec.sampling.as_dict(),
         sample_index=sample, parser_version=PARSER_VERSION, dataset=dataset,
         item_id=unit.item.id, variant=unit.variant, reverse_levels=unit.reverse_levels,
     )

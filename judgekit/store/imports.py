@@ -126,6 +126,21 @@ class ImportSession:
              for row in rows])
 
 
+@contextmanager
+def large_page_cache(conn: sqlite3.Connection, kib: int = IMPORT_CACHE_KIB) -> Iterator[None]:
+    """SQLite's page cache raised to ``kib`` for the block, then restored.
+
+    For bulk writes: index pages of random keys (cache keys, item ids) are then
+    written once each instead of being evicted and read back every few rows.
+    """
+    before = conn.execute("PRAGMA cache_size").fetchone()[0]
+    conn.execute(f"PRAGMA cache_size = -{int(kib)}")
+    try:
+        yield
+    finally:
+        conn.execute(f"PRAGMA cache_size = {int(before)}")
+
+
 class ImportsMixin(StoreBase):
     """Batched imports in one transaction (mixed into :class:`~judgekit.store.Store`)."""
 
@@ -137,11 +152,5 @@ class ImportsMixin(StoreBase):
         pages of random keys (cache keys, item ids) are then written once each
         instead of being evicted and read back for every few rows.
         """
-        with self._lock:
-            before = self._conn.execute("PRAGMA cache_size").fetchone()[0]
-            self._conn.execute(f"PRAGMA cache_size = -{IMPORT_CACHE_KIB}")
-            try:
-                with self._write() as conn:
-                    yield ImportSession(self, conn)
-            finally:
-                self._conn.execute(f"PRAGMA cache_size = {int(before)}")
+        with self._lock, large_page_cache(self._conn), self._write() as conn:
+            yield ImportSession(self, conn)

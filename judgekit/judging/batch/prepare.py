@@ -36,6 +36,8 @@ __all__ = ["PreparedBatch", "RequestShape", "new_batch_id", "prepare_batch", "re
 
 #: Units whose cache keys are looked up per query.
 CHUNK_SIZE = 1000
+#: Calls recorded per transaction (each commit costs a WAL sync and sometimes a checkpoint).
+RECORD_SIZE = 10_000
 
 
 def new_batch_id() -> str:
@@ -131,14 +133,16 @@ def prepare_batch(
     try:
         with store.preparing_batch(record) as batch:
             phase("writing requests")
+            requests: list[BatchRequest] = []
             while chunk := list(islice(stream, CHUNK_SIZE)):
-                keyed = [(u, s, unit_key(rubric, u, spec, dataset=dataset, sample=s))
-                         for u in chunk for s in range(samples)]
-                keys = [key for _, _, key in keyed]
+                hashes = [u.item.content_hash for u in chunk]  # once per unit: it is costly
+                keyed = [(u, s, h, unit_key(rubric, u, spec, dataset=dataset, sample=s,
+                                            item_hash=h))
+                         for u, h in zip(chunk, hashes, strict=True) for s in range(samples)]
+                keys = [key for _, _, _, key in keyed]
                 cached = store.cached_judgments(keys)
                 active = store.active_batch_calls(keys)
-                requests: list[BatchRequest] = []
-                for unit, sample, key in keyed:
+                for unit, sample, item_hash, key in keyed:
                     result.total += 1
                     if not needs_call(cached.get(key), force=force, retry_failed=retry_failed):
                         result.cached += 1
@@ -151,10 +155,13 @@ def prepare_batch(
                     part = writer.write(request_line(key, body))
                     requests.append(BatchRequest(
                         record.id, key, part, unit.item.id, unit.variant, sample,
-                        unit.source_hash or unit.item.content_hash, unit.swap_labels,
+                        unit.source_hash or item_hash, unit.swap_labels,
                     ))
-                batch.add_requests(requests)
+                if len(requests) >= RECORD_SIZE:
+                    batch.add_requests(requests)
+                    requests = []
                 advance(len(keyed))
+            batch.add_requests(requests)
             result.prepared = batch.n_requests
             if result.prepared == 0:
                 raise _NothingToPrepare
