@@ -23,9 +23,15 @@ Peak RSS of every judgekit step is held to 300 MB.
     python benchmarks/bench_scale.py --scale 0.1  # a tenth, for quick iteration
     python benchmarks/bench_scale.py --only report compare   # some step groups
 
+- ``probe position --imported`` (judge A's verdicts in both orders, the BA ones imported
+  into a copy of the store once): bare ``sqlite3`` reads of both orders, numpy consistency
+  and slot shares, 2,000-resample bootstraps of position fairness and BPDE;
+  ``batch prepare`` (every item, nothing cached): the same prompts rendered with
+  ``str.format``, one ``json.dumps`` and write per line (target: time ratio <= 3);
+
 ``--only`` takes one or more groups (``help``, ``imports``, ``report``, ``compare``,
-``agree``, ``million``, ``exports``); each runs with its own baselines (``exports``:
-see ``scale_exports.py``). The store is built once
+``agree``, ``million``, ``exports``, ``probes``); each runs with its own baselines
+(``exports``: see ``scale_exports.py``). The store is built once
 (by judgekit's imports, timed only when ``imports`` is chosen); with ``--keep DIR``
 a store already built there at the same size is reused, so a second run of
 ``--keep DIR --only compare`` measures just the comparisons.
@@ -72,6 +78,7 @@ GROUPS = (
     "agree",
     "million",
     "exports",
+    "probes",
 )
 #: Groups that need the store built by the three imports.
 STORE_GROUPS = frozenset({
@@ -80,6 +87,7 @@ STORE_GROUPS = frozenset({
     "compare",
     "million",
     "exports",
+    "probes",
 })
 
 
@@ -604,6 +612,8 @@ def run(folder: Path, n_items: int, million: int, only: frozenset[str], reuse: b
         big.unlink()
     if "exports" in only:
         rows.extend(export_rows(folder, db, judgekit, me, log))
+    if "probes" in only:
+        rows += probe_rows(folder, db, files, n_items, judgekit, me, log, reuse=built)
     print_table(rows, n_items)
 
 
@@ -622,6 +632,38 @@ def export_rows(folder: Path, db: Path, judgekit: str, me: list[str], log: Path)
                  "tasks-copy.db-shm", *(f"baseline-{kind}.out" for *_, kind in
                                         scale_exports.commands(judgekit, RUBRIC, db, folder))):
         (folder / name).unlink(missing_ok=True)
+    return rows
+
+
+def probe_rows(folder: Path, db: Path, files: dict[str, Path], n_items: int, judgekit: str,
+               me: list[str], log: Path, *, reuse: bool) -> list[Row]:
+    """``probe position --imported`` (both orders of judge A) and ``batch prepare`` (every
+    item, nothing cached), on ``probes.db``: the store plus the BA verdicts (built once)."""
+    probes = folder / "probes.db"
+    ready = folder / "probes-ready.json"
+    if not (reuse and probes.exists() and ready.exists()
+            and json.loads(ready.read_text()).get("n_items") == n_items):
+        ready.unlink(missing_ok=True)
+        copy_db(db, probes)
+        swapped = generate_swapped(folder, files["judgments"])
+        steps = ["judgments", "import", str(swapped), "--rubric", RUBRIC, "--db", str(probes)]
+        if measure([judgekit, *steps], log).code:
+            raise SystemExit(f"importing the BA verdicts failed; see {log}")
+        ready.write_text(json.dumps({"n_items": n_items}))
+    position = [judgekit, "probe", "position", "--imported", "--rubric", RUBRIC, "--dataset",
+                DATASET, "--judge", JUDGES[0], "--db", str(probes), "--json"]
+    out, base_out = folder / "batch.jsonl", folder / "batch-baseline.jsonl"
+    prepare = [judgekit, "batch", "prepare", "--rubric", RUBRIC, "--dataset", DATASET,
+               "--db", str(probes), "--model", "bench-judge", "--base-url",
+               "http://127.0.0.1:9/v1", "--out", str(out)]
+    rows = [
+        Row("probe position --imported --json", measure(position, log),
+            measure([*me, "position", str(probes), JUDGES[0]], log)),
+        Row(f"batch prepare ({n_items:,} calls)", measure(prepare, log),
+            measure([*me, "prepare", str(probes), str(base_out)], log)),
+    ]
+    for path in (out, base_out, out.with_name("batch.2.jsonl")):
+        path.unlink(missing_ok=True)
     return rows
 
 
@@ -721,8 +763,9 @@ def print_table(rows: list[Row], n_items: int) -> None:
           "time on a shared machine")
     print("baselines: imports = json.loads + sqlite3 executemany in one transaction; report and "
           "compare = sqlite3 reads, numpy majority, kappa with 1,000 resamples; agree = csv + "
-          "numpy kappas/Fleiss with 1,000 resamples; --help = python -c 'import click'; "
-          f"{scale_exports.BASELINE_NOTE}")
+          "numpy kappas/Fleiss with 1,000 resamples; --help = python -c 'import click'; probe "
+          "position = sqlite3 + numpy shares and bootstraps; batch prepare = str.format + "
+          f"json.dumps per line; {scale_exports.BASELINE_NOTE}")
 
 
 if __name__ == "__main__":

@@ -122,20 +122,33 @@ class _Layout(NamedTuple):
 
     system: tuple[Segment, ...]
     user: tuple[Segment, ...]
-    used: frozenset[str]
+    used: tuple[str, ...]  # sorted, as check_item reads them
     scale_text: str
     instructions: str
 
     @staticmethod
     def of(rubric: Rubric, reverse_levels: bool) -> _Layout:
-        return _layout(rubric.system_prompt, rubric.user_prompt, rubric.scale, reverse_levels)
+        # the same Rubric object again (a batch): no hashing of its scale per call
+        key = (id(rubric), reverse_levels)
+        found = _RECENT.get(key)
+        if found is not None and found[0] is rubric:
+            return found[1]
+        layout = _layout(rubric.system_prompt, rubric.user_prompt, rubric.scale, reverse_levels)
+        if len(_RECENT) >= 64:
+            _RECENT.clear()
+        _RECENT[key] = (rubric, layout)  # the rubric is kept, so its id is not reused
+        return layout
+
+
+#: Layouts of the rubric objects rendered lately, by identity.
+_RECENT: dict[tuple[int, bool], tuple[Rubric, _Layout]] = {}
 
 
 @lru_cache(maxsize=64)
 def _layout(system_prompt: str, user_prompt: str, scale: Scale, reverse_levels: bool) -> _Layout:
     system = parse_template(system_prompt, "prompt.system", scale.kind)
     user = parse_template(user_prompt, "prompt.user", scale.kind)
-    return _Layout(system, user, frozenset(placeholders(system) | placeholders(user)),
+    return _Layout(system, user, tuple(sorted(placeholders(system) | placeholders(user))),
                    render_scale(scale, reverse_levels=reverse_levels),
                    format_instructions(scale, reverse_levels=reverse_levels))
 

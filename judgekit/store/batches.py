@@ -116,9 +116,10 @@ class BatchWriter:
             return
         with self._store._write() as conn:
             conn.executemany(
-                R.insert_sql("batch_requests", _REQUEST_COLUMNS),
-                [{c: getattr(r, c) for c in _REQUEST_COLUMNS} | {"swap_labels": int(r.swap_labels)}
-                 for r in requests],
+                f"INSERT INTO batch_requests ({', '.join(_REQUEST_COLUMNS)}) "
+                f"VALUES ({marks(len(_REQUEST_COLUMNS))})",
+                [(r.batch_id, r.custom_id, r.part, r.item_id, r.variant, r.sample_index,
+                  r.item_hash, int(r.swap_labels)) for r in requests],
             )
         self.n_requests += len(requests)
 
