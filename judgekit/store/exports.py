@@ -24,7 +24,8 @@ from typing import Any
 from judgekit.store import rows as R
 from judgekit.store.database import Store
 from judgekit.store.judges import JudgmentSelection
-from judgekit.store.labels import _LATEST_IDS
+from judgekit.store.labels import adjudicated_labels_sql, latest_labels_sql
+from judgekit.store.runs import judgments_sql
 from judgekit.types import ADJUDICATED_SOURCE, Judgment
 
 #: Rows read from SQLite at a time.
@@ -70,12 +71,7 @@ def judgment_pages(
     judgment gives, without building it.
     """
     where, params = selection.where()
-    columns = ", ".join(JUDGMENT_FIELDS)
-    if latest_only:
-        sql = (f"SELECT {columns} FROM judgments WHERE id IN "
-               f"(SELECT MAX(id) FROM judgments {where} GROUP BY cache_key)")
-    else:
-        sql = f"SELECT {columns} FROM judgments {where}"
+    sql = judgments_sql(", ".join(JUDGMENT_FIELDS), where, latest_only=latest_only)
     names = JUDGMENT_FIELDS
     for rows in store._paged(sql + " ORDER BY id", params, page):
         records = [dict(zip(names, row, strict=True)) for row in rows]
@@ -91,17 +87,11 @@ def _label_filters(rubric_hash: str, dataset: str | None) -> tuple[str, list[Any
 
 def latest_label_pages(
     store: Store, rubric_hash: str, columns: Sequence[str], *, dataset: str | None = None,
-    include_skips: bool = False, order: str = "id", page: int = PAGE,
+    include_skips: bool = False, page: int = PAGE,
 ) -> Generator[list[tuple[Any, ...]], None, None]:
-    """:meth:`Store.latest_labels` as pages of ``columns`` tuples (0/1 flags as stored).
-
-    ``order`` is the ``ORDER BY`` (``id``: when each latest label was given, as
-    the store query orders them).
-    """
+    """:meth:`Store.latest_labels` as pages of ``columns`` tuples (0/1 flags as stored)."""
     filters, params = _label_filters(rubric_hash, dataset)
-    sql = (f"SELECT {', '.join(columns)} FROM labels WHERE id IN "
-           f"({_LATEST_IDS.format(filters=filters)})"
-           + ("" if include_skips else " AND label IS NOT NULL") + f" ORDER BY {order}")
+    sql = latest_labels_sql(", ".join(columns), filters, include_skips=include_skips)
     yield from store._paged(sql, params, page)
 
 
@@ -111,10 +101,7 @@ def adjudicated_label_pages(
 ) -> Generator[list[tuple[Any, ...]], None, None]:
     """:meth:`Store.adjudicated_labels` as pages of ``columns`` tuples, oldest first."""
     filters, params = _label_filters(rubric_hash, dataset)
-    sql = (f"SELECT {', '.join(columns)} FROM labels WHERE id IN (SELECT MAX(id) FROM labels "
-           f"WHERE rubric_hash = ? AND source = '{ADJUDICATED_SOURCE}'{filters} "
-           "GROUP BY dataset, item_id)"
-           + ("" if include_skips else " AND label IS NOT NULL") + " ORDER BY id")
+    sql = adjudicated_labels_sql(", ".join(columns), filters, include_skips=include_skips)
     yield from store._paged(sql, params, page)
 
 

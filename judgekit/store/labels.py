@@ -40,6 +40,25 @@ _LATEST_IDS = (
 )
 
 
+def latest_labels_sql(columns: str, filters: str, *, include_skips: bool) -> str:
+    """``columns`` of the latest annotator label per (dataset, item, annotator), oldest first.
+
+    The one statement behind :meth:`LabelQueueMixin.latest_labels`, its lean and
+    paged reads and the exports' streaming reads, so they all select the same rows.
+    """
+    return (f"SELECT {columns} FROM labels WHERE id IN ({_LATEST_IDS.format(filters=filters)})"
+            + ("" if include_skips else " AND label IS NOT NULL") + " ORDER BY id")
+
+
+def adjudicated_labels_sql(columns: str, filters: str, *, include_skips: bool) -> str:
+    """``columns`` of the latest adjudication per item, oldest first (one statement for
+    :meth:`LabelQueueMixin.adjudicated_labels` and the exports)."""
+    return ("SELECT " + columns + " FROM labels WHERE id IN (SELECT MAX(id) FROM labels "
+            f"WHERE rubric_hash = ? AND source = '{ADJUDICATED_SOURCE}'{filters} "
+            "GROUP BY dataset, item_id)"
+            + ("" if include_skips else " AND label IS NOT NULL") + " ORDER BY id")
+
+
 class LabelQueueMixin(StoreBase):
     """Labels, queues and probe results (mixed into :class:`~judgekit.store.Store`)."""
 
@@ -79,11 +98,7 @@ class LabelQueueMixin(StoreBase):
         an annotator's labels: :meth:`adjudicated_labels` reads them.
         """
         filters, params = self._label_filters(rubric_hash, dataset, annotator)
-        sql = (
-            f"SELECT * FROM labels WHERE id IN ({_LATEST_IDS.format(filters=filters)})"
-            + ("" if include_skips else " AND label IS NOT NULL")
-            + " ORDER BY id"
-        )
+        sql = latest_labels_sql("*", filters, include_skips=include_skips)
         return [R.row_to_label(row) for row in self._rows(sql, params)]
 
     def latest_label_rows(self, rubric_hash: str, *, dataset: str | None = None) -> list[LabelRow]:
@@ -114,11 +129,8 @@ class LabelQueueMixin(StoreBase):
         and ``flagged`` as 0/1), for a caller that folds them without a row object each.
         """
         filters, params = self._label_filters(rubric_hash, dataset, None)
-        sql = (
-            f"SELECT {LABEL_ROW_SELECT} FROM labels WHERE id IN "
-            f"({_LATEST_IDS.format(filters=filters)}) ORDER BY id"
-        )
-        yield from self._paged(sql, params)
+        yield from self._paged(latest_labels_sql(LABEL_ROW_SELECT, filters, include_skips=True),
+                               params)
 
     def adjudicated_labels(
         self, rubric_hash: str, *, dataset: str | None = None, include_skips: bool = False
@@ -131,12 +143,7 @@ class LabelQueueMixin(StoreBase):
         skips and notes), which withdraw nothing but are where a session resumes.
         """
         filters, params = self._label_filters(rubric_hash, dataset, None)
-        sql = (
-            "SELECT * FROM labels WHERE id IN (SELECT MAX(id) FROM labels WHERE rubric_hash = ? "
-            f"AND source = '{ADJUDICATED_SOURCE}'{filters} GROUP BY dataset, item_id)"
-            + ("" if include_skips else " AND label IS NOT NULL")
-            + " ORDER BY id"
-        )
+        sql = adjudicated_labels_sql("*", filters, include_skips=include_skips)
         return [R.row_to_label(row) for row in self._rows(sql, params)]
 
     def label_history(

@@ -42,6 +42,19 @@ class RunRecord:
 _RUN_JSON_FIELDS = frozenset({"sampling", "capabilities", "summary"})
 
 
+def judgments_sql(columns: str, where: str, *, latest_only: bool) -> str:
+    """``columns`` of the judgments a selection's ``where`` picks, without an ORDER BY.
+
+    With ``latest_only``, the filters apply first, then the latest row per cache key
+    among what is left. One statement for :meth:`RunsJudgmentsMixin.judgments` and the
+    exports' paged read, so both select the same rows.
+    """
+    if latest_only:
+        return (f"SELECT {columns} FROM judgments WHERE id IN "
+                f"(SELECT MAX(id) FROM judgments {where} GROUP BY cache_key)")
+    return f"SELECT {columns} FROM judgments {where}"
+
+
 def _row_to_run(row: sqlite3.Row) -> RunRecord:
     return R.from_row(RunRecord, row, json_fields=_RUN_JSON_FIELDS)
 
@@ -186,11 +199,7 @@ class RunsJudgmentsMixin(StoreBase):
         Rows come in insertion order.
         """
         where, params = selection_of(filters).where()
-        if latest_only:
-            sql = (f"SELECT {R.JUDGMENT_SELECT} FROM judgments WHERE id IN "
-                   f"(SELECT MAX(id) FROM judgments {where} GROUP BY cache_key)")
-        else:
-            sql = f"SELECT {R.JUDGMENT_SELECT} FROM judgments {where}"
+        sql = judgments_sql(R.JUDGMENT_SELECT, where, latest_only=latest_only)
         if status is not None:
             sql += (" AND" if latest_only or where else " WHERE") + " status = ?"
             params.append(status)
