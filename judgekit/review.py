@@ -71,7 +71,7 @@ def iter_review_items(
     from judgekit.store.exports import adjudicated_label_pages, labels_by_item, snapshot
 
     scale = rubric.scale
-    valid = frozenset(scale.labels)  # scale.is_valid, as a set
+    valid = scale.label_set
     with snapshot(store):
         phase("reading labels")
         adjudicated = {

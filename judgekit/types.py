@@ -12,6 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Literal
 
 ScaleKind = Literal["binary", "ordinal", "categorical", "pairwise"]
@@ -73,6 +74,12 @@ class Scale:
     def labels(self) -> tuple[str, ...]:
         return tuple(level.label for level in self.levels)
 
+    @cached_property
+    def label_set(self) -> frozenset[str]:
+        """The labels as a set, made once per scale: checking 100,000 verdicts or labels
+        against the scale is then one lookup each, not a scan of the levels."""
+        return frozenset(self.labels)
+
     def level(self, label: str) -> ScaleLevel | None:
         for candidate in self.levels:
             if candidate.label == label:
@@ -80,7 +87,7 @@ class Scale:
         return None
 
     def is_valid(self, label: str) -> bool:
-        return self.level(label) is not None
+        return label in self.label_set
 
     def value_of(self, label: str) -> float | None:
         """Numeric value of a label (ordinal only); None for other kinds."""

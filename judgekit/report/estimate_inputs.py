@@ -74,7 +74,7 @@ def estimate_inputs(
     queue: str | None,
 ) -> EstimateInputs:
     """The labeled pairs of ``pairing`` and every ok verdict of the selected judge."""
-    valid = set(rubric.scale.labels)  # Scale.is_valid, without a scan of the levels per row
+    valid = rubric.scale.label_set
     # item fields only (slice, cluster, meta) for every judged item: no full rows or texts;
     # the labeled items' keys are reused, so the judged population holds no second copy
     own_key = {key: key for key in items}

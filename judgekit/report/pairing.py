@@ -113,7 +113,7 @@ def pair_up(
 ) -> Pairing:
     """Align verdicts with human references; failures and gaps are counted, never scored."""
     out = Pairing()
-    valid = set(scale.labels)  # Scale.is_valid, without a scan of the levels per item
+    valid = scale.label_set
     rule = reference_rule_of(scale)
     for key in sorted(references):
         ref = rule(references[key])

@@ -151,7 +151,7 @@ def _fold(rows: Iterable[RawLabel], scale: Scale, include_unblinded: bool) -> Hu
     flagged: set[ItemKey] = set()
     share = shared()  # one dataset string for all keys
     unblinded = off_scale = 0
-    valid = set(scale.labels)  # Scale.is_valid, without a scan of the levels per label
+    valid = scale.label_set
     for dataset, item_id, annotator, label, blind, flag, source in rows:
         if flag and source != ADJUDICATED_SOURCE:
             flagged.add((dataset, item_id))
