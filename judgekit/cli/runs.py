@@ -12,6 +12,7 @@ from judgekit.errors import InputError
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.store import RunRecord
+    from judgekit.store.runs import RunOutcomeCounts
 
 
 def _rubric_names(rubrics: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
@@ -19,8 +20,21 @@ def _rubric_names(rubrics: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
     return {r["sha256"]: (str(r["name"]), str(r["version"])) for r in rubrics}
 
 
-def _as_dict(run: RunRecord, rubric: str) -> dict[str, Any]:
+def _as_dict(run: RunRecord, rubric: str, held: RunOutcomeCounts) -> dict[str, Any]:
+    """The run as listed: its outcomes counted from the rows, its summary for the rest.
+
+    A run killed before it wrote its summary (``kill -9``, a killed ``batch collect``)
+    is counted right. A run recorded before runs stood for the outcomes they took from
+    the cache holds no such rows: its summary's counts are kept.
+    """
     summary = dict(run.summary)
+    legacy = not held.n_stood_for and bool(summary.get("cached"))
+    counts = summary.get("counts", {}) if legacy else held.status_counts()
+    cached = summary.get("cached") if legacy else held.n_stood_for
+    held_n = held.n_made + (cached or 0)
+    total = summary.get("total")
+    if total is not None or held_n:  # a killed collect's summary holds fewer than its rows
+        total = max(int(total or 0), held_n)
     return {
         "id": run.id,
         "kind": run.kind,
@@ -32,10 +46,13 @@ def _as_dict(run: RunRecord, rubric: str) -> dict[str, Any]:
         "sampling": dict(run.sampling),
         "started_at": run.started_at,
         "finished_at": run.finished_at,
-        "total": summary.get("total"),
-        "cached": summary.get("cached"),
-        "judged": summary.get("judged"),
-        "counts": summary.get("counts", {}),
+        "total": total,
+        "cached": cached,
+        "judged": held.n_made,
+        "counts": counts,
+        # the runs that made the calls this run stands for: run id -> status -> count
+        "answered_by": {writer: dict(c) for writer, c in held.stood_for.items()},
+        "abandoned": summary.get("abandoned"),
         "error": summary.get("error"),
         "provenance": summary.get("provenance"),
         # several URLs of one judge: each one's requests, failures and pacing waits
@@ -56,12 +73,16 @@ def _line(row: dict[str, Any]) -> str:
     tail = f"    {row['started_at']}  {counts}"
     if row["total"] is not None:
         tail += f"  [{row['judged']} judged, {row['cached']} cached of {row['total']}]"
+    earlier = [f"{sum(c.values())} judged earlier by run {writer}"
+               for writer, c in row["answered_by"].items()]
     source = ""
     if row["provenance"]:
         given = row["provenance"]
         source = "    from " + ", ".join(f"{k} {given[k]}" for k in ("tool", "tool_version",
                                                                     "grader_model") if given.get(k))
-    return "\n".join(x for x in (head, tail, source, f"    {state}" if state else "") if x)
+    lines = [head, tail, *(f"    {line}" for line in earlier), source,
+             f"    {state}" if state else ""]
+    return "\n".join(x for x in lines if x)
 
 
 @click.command("runs")
@@ -75,8 +96,10 @@ def _line(row: dict[str, Any]) -> str:
 def command(db: str, rubric: str | None, kind: str | None, fmt: str) -> None:
     """List the runs in the store, oldest first, with their judge, rubric and outcome counts.
 
-    A run is one `judge`, `probe` or `judgments import` invocation; pass its id
-    to `report --judge-run`, `export --run` or `compare`.
+    A run is one `judge`, `probe`, `batch collect` or `judgments import` invocation;
+    pass its id to `report --judge-run`, `export --run` or `compare`. Counts come
+    from the stored rows: the outcomes a run made, and those it stands for because
+    another run had made the calls ("80 judged earlier by run X").
     """
     with read_store(db) as store:
         path = store.path
@@ -88,11 +111,12 @@ def command(db: str, rubric: str | None, kind: str | None, fmt: str) -> None:
                 raise InputError(f"--rubric: no rubric {rubric!r} in {path}")
         runs = [r for r in store.list_runs(kind=kind)
                 if wanted is None or r.rubric_hash in wanted]
-    rows = [
-        _as_dict(run, "{} v{}".format(*names[run.rubric_hash])
-                 if run.rubric_hash in names else run.rubric_hash[:12])
-        for run in runs
-    ]
+        rows = [
+            _as_dict(run, "{} v{}".format(*names[run.rubric_hash])
+                     if run.rubric_hash in names else run.rubric_hash[:12],
+                     store.run_outcome_counts(run.id))
+            for run in runs
+        ]
     if fmt == "json":
         echo_json(rows, indent=2, ensure_ascii=False)
         return

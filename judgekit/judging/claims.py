@@ -19,12 +19,16 @@ import asyncio
 import os
 import socket
 import uuid
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from typing import TypeVar
 
 from judgekit.judging.cache import needs_call
 from judgekit.judging.units import WorkUnit
 from judgekit.store import Store
 from judgekit.types import Judgment
+
+_T = TypeVar("_T")
 
 #: Seconds a claim lives without renewal (a hung run's claims free up after this).
 CLAIM_TTL_S = 120.0
@@ -88,8 +92,9 @@ class Claims:
         self.deferred.extend(c for c in calls if c.key not in result.claimed)
         return claimed
 
-    def settle(self) -> tuple[list[tuple[Call, int | None]], list[Judgment]]:
-        """Look at the deferred calls again: (calls claimed now, outcomes another run stored).
+    def settle(self) -> tuple[list[tuple[Call, int | None]], list[tuple[int, Judgment]]]:
+        """Look at the deferred calls again: (calls claimed now, outcomes another run stored,
+        each with its row id).
 
         An outcome recorded since the call was first seen is someone else's
         answer: it is reused unless it is a transient failure (``force`` and
@@ -99,17 +104,39 @@ class Claims:
         calls, self.deferred = self.deferred, []
         outcomes = self.store.latest_judgments_by_key(c.key for c in calls)
         again: list[Call] = []
-        answered: list[Judgment] = []
+        answered: list[tuple[int, Judgment]] = []
         for call in calls:
             row_id, latest = outcomes.get(call.key, (None, None))
             if row_id == call.seen_id:
                 again.append(call)
-            elif latest is not None and not needs_call(latest, retry_failed=False):
-                answered.append(latest)
+            elif row_id is not None and latest is not None and not needs_call(
+                    latest, retry_failed=False):
+                answered.append((row_id, latest))
             else:
                 call.seen_id, call.seen = row_id, latest
                 again.append(call)
         return self.claim(again), answered
+
+    async def once(self, key: str, ready: Callable[[], bool],
+                   make: Callable[[], Awaitable[_T]]) -> _T:
+        """``make()`` under a claim on ``key``, unless ``ready()`` says it is stored already.
+
+        For work every run on a store needs once and then reads from the store (the
+        capability probe of a new endpoint): the first run claims ``key`` and does
+        it; a run that finds the key claimed waits until the work is stored, or
+        until the claim ends without it (that run failed), then tries again.
+        ``make`` reads the stored answer when there is one.
+        """
+        while not ready():
+            result = self.store.claim_calls({key: None}, self.owner, ttl_s=self.ttl_s,
+                                            owner_alive=owner_alive)
+            if key in result.claimed:
+                try:
+                    return await make()
+                finally:
+                    self.store.release_claim(key, self.owner)
+            await asyncio.sleep(POLL_S)
+        return await make()
 
     def waiting_note(self) -> str:
         """What the user is told while this run waits for calls made elsewhere."""

@@ -96,12 +96,24 @@ class RunSummary:
     refused_duplicates: int = 0
     #: per URL of the judge (no credentials): attempts, failures, cool-downs, pacing waits
     replicas: list[dict[str, Any]] = field(default_factory=list)
+    #: the calls the run was asked to make, when known in advance (None: an iterator)
+    planned: int | None = None
+    #: cached outcomes by the run that made the call (``answered_by_run``)
+    answered_by: Counter[str] = field(default_factory=Counter)
 
-    def add_cached(self, status: str, *, other_run: bool = False) -> None:
+    def add_cached(self, status: str, *, other_run: bool = False, made_by: str = "") -> None:
         """Count a call answered from the store (by an earlier run, or a concurrent one)."""
         self.cached += 1
         self.by_other_runs += other_run
         self.counts[status] += 1
+        if made_by:
+            self.answered_by[made_by] += 1
+
+    @property
+    def abandoned(self) -> int:
+        """Calls neither made nor found made: left when the run stopped early."""
+        wanted = max(self.total, self.planned or 0)
+        return max(0, wanted - self.cached - self.judged - self.refused_duplicates)
 
     def add_judged(self, status: str, *, attempts: int, prompt_tokens: int | None,
                    completion_tokens: int | None, stored: bool) -> None:
@@ -136,6 +148,8 @@ class RunSummary:
             "interrupted": self.interrupted,
             "error": self.error,
             "by_other_runs": self.by_other_runs,
+            "abandoned": self.abandoned,
+            "answered_by": dict(self.answered_by.most_common()),
             "refused_duplicates": self.refused_duplicates,
             **({"replicas": self.replicas} if self.replicas else {}),
         }
@@ -146,13 +160,21 @@ class RunSummary:
 
     def format(self) -> str:
         """A few human-readable lines for the end of a command."""
+        if self.abandoned:  # stopped early: what was made, found and left, never "40 judgments"
+            head = (f"run {self.run_id}: {self.judged} judged now, {self.cached} cached, "
+                    f"{self.abandoned} not made of {self.judged + self.cached + self.abandoned} "
+                    f"({self.requests} requests)")
+        else:
+            head = (f"run {self.run_id}: {self.total} judgments ({self.cached} cached, "
+                    f"{self.judged} judged now, {self.requests} requests)")
         lines = [
-            f"run {self.run_id}: {self.total} judgments ({self.cached} cached, "
-            f"{self.judged} judged now, {self.requests} requests)",
+            head,
             f"  status: {self.status_line()}",
             f"  tokens: {self.prompt_tokens} prompt + {self.completion_tokens} completion",
             f"  elapsed {self.elapsed_s:.1f} s, {self.judgments_per_s:.1f} judgments/s",
         ]
+        if self.answered_by:
+            lines.append("  cached: " + _made_by(self.answered_by))
         if self.by_other_runs:
             lines.append(f"  {self.by_other_runs} cached judgment(s) were made meanwhile by "
                          "another run on this store")
@@ -175,6 +197,17 @@ class RunSummary:
         if self.error:
             lines.append(f"  stopped: {self.error}")
         return "\n".join(lines)
+
+
+def _made_by(counts: Counter[str], shown: int = 3) -> str:
+    """``80 judged earlier by run X, 2 by run Y`` (the largest first, the rest summed)."""
+    ranked = counts.most_common()
+    parts = [f"{n} judged earlier by run {run}" if i == 0 else f"{n} by run {run}"
+             for i, (run, n) in enumerate(ranked[:shown])]
+    rest = sum(n for _, n in ranked[shown:])
+    if rest:
+        parts.append(f"{rest} by {len(ranked) - shown} other run(s)")
+    return ", ".join(parts)
 
 
 def _replica_line(replica: dict[str, Any]) -> str:

@@ -11,7 +11,11 @@ size: nothing per unit is kept after it is recorded.
 
 Each call is claimed in the store just before it is queued
 (:mod:`judgekit.judging.claims`), so a second run on the same store waits for
-calls the first is making instead of paying for them again. The first Ctrl-C
+calls the first is making instead of paying for them again; the capability
+probe of a new endpoint is claimed the same way. A call answered by another run
+(earlier, or meanwhile) is the run's all the same: the run *stands for* that
+outcome (``Store.stand_for``), so reports, exports and ``runs`` see it under
+this run whichever run made the call. The first Ctrl-C
 stops sending and lets the calls in flight finish and be stored
 (:mod:`judgekit.judging.interrupt`).
 
@@ -51,7 +55,7 @@ from judgekit.judging.units import (
 from judgekit.redaction import redact
 from judgekit.rubrics import verdict_json_schema
 from judgekit.store import RunRecord, Store
-from judgekit.types import Item, Judgment, Rubric
+from judgekit.types import Item, Judgment, Rubric, canonical_json, sha256_text
 
 if TYPE_CHECKING:
     import httpx2
@@ -143,6 +147,10 @@ class _Run:
         self.response_format: dict[str, Any] | None = None
         self.logprobs = False
         self.started = False
+        #: whether the run's row exists (created at its first outcome, or at the end)
+        self.row_created = False
+        #: ids of outcomes other runs made that this run stands for, not yet recorded
+        self.links: list[int] = []
         self.claims = Claims(store)
         self.stopper = Stopper(stream=progress.stream)
         #: workers with a call in hand (a stop request waits for them)
@@ -150,38 +158,62 @@ class _Run:
         #: run before every attempt and after its pacing wait: none once stopping
         self.before_attempt: Callable[[], Awaitable[None]] = self.stopper.gate(None)
 
-    async def start(self, *, probe: bool) -> None:
-        """Probe (or recall) capabilities and create the run row; once, lazily.
+    async def start(self) -> None:
+        """Probe (or recall) capabilities and record them on the run row; once, lazily.
 
-        A run with nothing to judge never touches the endpoint.
+        A run with nothing to judge never touches the endpoint. The probe of an
+        endpoint+model not yet in the store is claimed like a call: two runs
+        starting together against a new endpoint pay for it once.
         """
         if self.started:
             return
-        caps: dict[str, Any] = {}
-        if probe:
-            # Imported here, not at the top: the openai client is judgekit's slowest
-            # import, and a run whose calls are all cached never needs it.
-            from judgekit.clients.capabilities import capabilities_for
-            from judgekit.clients.openai_client import JudgeClient
-            from judgekit.clients.request import response_format_for
+        # Imported here, not at the top: the openai client is judgekit's slowest
+        # import, and a run whose calls are all cached never needs it.
+        from judgekit.clients.capabilities import PROBE_VERSION, capabilities_for
+        from judgekit.clients.openai_client import JudgeClient
+        from judgekit.clients.request import response_format_for
 
-            # pacing (rpm, tpm, rate-limit headers) is the client's, per replica
-            self.client = JudgeClient(self.spec, http_client=self.http_client)
-            self.capabilities = await capabilities_for(self.store, self.client)
-            mode = self.capabilities.response_format_mode
-            self.response_format = response_format_for(mode, verdict_json_schema(self.rubric))
-            self.summary.response_format = mode
-            # verdict confidences need logprobs; ask only endpoints known to return them
-            self.logprobs = self.capabilities.logprobs and self.spec.logprobs
-            caps = {**self.capabilities.as_dict(), "response_format": mode,
-                    "logprobs_used": self.logprobs}
+        # pacing (rpm, tpm, rate-limit headers) is the client's, per replica
+        client = self.client = JudgeClient(self.spec, http_client=self.http_client)
+        url, model = self.spec.public_base_url, self.spec.model
+
+        def known() -> bool:
+            found = self.store.get_capabilities(url, model)
+            return found is not None and int(found.get("version", 0)) == PROBE_VERSION
+
+        self.capabilities = await self.claims.once(
+            capability_claim(url, model), known, lambda: capabilities_for(self.store, client))
+        mode = self.capabilities.response_format_mode
+        self.response_format = response_format_for(mode, verdict_json_schema(self.rubric))
+        self.summary.response_format = mode
+        # verdict confidences need logprobs; ask only endpoints known to return them
+        self.logprobs = self.capabilities.logprobs and self.spec.logprobs
+        caps = {**self.capabilities.as_dict(), "response_format": mode,
+                "logprobs_used": self.logprobs}
+        if self.row_created:
+            self.store.set_run_capabilities(self.summary.run_id, caps)
+        else:
+            self.create_row(caps)
+        self.started = True
+
+    def create_row(self, capabilities: dict[str, Any] | None = None) -> None:
+        """Record the run (once): before its first outcome is stored or linked."""
+        if self.row_created:
+            return
         self.store.create_run(RunRecord(
             id=self.summary.run_id, kind=self.kind, dataset=self.dataset,
             rubric_hash=self.rubric.sha256, model=self.spec.model,
             base_url=self.spec.public_base_url, sampling=self.spec.sampling.as_dict(),
-            capabilities=caps, judgekit_version=__version__, started_at=utc_now(),
+            capabilities=capabilities or {}, judgekit_version=__version__, started_at=utc_now(),
         ))
-        self.started = True
+        self.row_created = True
+
+    def flush_links(self) -> None:
+        """Record the outcomes of other runs this run took so far (one transaction)."""
+        if self.links:
+            self.create_row()
+            self.store.stand_for(self.summary.run_id, self.links)
+            self.links = []
 
     async def close(self) -> None:
         if self.client is not None:
@@ -213,7 +245,8 @@ class _Run:
             if call.seen is not None and not needs_call(
                 call.seen, force=force, retry_failed=retry_failed
             ):
-                self.cached(call.seen)
+                assert call.seen_id is not None  # an outcome was found: it has a row
+                self.cached(call.seen_id, call.seen)
                 continue
             batch.append(call)
             if len(batch) >= workers:
@@ -225,14 +258,20 @@ class _Run:
         while self.claims.deferred:
             await asyncio.sleep(POLL_S)
             claimed, answered = self.claims.settle()
-            for judgment in answered:
-                self.cached(judgment, other_run=True)
+            for row_id, judgment in answered:
+                self.cached(row_id, judgment, other_run=True)
             await self.enqueue(claimed, queue)
+        self.flush_links()
         for _ in range(workers):
             await queue.put(None)
 
-    def cached(self, judgment: Judgment, *, other_run: bool = False) -> None:
-        self.summary.add_cached(judgment.status, other_run=other_run)
+    def cached(self, row_id: int, judgment: Judgment, *, other_run: bool = False) -> None:
+        """Count an outcome another run made and stand for it (recorded in chunks)."""
+        self.summary.add_cached(judgment.status, other_run=other_run, made_by=judgment.run_id)
+        if judgment.run_id != self.summary.run_id:
+            self.links.append(row_id)
+            if len(self.links) >= CHUNK_SIZE:
+                self.flush_links()
         self.progress.advance(cached=True)
 
     async def enqueue(
@@ -240,7 +279,7 @@ class _Run:
     ) -> None:
         for call, supersedes in claimed:
             messages = unit_messages(self.rubric, call.unit)
-            await self.start(probe=True)
+            await self.start()
             await queue.put(_Task(call.unit, call.sample, call.key, messages, supersedes))
 
     async def work(self, queue: asyncio.Queue[_Task | None]) -> None:
@@ -267,7 +306,12 @@ class _Run:
 
     def record(self, task: _Task, result: CallResult) -> None:
         """Store one outcome under its claim and count it; a fatal failure stops the run."""
-        stored = self.claims.record(self.judgment(task, result), task.supersedes)
+        judgment = self.judgment(task, result)
+        stored = self.claims.record(judgment, task.supersedes)
+        if not stored:  # another run stored this call's outcome first: it stands for it
+            found = self.store.latest_judgments_by_key([task.key]).get(task.key)
+            if found is not None and found[1].run_id != self.summary.run_id:
+                self.links.append(found[0])
         self.summary.add_judged(
             result.status, attempts=result.attempts, prompt_tokens=result.prompt_tokens,
             completion_tokens=result.completion_tokens, stored=stored)
@@ -324,6 +368,7 @@ async def arun_judgments(
     started = time.perf_counter()
     bar = Progress(total, enabled=progress)
     run = _Run(store, rubric, spec, dataset, kind, bar, http_client)
+    run.summary.planned = total
     queue: asyncio.Queue[_Task | None] = asyncio.Queue(maxsize=spec.concurrency * 2)
     with run.stopper.on_sigint():
         tasks = [asyncio.create_task(run.work(queue)) for _ in range(spec.concurrency)]
@@ -342,17 +387,23 @@ async def arun_judgments(
             bar.close()
             run.claims.release()
             run.summary.elapsed_s = time.perf_counter() - started
-            failed_early = not run.started and (run.summary.error or run.summary.interrupted)
-            if not run.started and not failed_early:
-                await run.start(probe=False)  # all cached: recorded, endpoint untouched
+            failed_early = not run.row_created and (run.summary.error or run.summary.interrupted)
+            if not failed_early or run.links:
+                run.create_row()  # all cached: recorded, endpoint untouched
+            run.flush_links()
             if run.client is not None:  # per URL: attempts, failures, pacing waits
                 run.summary.replicas = run.client.replica_stats()
-            if run.started:
+            if run.row_created:
                 store.finish_run(run.summary.run_id, run.summary.as_dict())
             await run.close()
             if run.summary.interrupted and run.stopper.by_signal:
                 bar.note(run.summary.format())
     return run.summary
+
+
+def capability_claim(base_url: str, model: str) -> str:
+    """The claim key of an endpoint+model's capability probe (never a call's cache key)."""
+    return f"capabilities:{sha256_text(canonical_json([base_url, model]))}"
 
 
 def _all_units(items: Sequence[Item | WorkUnit]) -> bool:

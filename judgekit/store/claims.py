@@ -108,6 +108,11 @@ class ClaimsMixin(StoreBase):
         with self._write() as conn:
             conn.execute("DELETE FROM claims WHERE owner = ?", [owner])
 
+    def release_claim(self, cache_key: str, owner: str) -> None:
+        """Drop ``owner``'s claim on one key (work done under it without storing a judgment)."""
+        with self._write() as conn:
+            conn.execute("DELETE FROM claims WHERE cache_key = ? AND owner = ?", [cache_key, owner])
+
     def claim_holders(self) -> dict[str, str]:
         """Every current claim: cache key -> owner (for tests and diagnostics)."""
         return dict(self._tuples("SELECT cache_key, owner FROM claims"))

@@ -36,6 +36,11 @@ ENDPOINT_SQL = (
 )
 
 
+#: The judgments runs stand for although other runs made the calls (``run_outcomes``):
+#: a run's rows are those it wrote and those it stands for (see :class:`JudgmentSelection`).
+STOOD_FOR_SQL = "SELECT judgment_id FROM run_outcomes"
+
+
 def judge_endpoint(base_url: str) -> str:
     """The endpoint that identifies a judge: the base URL, or ``imported:`` for imports."""
     return IMPORTED_ENDPOINT if base_url.startswith(IMPORTED_ENDPOINT) else base_url
@@ -50,8 +55,12 @@ class JudgmentSelection:
     """Filters on judgment rows; None means "any". Used by every judgment query.
 
     ``endpoint`` matches :func:`judge_endpoint` of the row's base URL; ``sampling``
-    matches the row's sampling mapping exactly; ``run_kinds`` keeps rows written by
-    runs of those kinds.
+    matches the row's sampling mapping exactly; ``run_kinds`` keeps rows of runs of
+    those kinds. A run's rows are those it wrote *and* those it stands for: the
+    outcomes another run made that it took from the cache (``run_outcomes``), so
+    ``run_id`` and ``run_kinds`` match both. The order commands ran in therefore
+    never changes what a selection holds: a judge run whose calls a probe answered
+    first selects the same outcomes as one that made them itself.
     """
 
     rubric_hash: str | None = None
@@ -80,9 +89,11 @@ class JudgmentSelection:
         """``WHERE ...`` over the ``judgments`` table (empty when nothing is filtered)."""
         clauses: list[str] = []
         params: list[Any] = []
+        if self.run_id is not None:
+            clauses.append(f"(run_id = ? OR id IN ({STOOD_FOR_SQL} WHERE run_id = ?))")
+            params.extend([self.run_id, self.run_id])
         for column, value in (
             ("rubric_hash", self.rubric_hash),
-            ("run_id", self.run_id),
             ("dataset", self.dataset),
             ("variant", self.variant),
             ("model_requested", self.model),
@@ -97,9 +108,10 @@ class JudgmentSelection:
             clauses.append("sampling = ?")
             params.append(R.dump_json(self.sampling))
         if self.run_kinds is not None:
-            marks = ", ".join("?" * len(self.run_kinds))
-            clauses.append(f"run_id IN (SELECT id FROM runs WHERE kind IN ({marks}))")
-            params.extend(self.run_kinds)
+            runs = f"SELECT id FROM runs WHERE kind IN ({', '.join('?' * len(self.run_kinds))})"
+            clauses.append(f"(run_id IN ({runs}) OR id IN ({STOOD_FOR_SQL} WHERE run_id IN "
+                           f"({runs})))")
+            params.extend([*self.run_kinds, *self.run_kinds])
         return ("WHERE " + " AND ".join(clauses) if clauses else ""), params
 
 
@@ -169,8 +181,10 @@ class JudgesMixin(StoreBase):
     ) -> list[Judge]:
         """Judges with judgments matching the filters, most recently active last.
 
-        ``run_ids`` lists the runs that wrote those judgments and the runs of the same
-        judge (rubric, dataset, kind) that wrote none because the cache answered.
+        ``run_ids`` lists the runs of those kinds that wrote those judgments or stand
+        for them, and the runs of the same judge (rubric, dataset, kind) that wrote
+        none because the cache answered; a probe run that made calls a judge run
+        stands for is its provenance, not one of the judge's runs.
         """
         kinds = None if run_kinds is None else tuple(run_kinds)
         where, params = JudgmentSelection(
@@ -196,12 +210,14 @@ class JudgesMixin(StoreBase):
             runs.add(run)
             names.add(ds)
         order: dict[str, int] = {}
+        kind_of: dict[str, str] = {}
         extra: dict[tuple[str, str, str], list[str]] = {}
         for position, run in enumerate(self._rows(
             "SELECT id, kind, dataset, model, base_url, sampling FROM runs "
             "WHERE rubric_hash = ? ORDER BY started_at, rowid", [rubric_hash],
         )):
             order[run["id"]] = position
+            kind_of[run["id"]] = run["kind"]
             if kinds is not None and run["kind"] not in kinds:
                 continue
             if dataset is not None and run["dataset"] != dataset:
@@ -212,7 +228,8 @@ class JudgesMixin(StoreBase):
         for model_name, endpoint, sampling, n in rows:
             key = (model_name, endpoint, sampling)
             ids, datasets = writers.get(key, (set(), set()))
-            ids = ids | set(extra.get(key, []))
+            ids = {r for r in ids if kinds is None or kind_of.get(r) in kinds}
+            ids |= set(extra.get(key, []))
             out.append(Judge(
                 model=model_name,
                 endpoint=endpoint,

@@ -38,6 +38,31 @@ class RunRecord:
     summary: Mapping[str, Any] = field(default_factory=dict)
 
 
+@dataclass(frozen=True)
+class RunOutcomeCounts:
+    """A run's outcomes counted from the rows: those it made, those it stands for."""
+
+    made: Mapping[str, int]
+    #: run that made the calls -> status -> count
+    stood_for: Mapping[str, Mapping[str, int]]
+
+    @property
+    def n_made(self) -> int:
+        return sum(self.made.values())
+
+    @property
+    def n_stood_for(self) -> int:
+        return sum(sum(counts.values()) for counts in self.stood_for.values())
+
+    def status_counts(self) -> dict[str, int]:
+        """Every outcome the run holds, made or stood for, by status."""
+        out = dict(self.made)
+        for counts in self.stood_for.values():
+            for status, n in counts.items():
+                out[status] = out.get(status, 0) + n
+        return out
+
+
 #: The JSON columns of ``runs``.
 _RUN_JSON_FIELDS = frozenset({"sampling", "capabilities", "summary"})
 
@@ -97,6 +122,47 @@ class RunsJudgmentsMixin(StoreBase):
             )
             if cursor.rowcount == 0:
                 raise StoreError(f"unknown run {run_id!r}")
+
+    def set_run_capabilities(self, run_id: str, capabilities: Mapping[str, Any]) -> None:
+        """Record what the endpoint accepts on a run created before it was asked."""
+        with self._write() as conn:
+            conn.execute("UPDATE runs SET capabilities = ? WHERE id = ?",
+                         [R.dump_json(capabilities), run_id])
+
+    def stand_for(self, run_id: str, judgment_ids: Iterable[int]) -> int:
+        """Record that run ``run_id`` stands for these judgments other runs made; one transaction.
+
+        A run whose call was answered earlier (the cache is shared between runs)
+        pays nothing and writes no row; this link makes the outcome its own for
+        every selection by run or run kind, while the judgment's ``run_id`` keeps
+        the run that made the call. Returns how many links were new.
+        """
+        rows = [(run_id, int(judgment_id)) for judgment_id in judgment_ids]
+        if not rows:
+            return 0
+        with self._write() as conn:
+            before = conn.total_changes
+            conn.executemany(
+                "INSERT OR IGNORE INTO run_outcomes (run_id, judgment_id) VALUES (?, ?)", rows)
+            return conn.total_changes - before
+
+    def run_outcome_counts(self, run_id: str) -> RunOutcomeCounts:
+        """What run ``run_id`` holds, counted from the rows (never from its summary).
+
+        ``made``: status counts of the outcomes it wrote; ``stood_for``: status counts
+        of the outcomes other runs made that it stands for, by the run that made them.
+        A run killed before it wrote its summary is counted right all the same.
+        """
+        made = {str(status): int(n) for status, n in self._tuples(
+            "SELECT status, COUNT(*) FROM judgments WHERE run_id = ? GROUP BY status", [run_id])}
+        stood: dict[str, dict[str, int]] = {}
+        for writer, status, n in self._tuples(
+            "SELECT j.run_id, j.status, COUNT(*) FROM run_outcomes o "
+            "JOIN judgments j ON j.id = o.judgment_id WHERE o.run_id = ? "
+            "GROUP BY j.run_id, j.status ORDER BY MIN(j.id)", [run_id],
+        ):
+            stood.setdefault(str(writer), {})[str(status)] = int(n)
+        return RunOutcomeCounts(made, stood)
 
     def get_run(self, run_id: str) -> RunRecord | None:
         row = self._one("SELECT * FROM runs WHERE id = ?", [run_id])

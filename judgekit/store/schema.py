@@ -320,6 +320,31 @@ def one_outcome_per_call(db: Database) -> None:
     )
 
 
+
+@migrations(name="0007_run_outcomes")
+def run_outcomes(db: Database) -> None:
+    """The outcomes a run stands for although another run made the calls.
+
+    The cache is shared between runs: a run whose call was answered earlier (by a
+    probe's plain verdicts, an earlier judge run, a collected batch, another
+    process's claim) pays nothing and writes no judgment. One row here per such
+    call says that run ``run_id`` stands for judgment ``judgment_id``; the
+    judgment's own ``run_id`` is the run that made the call (``answered_by_run``).
+    Stores written before hold no such rows: their reruns keep standing for their
+    judge's rows by judge identity, as before.
+    """
+    _run(
+        db,
+        """
+        CREATE TABLE run_outcomes (
+            run_id TEXT NOT NULL REFERENCES runs (id),
+            judgment_id INTEGER NOT NULL REFERENCES judgments (id),
+            PRIMARY KEY (run_id, judgment_id)
+        ) WITHOUT ROWID;
+        CREATE INDEX run_outcomes_by_judgment ON run_outcomes (judgment_id, run_id)
+        """,
+    )
+
 def known_migrations() -> list[str]:
     """Every migration this version of judgekit knows, oldest first."""
     return [migration.name for migration in migrations._migrations]

@@ -148,7 +148,8 @@ class JudgmentSummaryMixin(StoreBase):
         ``model`` matches the model as requested. With ``one_per_item`` each item
         counts once: its row at the lowest sample index (the latest such row).
         """
-        where, params = selection_of(filters).where()
+        selection = selection_of(filters)
+        where, params = selection.where()
         columns = ", ".join(_GROUP_COLUMNS)
         rows = self._tuples(
             f"{_selection(where, one_per_item)}SELECT {columns}, COUNT(*), "
@@ -172,7 +173,7 @@ class JudgmentSummaryMixin(StoreBase):
         return JudgmentSummary(
             n=sum(counts.values()),
             status_counts=counts,
-            run_ids=tuple(sorted(names["run_id"])),
+            run_ids=self._standing_runs(where, params, one_per_item, selection.run_kinds),
             datasets=tuple(sorted(names["dataset"])),
             models_requested=tuple(sorted(names["model_requested"])),
             models_returned=tuple(sorted(names["model_returned"])),
@@ -183,6 +184,27 @@ class JudgmentSummaryMixin(StoreBase):
             last_created_at=max(last) if last else None,
             imported=any(bool(row[7]) for row in rows),
         )
+
+    def _standing_runs(self, where: str, params: list[Any], one_per_item: bool,
+                       kinds: tuple[str, ...] | None) -> tuple[str, ...]:
+        """The runs (of ``kinds``; any when None) that wrote the selected rows or stand for them.
+
+        A judge run whose calls a probe answered first stands for the probe's rows
+        (``run_outcomes``): it is listed, and the probe (of another kind) is not, so
+        a report names the same runs whichever command ran first.
+        """
+        keep, extra = "", []
+        if kinds is not None:
+            keep = f" WHERE kind IN ({', '.join('?' * len(kinds))})"
+            extra = list(kinds)
+        rows = self._tuples(
+            f"{_selection(where, one_per_item)}SELECT id FROM runs{keep} "
+            f"{'AND' if keep else 'WHERE'} id IN (SELECT run_id FROM selected UNION "
+            "SELECT run_id FROM run_outcomes WHERE judgment_id IN (SELECT id FROM selected)) "
+            "ORDER BY id",
+            [*params, *extra],
+        )
+        return tuple(row[0] for row in rows)
 
     def status_counts(
         self,
