@@ -29,6 +29,11 @@ def test_first_ctrl_c_stores_every_answer_in_flight(hostile: HostileServer, tmp_
     assert set(stored) == answered and set(stored.values()) == {"ok"}
     assert 0 < len(stored) < 40
     assert run.summary["interrupted"] is True and run.finished_at is not None
+    # the summary counts what was made and what was left, never "40 judgments"
+    made = len(stored)
+    assert f"{made} judged now, 0 cached, {40 - made} not made of 40" in err, err
+    assert "40 judgments" not in err
+    assert (run.summary["judged"], run.summary["abandoned"]) == (made, 40 - made)
     # the rerun asks only for what is missing
     before = hostile.request_count
     proc = judge_process(hostile.base_url, data, db, "--concurrency", "4")

@@ -22,6 +22,7 @@ def test_two_identical_runs_at_once_pay_for_each_call_once(
 ) -> None:
     n = 120
     hostile.latency = 0.05
+    hostile.probe_latency = 0.5  # both runs reach the new endpoint's probe at once
     data = write_items(tmp_path / "items.jsonl", n)
     db = tmp_path / "j.db"
     with open_store(db):
@@ -30,12 +31,22 @@ def test_two_identical_runs_at_once_pay_for_each_call_once(
     outputs = [proc.communicate(timeout=300) for proc in procs]
     assert [proc.returncode for proc in procs] == [0, 0], outputs
     assert hostile.request_count == n and max(hostile.requests.values()) == 1
+    # the capability probe is claimed like a call: paid once (plain, json_schema, logprobs)
+    assert hostile.probe_requests == 3
     for out, _ in outputs:
         assert f"{n} judgments" in out and f"ok {n}" in out
     with open_store(db) as store:
         rows = store.judgments(dataset="items", latest_only=False)
         assert len(rows) == n and {r.status for r in rows} == {"ok"}
         assert store.claim_holders() == {}
+        # each run stands for every outcome: those it made and those the other run made
+        runs = [r.id for r in store.list_runs()]
+        held = [store.run_outcome_counts(r) for r in runs]
+        assert [h.n_made + h.n_stood_for for h in held] == [n, n]
+        assert sum(h.n_made for h in held) == n
+        for run_id, other in zip(runs, reversed(runs), strict=True):
+            assert len(store.judgments(run_id=run_id)) == n
+            assert set(store.run_outcome_counts(run_id).stood_for) <= {other}
 
 
 def test_the_store_refuses_a_second_finished_outcome_for_one_call(

@@ -138,6 +138,20 @@ def _probe_first(name: str) -> tuple[Steps, Steps]:
     return first, second
 
 
+def _forced_after_probe() -> tuple[Steps, Steps]:
+    """``judge --force`` after the probe pays for every call again: its own rows, same figures."""
+
+    def first(case: Case) -> None:
+        case.probe("injection")
+        assert f"{N} judgments (0 cached, {N} judged now" in case.judge("--force")
+
+    def second(case: Case) -> None:
+        case.judge()
+        case.probe("injection")
+
+    return first, second
+
+
 def _batch_first() -> tuple[Steps, Steps]:
     def first(case: Case) -> None:
         case.batch_probe()
@@ -151,13 +165,17 @@ def _batch_first() -> tuple[Steps, Steps]:
     return first, second
 
 
-@pytest.mark.parametrize("scenario", ["probe injection", "probe position", "batch collect"])
+SCENARIOS = {"probe injection": lambda: _probe_first("injection"),
+             "probe position": lambda: _probe_first("position"),
+             "batch collect": _batch_first, "judge --force": _forced_after_probe}
+
+
+@pytest.mark.parametrize("scenario", list(SCENARIOS))
 def test_the_order_of_commands_never_changes_the_report(
     scenario: str, openai_server: OpenAIServer, tmp_path: Path
 ) -> None:
     openai_server.responder = judge
-    first, second = (_batch_first() if scenario == "batch collect"
-                     else _probe_first(scenario.split()[1]))
+    first, second = SCENARIOS[scenario]()
     reports = []
     for name, steps in (("earlier", first), ("later", second)):
         case = Case(tmp_path / name, openai_server)

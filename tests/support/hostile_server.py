@@ -24,8 +24,9 @@ mode              effect
 ``unauthorized_after=N`` answers 401 to every judge call after the first N.
 Any path ending in ``/chat/completions`` is served, so URLs carrying a key in
 the path (``/KEY/v1``, ``/v1;k=KEY``) work. The server counts judge requests
-(``requests``), and the answers it delivered in full (``answered``: a 200 with a
-verdict, whose last byte was written), per item, and the judge requests being
+(``requests``; capability probes apart, in ``probe_requests``), and the answers
+it delivered in full (``answered``: a 200 with a verdict, whose last byte was
+written), per item, and the judge requests being
 answered right now (``in_flight``): the item is the text after
 ``ITEM:`` in the prompt, or the whole last message.
 """
@@ -79,6 +80,9 @@ class HostileServer(LoopbackServer):
         self.huge_bytes = 50 * 1024 * 1024
         self.fault_rate = 0.2
         self.unauthorized_after: int | None = None
+        #: capability probes received, and how long each takes to answer
+        self.probe_requests = 0
+        self.probe_latency = 0.0
         self.requests: Counter[str] = Counter()
         self.answered: Counter[str] = Counter()
         self.bytes_sent = 0
@@ -154,6 +158,9 @@ class HostileServer(LoopbackServer):
                 body = json.loads(raw or b"{}")
                 try:
                     if is_probe(body):
+                        with server._lock:
+                            server.probe_requests += 1
+                        time.sleep(server.probe_latency)
                         reply = default_responder(body)
                         self._send(200, completion(reply.content or ""))
                         return
