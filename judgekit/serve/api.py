@@ -24,11 +24,18 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
 
 from judgekit.errors import InputError
 from judgekit.serve.auth import require, require_any, store_dependency
 from judgekit.serve.caches import ServeCaches
+from judgekit.serve.models import (
+    ImportOut,
+    JudgmentsIn,
+    LabelsIn,
+    cut_line,
+    shown,
+    surrogate_problems,
+)
 from judgekit.serve.progress import queue_rows
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
@@ -55,33 +62,6 @@ MinAgreement = Annotated[float, Query(gt=0.0, lt=1.0, description="As `report --
 Resamples = Annotated[int, Query(ge=100, le=100_000, description="Bootstrap resamples.")]
 
 
-class LabelsIn(BaseModel):
-    """A batch of human labels for one rubric (the fields of a `labels import` file)."""
-
-    rubric: str = Field(description="Rubric name or sha256, as stored.")
-    dataset: str | None = Field(default=None, description="Dataset the item ids belong to.")
-    labels: list[dict[str, Any]] = Field(
-        description="Records with item_id, label, and optionally annotator, note, flagged, "
-        "blind, seconds, dataset, created_at, source (annotate and adjudicate tokens: the "
-        "annotator is the token's name and the server sets blind, created_at and source; "
-        "source \"adjudicate\" needs an adjudicate or admin token).",
-    )
-
-
-class JudgmentsIn(BaseModel):
-    """A batch of judge verdicts for one rubric (the fields of a `judgments import` file)."""
-
-    rubric: str = Field(description="Rubric name or sha256, as stored.")
-    dataset: str | None = None
-    judge: str | None = Field(default=None, description="Only this judge's records.")
-    judgments: list[dict[str, Any]]
-
-
-class ImportOut(BaseModel):
-    added: int
-    unchanged: int
-
-
 def stored_rubric(store: Store, name_or_sha: str, caches: ServeCaches | None = None) -> Rubric:
     """The rubric of that sha256, or the one stored version of that name (else 404/422).
 
@@ -92,10 +72,10 @@ def stored_rubric(store: Store, name_or_sha: str, caches: ServeCaches | None = N
     rows = store.list_rubrics()
     found = [r for r in rows if name_or_sha in (r["sha256"], r["name"])]
     if not found:
-        raise HTTPException(404, detail=f"no rubric {name_or_sha!r} in the store")
+        raise HTTPException(404, detail=f"no rubric {shown(name_or_sha)} in the store")
     if len({r["sha256"] for r in found}) > 1:
         versions = ", ".join(f"{r['version']} ({r['sha256'][:12]})" for r in found)
-        raise HTTPException(422, detail=f"rubric {name_or_sha!r} has several versions in the "
+        raise HTTPException(422, detail=f"rubric {shown(name_or_sha)} has several versions in the "
                                         f"store ({versions}); give its sha256")
     sha = found[0]["sha256"]
 
@@ -107,9 +87,21 @@ def stored_rubric(store: Store, name_or_sha: str, caches: ServeCaches | None = N
     return parse() if caches is None else caches.rubric(sha, parse)
 
 
-def _unprocessable(exc: InputError) -> HTTPException:
-    lines = str(exc).split("\n")
-    return HTTPException(422, detail=lines)
+#: The report's command-line flags as this API's query parameters.
+_AS_QUERY = (("--model NAME", "the query parameter model=NAME"),
+             ("--judge-run RUN_ID", "judge_run=RUN_ID"), ("--judge-run", "judge_run="),
+             ("--model", "model="), ("--dataset", "dataset="),
+             ("--min-agreement", "min_agreement="))
+
+
+def _unprocessable(exc: InputError, *, query: bool = False) -> HTTPException:
+    """The problem lines, each cut (they may echo a long value); with ``query`` the
+    report's flags in them are named as the query parameters of the request."""
+    text = str(exc)
+    if query:
+        for flag, parameter in _AS_QUERY:
+            text = text.replace(flag, parameter)
+    return HTTPException(422, detail=[cut_line(line) for line in text.split("\n")])
 
 
 @router.get("/rubrics", summary="Rubrics in the store")
@@ -165,7 +157,7 @@ def _as_themselves(records: list[dict[str, Any]], token: TokenRecord) -> str:
         given = record.get("annotator")
         if given is not None and given != token.name:
             raise HTTPException(422, detail=[f"labels:{number}: field 'annotator' must be "
-                                             f"your own name {token.name!r}, got {given!r}"])
+                                             f"your own name {token.name!r}, got {shown(given)}"])
         record.update(annotator=token.name, blind=True, created_at=None, source=source)
     return source
 
@@ -189,7 +181,7 @@ def post_labels(body: LabelsIn, store: StoreDep, caches: CachesDep,
     from judgekit.io.records import ErrorList, iter_mappings
 
     rubric = stored_rubric(store, body.rubric, caches)
-    records = [dict(r) for r in body.labels]
+    records = [r.model_dump(exclude_none=True) for r in body.labels]
     _may_adjudicate(records, token)
     own = None if token.may("write") else _as_themselves(records, token)
     errors = ErrorList("labels")
@@ -222,6 +214,9 @@ def post_judgments(body: JudgmentsIn, store: StoreDep,
     from judgekit.io.verdict_store import import_verdicts
 
     rubric = stored_rubric(store, body.rubric)
+    problems = surrogate_problems(body.judgments, "judgments")
+    if problems:
+        raise HTTPException(422, detail=problems[:20])
     errors = ErrorList("judgments")
     try:
         shaped = list(iter_mappings(body.judgments, JUDGMENT_FIELDS, on_error=errors.add,
@@ -249,7 +244,7 @@ def _report(store: Store, rubric: str, dataset: str | None, judge_run: str | Non
     try:
         return build_report(store, rub, options)
     except InputError as exc:
-        raise _unprocessable(exc) from None
+        raise _unprocessable(exc, query=True) from None
 
 
 @router.get("/report", summary="The calibration report (the JSON of `report --format json`)")
