@@ -12,14 +12,15 @@ from judgekit.cli._common import db_option, echo, echo_json, read_store, text_or
 from judgekit.errors import InputError
 
 #: Token roles (``judgekit.store.access.ROLES``, named here for a fast ``--help``).
-ROLES = ("annotate", "read", "write", "admin")
+ROLES = ("annotate", "adjudicate", "read", "write", "admin")
 
 
 @click.group("tokens")
 def command() -> None:
     """API tokens for `judgekit serve`: create, list, revoke.
 
-    Roles: annotate (label one's own queue, nothing else), read (reports, runs,
+    Roles: annotate (label one's own queue, nothing else), adjudicate (POST
+    adjudications under one's own name, nothing else), read (reports, runs,
     progress), write (read, and POST labels and judgments), admin (everything).
     """
 

@@ -7,25 +7,39 @@ so a request is all or nothing and an error names the record and the field, as
 errors are 422 with every problem listed; nothing is stored.
 
 An ``annotate`` token sees only its own queues and labels only the items of a queue
-assigned to it, under its own name; it can never read a judge's verdict.
+assigned to it, under its own name; it can never read a judge's verdict. The
+server, not the request, sets what such a label claims about itself: its
+``source`` (``annotate``), its ``created_at`` (now) and ``blind`` (always). An
+adjudication (``"source": "adjudicate"``) overrides every annotator of the item in
+the reports, so only a token that may adjudicate (role ``adjudicate`` or ``admin``)
+may post one; an ``adjudicate`` token's labels are always adjudications, under its
+own name, stamped by the server.
 """
 
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
-from pydantic import BaseModel, Field
 
 from judgekit.errors import InputError
 from judgekit.serve.auth import require, require_any, store_dependency
 from judgekit.serve.caches import ServeCaches
+from judgekit.serve.models import (
+    ImportOut,
+    JudgmentsIn,
+    LabelsIn,
+    cut_line,
+    shown,
+    surrogate_problems,
+)
 from judgekit.serve.progress import queue_rows
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
-from judgekit.types import Rubric
+from judgekit.types import ADJUDICATED_SOURCE, Rubric
 
 router = APIRouter(prefix="/api/v1")
 
@@ -40,37 +54,12 @@ CachesDep = Annotated[ServeCaches, Depends(caches_dependency)]
 Reader = Annotated[TokenRecord, Depends(require("read"))]
 Writer = Annotated[TokenRecord, Depends(require("write"))]
 ReaderOrAnnotator = Annotated[TokenRecord, Depends(require_any("read", "annotate"))]
-WriterOrAnnotator = Annotated[TokenRecord, Depends(require_any("write", "annotate"))]
+Labeler = Annotated[TokenRecord, Depends(require_any("write", "annotate", "adjudicate"))]
 Dataset = Annotated[str | None, Query(description="Only this dataset's items.")]
 JudgeRun = Annotated[str | None, Query(description="Report the judge of this run.")]
 Model = Annotated[str | None, Query(description="Report this judge model.")]
 MinAgreement = Annotated[float, Query(gt=0.0, lt=1.0, description="As `report --min-agreement`.")]
 Resamples = Annotated[int, Query(ge=100, le=100_000, description="Bootstrap resamples.")]
-
-
-class LabelsIn(BaseModel):
-    """A batch of human labels for one rubric (the fields of a `labels import` file)."""
-
-    rubric: str = Field(description="Rubric name or sha256, as stored.")
-    dataset: str | None = Field(default=None, description="Dataset the item ids belong to.")
-    labels: list[dict[str, Any]] = Field(
-        description="Records with item_id, label, and optionally annotator, note, flagged, "
-        "blind, seconds, dataset (annotate tokens: the annotator is the token's name).",
-    )
-
-
-class JudgmentsIn(BaseModel):
-    """A batch of judge verdicts for one rubric (the fields of a `judgments import` file)."""
-
-    rubric: str = Field(description="Rubric name or sha256, as stored.")
-    dataset: str | None = None
-    judge: str | None = Field(default=None, description="Only this judge's records.")
-    judgments: list[dict[str, Any]]
-
-
-class ImportOut(BaseModel):
-    added: int
-    unchanged: int
 
 
 def stored_rubric(store: Store, name_or_sha: str, caches: ServeCaches | None = None) -> Rubric:
@@ -83,10 +72,10 @@ def stored_rubric(store: Store, name_or_sha: str, caches: ServeCaches | None = N
     rows = store.list_rubrics()
     found = [r for r in rows if name_or_sha in (r["sha256"], r["name"])]
     if not found:
-        raise HTTPException(404, detail=f"no rubric {name_or_sha!r} in the store")
+        raise HTTPException(404, detail=f"no rubric {shown(name_or_sha)} in the store")
     if len({r["sha256"] for r in found}) > 1:
         versions = ", ".join(f"{r['version']} ({r['sha256'][:12]})" for r in found)
-        raise HTTPException(422, detail=f"rubric {name_or_sha!r} has several versions in the "
+        raise HTTPException(422, detail=f"rubric {shown(name_or_sha)} has several versions in the "
                                         f"store ({versions}); give its sha256")
     sha = found[0]["sha256"]
 
@@ -98,9 +87,21 @@ def stored_rubric(store: Store, name_or_sha: str, caches: ServeCaches | None = N
     return parse() if caches is None else caches.rubric(sha, parse)
 
 
-def _unprocessable(exc: InputError) -> HTTPException:
-    lines = str(exc).split("\n")
-    return HTTPException(422, detail=lines)
+#: The report's command-line flags as this API's query parameters.
+_AS_QUERY = (("--model NAME", "the query parameter model=NAME"),
+             ("--judge-run RUN_ID", "judge_run=RUN_ID"), ("--judge-run", "judge_run="),
+             ("--model", "model="), ("--dataset", "dataset="),
+             ("--min-agreement", "min_agreement="))
+
+
+def _unprocessable(exc: InputError, *, query: bool = False) -> HTTPException:
+    """The problem lines, each cut (they may echo a long value); with ``query`` the
+    report's flags in them are named as the query parameters of the request."""
+    text = str(exc)
+    if query:
+        for flag, parameter in _AS_QUERY:
+            text = text.replace(flag, parameter)
+    return HTTPException(422, detail=[cut_line(line) for line in text.split("\n")])
 
 
 @router.get("/rubrics", summary="Rubrics in the store")
@@ -145,24 +146,44 @@ def assigned_items(store: Store, rubric_hash: str, annotator: str) -> set[tuple[
     return keys
 
 
+def _as_themselves(records: list[dict[str, Any]], token: TokenRecord) -> str:
+    """Make the records of an annotate or adjudicate token its own; the source they get.
+
+    The annotator is the token's name (another name is refused), and what a label
+    claims about itself is the server's to say: blind, now, and the token's source.
+    """
+    source = "annotate" if token.may("annotate") else ADJUDICATED_SOURCE
+    for number, record in enumerate(records, start=1):
+        given = record.get("annotator")
+        if given is not None and given != token.name:
+            raise HTTPException(422, detail=[f"labels:{number}: field 'annotator' must be "
+                                             f"your own name {token.name!r}, got {shown(given)}"])
+        record.update(annotator=token.name, blind=True, created_at=None, source=source)
+    return source
+
+
+def _may_adjudicate(records: list[dict[str, Any]], token: TokenRecord) -> None:
+    """403 naming the first record that is an adjudication when the token may not adjudicate."""
+    if token.may("adjudicate"):
+        return
+    for number, record in enumerate(records, start=1):
+        if record.get("source") == ADJUDICATED_SOURCE:
+            raise HTTPException(403, detail=[
+                f"labels:{number}: field 'source' {ADJUDICATED_SOURCE!r}: a {token.role!r} "
+                "token may not adjudicate (an adjudicate or admin token may)"])
+
+
 @router.post("/labels", summary="Add human labels (all or nothing)", response_model=ImportOut,
              responses={422: {"description": "A record is invalid; nothing was stored."}})
 def post_labels(body: LabelsIn, store: StoreDep, caches: CachesDep,
-                token: WriterOrAnnotator) -> ImportOut:
+                token: Labeler) -> ImportOut:
     from judgekit.io.labels import LABEL_FIELDS, labels_from_records
     from judgekit.io.records import ErrorList, iter_mappings
 
     rubric = stored_rubric(store, body.rubric, caches)
-    records = [dict(r) for r in body.labels]
-    as_annotator = not token.may("write")
-    if as_annotator:
-        for number, record in enumerate(records, start=1):
-            given = record.get("annotator")
-            if given is not None and given != token.name:
-                raise HTTPException(422, detail=[f"labels:{number}: field 'annotator' must be "
-                                                 f"your own name {token.name!r}, got {given!r}"])
-            record["annotator"] = token.name
-            record["blind"] = True  # the API never shows an annotate token the judge
+    records = [r.model_dump(exclude_none=True) for r in body.labels]
+    _may_adjudicate(records, token)
+    own = None if token.may("write") else _as_themselves(records, token)
     errors = ErrorList("labels")
     try:
         shaped = list(iter_mappings(records, LABEL_FIELDS, on_error=errors.add, name="labels"))
@@ -170,13 +191,15 @@ def post_labels(body: LabelsIn, store: StoreDep, caches: CachesDep,
                                      index=caches.item_index(store, body.dataset))
     except InputError as exc:
         raise _unprocessable(exc) from None
-    if as_annotator:
+    if own == "annotate":
         allowed = assigned_items(store, rubric.sha256, token.name)
         outside = [i for i, lb in enumerate(labels, 1) if (lb.dataset, lb.item_id) not in allowed]
         if outside:
             raise HTTPException(422, detail=[
                 f"labels:{i}: field 'item_id' {labels[i - 1].item_id!r} is not in a queue "
                 f"assigned to {token.name}" for i in outside[:20]])
+    if own is not None:
+        labels = [replace(lb, source=own) for lb in labels]
     store.add_labels(labels)
     return ImportOut(added=len(labels), unchanged=0)
 
@@ -191,6 +214,9 @@ def post_judgments(body: JudgmentsIn, store: StoreDep,
     from judgekit.io.verdict_store import import_verdicts
 
     rubric = stored_rubric(store, body.rubric)
+    problems = surrogate_problems(body.judgments, "judgments")
+    if problems:
+        raise HTTPException(422, detail=problems[:20])
     errors = ErrorList("judgments")
     try:
         shaped = list(iter_mappings(body.judgments, JUDGMENT_FIELDS, on_error=errors.add,
@@ -218,7 +244,7 @@ def _report(store: Store, rubric: str, dataset: str | None, judge_run: str | Non
     try:
         return build_report(store, rub, options)
     except InputError as exc:
-        raise _unprocessable(exc) from None
+        raise _unprocessable(exc, query=True) from None
 
 
 @router.get("/report", summary="The calibration report (the JSON of `report --format json`)")

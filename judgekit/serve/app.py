@@ -8,6 +8,7 @@ string (``/login?token=…``) or a header.
 
 from __future__ import annotations
 
+import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,18 +16,28 @@ from pathlib import Path
 from typing import Annotated, Any
 
 from fastapi import Depends, FastAPI, HTTPException, Request
+from fastapi.exceptions import RequestValidationError
 from fastapi.responses import HTMLResponse, JSONResponse
-from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judgekit import __version__
 from judgekit.errors import JudgekitError
 from judgekit.serve import api, webapp
 from judgekit.serve.auth import StorePool, require, store_dependency
 from judgekit.serve.caches import ServeCaches
+from judgekit.serve.models import cut_line, error_lines
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
 
 log = logging.getLogger("judgekit.serve")
+
+
+class ErrorResponse(JSONResponse):
+    """An error as ASCII JSON: a lone surrogate echoed from a request (``"\\ud800"``) stays
+    an escape instead of failing the UTF-8 encoding of the answer with a 500."""
+
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
 def make_server_app(db_path: Path, *, cache: bool = True) -> FastAPI:
@@ -52,7 +63,8 @@ def make_server_app(db_path: Path, *, cache: bool = True) -> FastAPI:
     app.state.caches = ServeCaches(enabled=cache)
     app.include_router(api.router)
     app.include_router(webapp.router)
-    app.mount("/static/textual", StaticFiles(directory=webapp.textual_serve_static()),
+    app.mount("/static/textual",
+              webapp.TokenStaticFiles(directory=webapp.textual_serve_static()),
               name="textual-static")
 
     @app.get("/api/v1/openapi.json", include_in_schema=False)
@@ -74,7 +86,17 @@ def make_server_app(db_path: Path, *, cache: bool = True) -> FastAPI:
 
     @app.exception_handler(JudgekitError)
     async def judgekit_error(request: Request, exc: JudgekitError) -> JSONResponse:
-        return JSONResponse({"detail": str(exc).split("\n")}, status_code=422)
+        return ErrorResponse({"detail": [cut_line(line) for line in str(exc).split("\n")]},
+                             status_code=422)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid_request(request: Request, exc: RequestValidationError) -> JSONResponse:
+        return ErrorResponse({"detail": error_lines(exc.errors())}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return ErrorResponse({"detail": exc.detail}, status_code=exc.status_code,
+                             headers=getattr(exc, "headers", None))
 
     @app.middleware("http")
     async def log_path_only(request: Request, call_next: Any) -> Any:

@@ -14,12 +14,16 @@ import html
 import json
 import shlex
 import sys
+from contextlib import suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
-from fastapi.responses import HTMLResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.staticfiles import StaticFiles
+from starlette.concurrency import run_in_threadpool
+from starlette.types import Receive, Scope, Send
 
 from judgekit.serve.auth import COOKIE_NAME, StorePool, check_token, presented_token
 from judgekit.serve.caches import ServeCaches
@@ -33,6 +37,30 @@ def textual_serve_static() -> Path:
     import textual_serve
 
     return Path(textual_serve.__file__).parent / "static"
+
+
+class TokenStaticFiles(StaticFiles):
+    """The page assets, for holders of an active token only (like every other route).
+
+    The assets are public code, but a service that answers strangers tells them what
+    it is; the browser sends the login cookie with them anyway.
+    """
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            request = Request(scope)
+            pool: StorePool = request.app.state.pool
+            if await run_in_threadpool(_active, pool, presented_token(request)) is None:
+                response = JSONResponse(
+                    {"detail": "a valid token is required"}, status_code=401,
+                    headers={"WWW-Authenticate": "Bearer"})
+                await response(scope, receive, send)
+                return
+        await super().__call__(scope, receive, send)
+
+
+def _active(pool: StorePool, token: str | None) -> object | None:
+    return pool.get().token_for(token) if token else None
 
 
 def assigned_queues(store: Store) -> dict[str, list[dict[str, Any]]]:
@@ -117,7 +145,7 @@ def session_command(db: Path, queue: str, annotator: str) -> str:
                        "--queue", queue, "--annotator", annotator])
 
 
-@router.websocket("/annotate/ws/{queue}")
+@router.websocket("/annotate/ws/{queue:path}")
 async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     """Relay one app session: keys in, screen out, until either side closes."""
     from textual_serve.app_service import AppService
@@ -138,12 +166,21 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     width = _int(websocket.query_params.get("width"), 80)
     height = _int(websocket.query_params.get("height"), 24)
 
+    async def write_bytes(data: bytes) -> None:
+        with suppress(WebSocketDisconnect, RuntimeError):  # the browser went away: drop it
+            await websocket.send_bytes(data)
+
+    async def write_str(data: str) -> None:
+        with suppress(WebSocketDisconnect, RuntimeError):
+            await websocket.send_text(data)
+
     async def close() -> None:
-        await websocket.close()
+        with suppress(WebSocketDisconnect, RuntimeError):
+            await websocket.close()
 
     service = AppService(
         session_command(pool.path, queue, token.name),
-        write_bytes=websocket.send_bytes, write_str=websocket.send_text, close=close,
+        write_bytes=write_bytes, write_str=write_str, close=close,
         download_manager=DownloadManager(),
     )
     await service.start(width, height)
@@ -165,7 +202,8 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     except (WebSocketDisconnect, RuntimeError, ValueError, KeyError, IndexError, TypeError):
         pass
     finally:
-        await service.stop()
+        with suppress(WebSocketDisconnect, RuntimeError, OSError):
+            await service.stop()
 
 
 def _int(value: str | None, default: int) -> int:

@@ -18,14 +18,16 @@ from judgekit.store import rows as R
 from judgekit.store._base import StoreBase
 
 #: Roles, from least to most trusted. ``annotate`` is apart from the others: it
-#: labels its own queue and sees nothing else.
-ROLES: tuple[str, ...] = ("annotate", "read", "write", "admin")
+#: labels its own queue and sees nothing else; ``adjudicate`` settles disagreements
+#: (its labels become the items' reference) and sees nothing else either.
+ROLES: tuple[str, ...] = ("annotate", "adjudicate", "read", "write", "admin")
 #: What each role may do beyond its own name (``admin`` may do everything).
 ROLE_GRANTS: dict[str, frozenset[str]] = {
     "annotate": frozenset({"annotate"}),
+    "adjudicate": frozenset({"adjudicate"}),
     "read": frozenset({"read"}),
     "write": frozenset({"read", "write"}),
-    "admin": frozenset({"read", "write", "admin", "annotate"}),
+    "admin": frozenset({"read", "write", "admin", "annotate", "adjudicate"}),
 }
 #: Every token starts with this, so a leaked one is easy to recognise and scan for.
 TOKEN_PREFIX = "jk_"
