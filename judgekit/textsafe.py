@@ -17,13 +17,19 @@ written, so no caller has to remember which characters are dangerous:
   and HTML, so no tag, link or image can be formed from the text.
 - :func:`json_safe` escapes the same characters inside already-dumped JSON,
   which stays valid, equal JSON (``json.loads`` gives back the same value).
+- :func:`storable` makes text from a server safe to store: a lone surrogate
+  (valid in JSON as ``"\\ud800"``, but not Unicode text: SQLite and every
+  encoder refuse it) becomes the six visible characters ``\\ud800``.
 """
 
 from __future__ import annotations
 
 import re
 
-__all__ = ["json_safe", "markdown_code", "markdown_text", "one_line", "terminal_safe"]
+__all__ = [
+    "json_safe", "markdown_code", "markdown_text", "one_line", "storable", "storable_or_none",
+    "terminal_safe",
+]
 
 #: Bidirectional formatting characters: they reorder what follows (``evil\u202etxt.exe``).
 BIDI_CONTROLS = frozenset(
@@ -63,6 +69,24 @@ def terminal_safe(text: str | None, *, one_line: bool = False) -> str:
     if _SURROGATE.search(safe):
         safe = _SURROGATE.sub(lambda m: _escape(ord(m.group())), safe)
     return safe
+
+
+def storable(text: str) -> str:
+    """``text`` with every lone surrogate written as its visible escape (``\\ud800``).
+
+    A judge's answer arrives as JSON, which may escape a lone surrogate; decoded,
+    it is a string SQLite cannot store (``UnicodeEncodeError``), so one such
+    answer used to stop a run at the same item every time. Everything else is
+    kept as it is (``isascii`` makes the common case one O(1) check).
+    """
+    if text.isascii() or not _SURROGATE.search(text):
+        return text
+    return _SURROGATE.sub(lambda m: _escape(ord(m.group())), text)
+
+
+def storable_or_none(text: str | None) -> str | None:
+    """:func:`storable` for an optional field."""
+    return None if text is None else storable(text)
 
 
 def one_line(text: str | None) -> str:

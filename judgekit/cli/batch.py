@@ -323,13 +323,23 @@ def _stderr(message: str) -> None:
               help="Environment variable holding the API key.")
 def submit(file: Path, db: str, base_url: str | None, endpoint_name: str | None,
            api_key_env: str) -> None:
-    """Upload a prepared FILE and create its batch (24 h window); records the batch id."""
-    from judgekit.judging.batch.remote import submit_file
+    """Upload a prepared FILE and create its batch (24 h window); records the batch id.
+
+    The submit is recorded before the batch is created, with a key in the batch's
+    metadata: after an interrupted submit, running it again (or `batch status`)
+    finds that batch at the provider instead of creating a second one.
+    """
+    from judgekit.judging.batch.remote import submit
 
     with read_store(db) as store:
-        job = submit_file(store, file, base_url=base_url, endpoint_name=endpoint_name,
-                          api_key=resolve_api_key(None, api_key_env))
-    echo(f"submitted {file} as batch {job.id} ({job.state}) at {job.base_url}")
+        done = submit(store, file, base_url=base_url, endpoint_name=endpoint_name,
+                      api_key=resolve_api_key(None, api_key_env))
+    job = done.job
+    if done.recovered:
+        echo(f"found batch {job.id} ({job.state}) at {job.base_url}, created for {file} by an "
+             "interrupted submit: recorded it, nothing new created")
+    else:
+        echo(f"submitted {file} as batch {job.id} ({job.state}) at {job.base_url}")
     echo(f"  follow it with: judgekit batch status {job.id}")
 
 
@@ -349,11 +359,17 @@ def _job_line(job: Any) -> str:
 def status(batch_id: str | None, db: str, api_key_env: str) -> None:
     """The state of submitted batch ID (asked of the provider), or of every batch in the store.
 
-    Without ID the stored states are listed, with no request; pass an ID to refresh it.
+    Without ID the stored states are listed; pass an ID to refresh it. Either way a
+    submit that was interrupted before recording its batch is looked up at the
+    provider first (by the key in the batch's metadata) and recorded if found.
     """
-    from judgekit.judging.batch.remote import refresh_job
+    from judgekit.judging.batch.remote import refresh_job, resolve_submits
 
     with read_store(db) as store:
+        if store.pending_submits():
+            for found in resolve_submits(store, api_key=resolve_api_key(None, api_key_env)):
+                echo(f"found batch {found.job.id} ({found.job.state}), created by an "
+                     "interrupted submit: recorded it")
         if batch_id is not None:
             job = refresh_job(store, batch_id, api_key=resolve_api_key(None, api_key_env))
             echo(_job_line(job).strip())

@@ -97,7 +97,12 @@ def _token_bytes(entry: Mapping[str, Any]) -> bytes | None:
     if isinstance(raw, list) and all(isinstance(b, int) and 0 <= b < 256 for b in raw):
         return bytes(raw)
     token = entry.get("token")
-    return token.encode("utf-8") if isinstance(token, str) else None
+    if not isinstance(token, str):
+        return None
+    try:
+        return token.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate: not text, so no alignment (and no crash)
+        return None
 
 
 def _token_at(

@@ -52,6 +52,7 @@ from judgekit.clients.spec import (
 )
 from judgekit.parsing import parse_completion
 from judgekit.redaction import redacted_logs
+from judgekit.textsafe import storable, storable_or_none
 from judgekit.types import Scale, Verdict
 
 __all__ = [
@@ -295,13 +296,15 @@ def completion_result(
     through it, so a batch judgment gets exactly the status, label and reasoning
     a live one would. ``structured`` says the request asked for a JSON response
     format. Every string taken from the answer has ``secrets`` redacted (an
-    endpoint may echo the key), and the reasoning is cut to
-    :data:`REASONING_MAX_CHARS` (the raw text keeps the whole answer).
+    endpoint may echo the key) and lone surrogates made visible escapes (valid
+    JSON, but text no store or encoder takes: one such answer must not stop a
+    run), and the reasoning is cut to :data:`REASONING_MAX_CHARS` (the raw text
+    keeps the whole answer).
     """
     secrets = tuple(secrets)
 
     def clean(value: Any) -> str | None:
-        return redact(value, secrets) if isinstance(value, str) else None
+        return storable(redact(value, secrets)) if isinstance(value, str) else None
 
     choices = completion.get("choices")
     if not choices or not isinstance(choices, list) or not isinstance(choices[0], dict):
@@ -321,6 +324,10 @@ def completion_result(
     )
     if verdict.reasoning is not None and len(verdict.reasoning) > REASONING_MAX_CHARS:
         verdict = replace(verdict, reasoning=verdict.reasoning[:REASONING_MAX_CHARS] + " [...]")
+    # the answer's own JSON may escape a surrogate again ("\\ud800" in the text)
+    reasoning, detail = storable_or_none(verdict.reasoning), storable_or_none(verdict.detail)
+    if reasoning is not verdict.reasoning or detail is not verdict.detail:
+        verdict = replace(verdict, reasoning=reasoning, detail=detail)
     usage = completion.get("usage") or {}
     confidence = (
         verdict_confidence(text, choice.get("logprobs"), scale, verdict.label)

@@ -32,6 +32,7 @@ import openai
 
 from judgekit.clients.limits import AttemptDeadlineExceeded, ResponseTooLarge
 from judgekit.redaction import redact
+from judgekit.textsafe import storable
 from judgekit.types import Status
 
 T = TypeVar("T")
@@ -83,8 +84,11 @@ class Failure:
     retry_after: float | None = None
 
     def redacted(self, secrets: Iterable[str | None]) -> Failure:
-        """This failure with ``secrets`` masked in its message (a server may echo the key)."""
-        return replace(self, message=redact(self.message, secrets))
+        """This failure with ``secrets`` masked in its message (a server may echo the key).
+
+        Lone surrogates in an error body become visible escapes, so the message can be stored.
+        """
+        return replace(self, message=storable(redact(self.message, secrets)))
 
 
 def parse_retry_after(

@@ -23,7 +23,7 @@ from judgekit.store.imports import large_page_cache
 
 __all__ = [
     "ACTIVE_JOB_STATES", "BatchFile", "BatchJob", "BatchRecord", "BatchRequest", "BatchWriter",
-    "BatchesMixin",
+    "BatchesMixin", "SubmitIntent",
 ]
 
 #: Provider states of a job that may still produce answers (its calls are not prepared again).
@@ -92,6 +92,29 @@ class BatchJob:
     error_file_id: str | None = None
     request_counts: Mapping[str, Any] = field(default_factory=dict)
     collected_at: str | None = None
+
+
+@dataclass(frozen=True)
+class SubmitIntent:
+    """A ``batch submit`` recorded before the provider is asked to create its batch.
+
+    ``key`` goes into the provider batch's ``metadata`` (``judgekit_submit``), so a
+    batch created by a submit that was interrupted before recording it can be found
+    at the provider. ``state``: ``uploading`` (no create sent yet), ``creating``
+    (the create was sent: the batch may exist), ``created`` (``job_id`` recorded)
+    or ``not_created`` (refused by the provider, or never sent).
+    """
+
+    key: str
+    batch_id: str
+    part: int
+    sha256: str
+    base_url: str
+    state: str
+    created_at: str
+    updated_at: str
+    input_file_id: str | None = None
+    job_id: str | None = None
 
 
 _REQUEST_COLUMNS = ("batch_id", "custom_id", "part", "item_id", "variant", "sample_index",
@@ -257,17 +280,69 @@ class BatchesMixin(StoreBase):
         row = self._one("SELECT COALESCE(MAX(id), 0) AS n FROM judgments")
         return 0 if row is None else int(row["n"])
 
+    # -- submits --------------------------------------------------------------
+    def record_submit_intent(self, intent: SubmitIntent) -> None:
+        """Record a submit before anything is sent (committed when this returns)."""
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO batch_submits (key, batch_id, part, sha256, base_url, state, "
+                "input_file_id, job_id, created_at, updated_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                [intent.key, intent.batch_id, intent.part, intent.sha256,
+                 R.strip_credentials(intent.base_url), intent.state, intent.input_file_id,
+                 intent.job_id, intent.created_at, intent.updated_at],
+            )
+
+    def pending_submits(self, *, batch_id: str | None = None,
+                        part: int | None = None) -> list[SubmitIntent]:
+        """Submits whose batch may exist at the provider but is not recorded, oldest first."""
+        where: list[str] = ["state IN ('uploading', 'creating')"]
+        params: list[Any] = []
+        if batch_id is not None:
+            where.append("batch_id = ?")
+            params.append(batch_id)
+        if part is not None:
+            where.append("part = ?")
+            params.append(part)
+        rows = self._rows(f"SELECT * FROM batch_submits WHERE {' AND '.join(where)} "
+                          "ORDER BY created_at, rowid", params)
+        return [R.from_row(SubmitIntent, row) for row in rows]
+
+    def set_submit_state(self, key: str, state: str, *,
+                         input_file_id: str | None = None) -> None:
+        """A submit's next step (``creating`` with its uploaded file), or ``not_created``."""
+        with self._write() as conn:
+            conn.execute(
+                "UPDATE batch_submits SET state = ?, input_file_id = "
+                "COALESCE(?, input_file_id), updated_at = ? WHERE key = ?",
+                [state, input_file_id, R.utc_now(), key],
+            )
+
+    def record_submitted_job(self, key: str, job: BatchJob) -> None:
+        """The provider batch of submit ``key``, and the submit marked created, in one write."""
+        with self._write() as conn:
+            self._insert_job(conn, job)
+            conn.execute(
+                "UPDATE batch_submits SET state = 'created', job_id = ?, input_file_id = ?, "
+                "updated_at = ? WHERE key = ?",
+                [job.id, job.input_file_id, R.utc_now(), key],
+            )
+
     # -- jobs ----------------------------------------------------------------
     def record_job(self, job: BatchJob) -> None:
         with self._write() as conn:
-            conn.execute(
-                "INSERT INTO batch_jobs (id, batch_id, part, base_url, input_file_id, state, "
-                "output_file_id, error_file_id, request_counts, submitted_at, updated_at) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [job.id, job.batch_id, job.part, R.strip_credentials(job.base_url),
-                 job.input_file_id, job.state, job.output_file_id, job.error_file_id,
-                 R.dump_json(job.request_counts), job.submitted_at, job.updated_at],
-            )
+            self._insert_job(conn, job)
+
+    @staticmethod
+    def _insert_job(conn: sqlite3.Connection, job: BatchJob) -> None:
+        conn.execute(
+            "INSERT INTO batch_jobs (id, batch_id, part, base_url, input_file_id, state, "
+            "output_file_id, error_file_id, request_counts, submitted_at, updated_at) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [job.id, job.batch_id, job.part, R.strip_credentials(job.base_url),
+             job.input_file_id, job.state, job.output_file_id, job.error_file_id,
+             R.dump_json(job.request_counts), job.submitted_at, job.updated_at],
+        )
 
     def update_job(self, job_id: str, *, state: str, output_file_id: str | None,
                    error_file_id: str | None, request_counts: Mapping[str, Any]) -> None:

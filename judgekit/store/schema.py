@@ -320,7 +320,6 @@ def one_outcome_per_call(db: Database) -> None:
     )
 
 
-
 @migrations(name="0007_run_outcomes")
 def run_outcomes(db: Database) -> None:
     """The outcomes a run stands for although another run made the calls.
@@ -344,6 +343,38 @@ def run_outcomes(db: Database) -> None:
         CREATE INDEX run_outcomes_by_judgment ON run_outcomes (judgment_id, run_id)
         """,
     )
+
+
+@migrations(name="0008_batch_submit_intents")
+def batch_submit_intents(db: Database) -> None:
+    """``batch_submits``: a ``batch submit`` recorded before its batch is created.
+
+    One row per attempt to submit a prepared file: the file's sha256, the
+    idempotency ``key`` sent in the provider batch's ``metadata``, where it was
+    sent and, once known, the provider's batch id. A submit interrupted between
+    the create call and recording its job leaves the row ``creating``; the
+    next ``submit`` or ``status`` finds the batch at the provider by its key
+    instead of creating a second one.
+    """
+    _run(
+        db,
+        """
+        CREATE TABLE batch_submits (
+            key TEXT PRIMARY KEY,
+            batch_id TEXT NOT NULL REFERENCES batches (id),
+            part INTEGER NOT NULL,
+            sha256 TEXT NOT NULL,
+            base_url TEXT NOT NULL,
+            state TEXT NOT NULL,
+            input_file_id TEXT,
+            job_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL
+        );
+        CREATE INDEX batch_submits_by_part ON batch_submits (batch_id, part)
+        """,
+    )
+
 
 def known_migrations() -> list[str]:
     """Every migration this version of judgekit knows, oldest first."""

@@ -5,7 +5,8 @@ resources), over real sockets. It serves:
 
 - ``POST /v1/files`` (multipart upload, purpose ``batch``), ``GET /v1/files/{id}``
   and ``GET /v1/files/{id}/content``;
-- ``POST /v1/batches``, ``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``;
+- ``POST /v1/batches``, ``GET /v1/batches`` (newest first, ``limit`` and ``after``
+  as OpenAI pages them), ``GET /v1/batches/{id}``, ``POST /v1/batches/{id}/cancel``;
 - ``POST /v1/chat/completions``, live, like the provider's own URL (counted in
   ``chat_requests``, bodies in ``chat_bodies``): live and batch judging of one
   judge share a base URL.
@@ -21,6 +22,14 @@ an answer here is what the live test server would say. Non-200 answers go to
 the error file; for ``expired`` and ``cancelled`` only the first ``finish``
 requests run and the rest are error lines with ``batch_expired`` /
 ``batch_cancelled`` (partial output).
+
+To hit the windows of an interrupted ``batch submit``, ``delays`` holds seconds
+to wait (outside the server's lock) in ``"upload"`` (before the file is stored)
+and ``"create"`` (after the batch is made, before it is answered);
+``create_errors`` answers that many creates with HTTP 500 *after* making the
+batch (as a provider whose gateway fails late does). ``events`` logs
+``upload``/``create``/``list`` as they start, so a test can kill its client at
+a step.
 """
 
 from __future__ import annotations
@@ -123,6 +132,9 @@ class BatchServer(LoopbackServer):
         self.files: dict[str, tuple[str, bytes]] = {}
         self.batches: dict[str, _Batch] = {}
         self.uploads = 0
+        self.delays: dict[str, float] = {}
+        self.create_errors = 0
+        self.events: list[str] = []
         self.chat_requests = 0
         self.chat_bodies: list[dict[str, Any]] = []
         self._ids = itertools.count(1)
@@ -231,6 +243,9 @@ class BatchServer(LoopbackServer):
             if method == "POST" and parts == ["files"]:
                 self.uploads += 1
                 return 200, self._upload(headers.get("Content-Type", ""), raw)
+            if method == "GET" and parts == ["batches"]:
+                self.events.append("list")
+                return 200, self._list(path)
             if method == "GET" and len(parts) == 3 and parts[0] == "files" and \
                     parts[2] == "content" and parts[1] in self.files:
                 return 200, self.files[parts[1]][1]
@@ -241,7 +256,11 @@ class BatchServer(LoopbackServer):
                              "filename": name, "purpose": "batch", "created_at": 0,
                              "status": "processed"}
             if method == "POST" and parts == ["batches"]:
-                return self._create(json.loads(raw or b"{}"))
+                status, made = self._create(json.loads(raw or b"{}"))
+                if status == 200 and self.create_errors > 0:
+                    self.create_errors -= 1
+                    return 500, {"error": {"message": "The server had an error.", "code": None}}
+                return status, made
             if len(parts) >= 2 and parts[0] == "batches" and parts[1] in self.batches:
                 batch = self.batches[parts[1]]
                 if method == "GET" and len(parts) == 2:
@@ -252,6 +271,18 @@ class BatchServer(LoopbackServer):
                         batch.status = "cancelling"
                     return 200, batch.as_json()
         return 404, {"error": {"message": f"no route {method} {path}", "code": None}}
+
+    def _list(self, path: str) -> dict[str, Any]:
+        query = dict(p.split("=", 1) for p in path.partition("?")[2].split("&") if "=" in p)
+        newest = list(reversed(self.batches.values()))
+        if "after" in query:
+            ids = [b.id for b in newest]
+            newest = newest[ids.index(query["after"]) + 1:] if query["after"] in ids else []
+        limit = int(query.get("limit", 20))
+        page = newest[:limit]
+        return {"object": "list", "data": [b.as_json() for b in page],
+                "first_id": page[0].id if page else None,
+                "last_id": page[-1].id if page else None, "has_more": len(newest) > limit}
 
     def _upload(self, content_type: str, raw: bytes) -> dict[str, Any]:
         message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(
@@ -288,15 +319,26 @@ class BatchServer(LoopbackServer):
             def _respond(self, method: str) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length) if length else b""
+                step = {"/v1/files": "upload", "/v1/batches": "create"}.get(
+                    self.path.rstrip("/")) if method == "POST" else None
+                if step is not None:
+                    server.events.append(step)
+                if step == "upload":
+                    time.sleep(server.delays.get("upload", 0.0))
                 status, payload = server._handle(method, self.path, self.headers, raw)
+                if step == "create":
+                    time.sleep(server.delays.get("create", 0.0))
                 data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 kind = "application/octet-stream" if isinstance(payload, bytes) and \
                     not self.path.endswith("/chat/completions") else "application/json"
-                self.send_response(status)
-                self.send_header("Content-Type", kind)
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(status)
+                    self.send_header("Content-Type", kind)
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client was killed
+                    self.close_connection = True
 
             def do_GET(self) -> None:
                 self._respond("GET")

@@ -118,8 +118,9 @@ def logprobs_for(content: str, top_n: int, alternatives: dict[str, float] | None
         entries.append({
             "token": token,
             "logprob": math.log(probs[token]),
-            "bytes": list(token.encode("utf-8")),
-            "top_logprobs": [{"token": t, "logprob": math.log(p), "bytes": list(t.encode())}
+            "bytes": list(token.encode("utf-8", "surrogatepass")),
+            "top_logprobs": [{"token": t, "logprob": math.log(p),
+                              "bytes": list(t.encode("utf-8", "surrogatepass"))}
                              for t, p in ranked],
         })
         offset += len(token)

@@ -4,7 +4,9 @@ Uses the real ``openai`` client's ``files`` and ``batches`` resources (so any
 server that speaks OpenAI's Batch API works). Every provider batch is recorded
 as a job of its prepared batch and file, with its state; a file that is already
 submitted is not submitted again (its calls would be paid twice): prepare again
-instead, which leaves out what is finished. The API key goes to the client and
+instead, which leaves out what is finished. Submitting is :mod:`.submit`: a
+submit is recorded before its create call, so an interrupted one is found at the
+provider by its key, never created twice. The API key goes to the client and
 nowhere else; error messages are redacted.
 """
 
@@ -17,27 +19,25 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.clients.spec import PLACEHOLDER_API_KEY, named_endpoint, public_base_url, redact
+from judgekit.clients.spec import PLACEHOLDER_API_KEY, public_base_url, redact
 from judgekit.errors import EndpointError, InputError, JudgekitError
-from judgekit.judging.outcomes import utc_now
 from judgekit.store import Store
 from judgekit.store.batches import BatchJob
 
 from .collect import CollectReport, collect_files
-from .lines import CHAT_COMPLETIONS_URL
+from .submit import Submitted, resolve_pending, submit_file
 
 if TYPE_CHECKING:
     import openai
 
-__all__ = ["FINAL_STATES", "collect_job", "refresh_job", "submit_file"]
+__all__ = ["FINAL_STATES", "batch_client", "collect_job", "refresh_job", "resolve_submits",
+           "sha256_of", "submit"]
 
 #: Provider states after which a batch changes no more.
 FINAL_STATES = ("completed", "failed", "expired", "cancelled")
-#: States of an earlier job of the same file that still allow submitting it again.
-_RESUBMITTABLE = ("failed",)
 
 
-def _sha256(path: Path) -> str:
+def sha256_of(path: Path) -> str:
     digest = hashlib.sha256()
     try:
         with path.open("rb") as handle:
@@ -49,7 +49,7 @@ def _sha256(path: Path) -> str:
 
 
 @contextmanager
-def _client(base_url: str, api_key: str | None) -> Iterator[openai.OpenAI]:
+def batch_client(base_url: str, api_key: str | None) -> Iterator[openai.OpenAI]:
     """A Batch API client; provider errors become one redacted :class:`EndpointError` line."""
     import openai
 
@@ -75,47 +75,22 @@ def _counts(batch: Any) -> dict[str, int]:
     return {"total": counts.total, "completed": counts.completed, "failed": counts.failed}
 
 
-def submit_file(store: Store, path: Path, *, base_url: str | None, api_key: str | None,
-                endpoint_name: str | None = None) -> BatchJob:
-    """Upload a prepared file and create its batch; returns the recorded job.
+def submit(store: Store, path: Path, *, base_url: str | None, api_key: str | None,
+           endpoint_name: str | None = None) -> Submitted:
+    """Submit a prepared file (at most one provider batch per file; see :mod:`.submit`)."""
+    return submit_file(store, path, sha256_of(path), base_url=base_url, api_key=api_key,
+                       endpoint_name=endpoint_name)
 
-    ``base_url`` defaults to the endpoint the batch was prepared for. The judge
-    is keyed by that endpoint, so a file prepared under ``--endpoint-name`` is
-    submitted with the same ``endpoint_name`` and the URL to send it to.
-    """
-    prepared = store.batch_file_by_sha256(_sha256(path))
-    if prepared is None:
-        raise InputError(f"{path}: not a file `judgekit batch prepare` wrote into {store.path} "
-                         "(or it was changed since)")
-    batch = store.get_batch(prepared.batch_id)
-    assert batch is not None  # files are recorded with their batch
-    url = base_url or batch.base_url
-    identity = named_endpoint(endpoint_name) if endpoint_name else public_base_url(url)
-    if identity != batch.base_url:
-        raise InputError(f"{path} was prepared for endpoint {batch.base_url}, not {identity}: "
-                         "its cache keys name that judge (pass --base-url for it)")
-    if not url.startswith(("http://", "https://")):
-        raise InputError(f"--base-url: the Batch API URL for {batch.base_url} is needed")
-    for job in store.list_jobs(batch_id=batch.id):
-        if job.part == prepared.part and job.state not in _RESUBMITTABLE:
-            raise InputError(f"{path} is already submitted as batch {job.id} ({job.state}); "
-                             "run `judgekit batch prepare` again for the calls still missing")
-    with _client(url, api_key) as client:
-        with path.open("rb") as handle:
-            uploaded = client.files.create(file=(path.name, handle), purpose="batch")
-        created = client.batches.create(
-            input_file_id=uploaded.id, endpoint=CHAT_COMPLETIONS_URL,  # type: ignore[arg-type]
-            completion_window="24h",
-            metadata={"judgekit_batch": batch.id, "part": str(prepared.part)},
-        )
-    now = utc_now()
-    job = BatchJob(id=created.id, batch_id=batch.id, part=prepared.part,
-                   base_url=public_base_url(url), input_file_id=uploaded.id,
-                   state=created.status, submitted_at=now, updated_at=now,
-                   output_file_id=created.output_file_id, error_file_id=created.error_file_id,
-                   request_counts=_counts(created))
-    store.record_job(job)
-    return job
+
+def resolve_submits(store: Store, *, api_key: str | None) -> list[Submitted]:
+    """Every interrupted submit in the store looked up at its provider; the batches found."""
+    found: list[Submitted] = []
+    pending = store.pending_submits()
+    for url in dict.fromkeys(intent.base_url for intent in pending):
+        with batch_client(url, api_key) as client:
+            found += resolve_pending(store, client,
+                                     [i for i in pending if i.base_url == url])
+    return found
 
 
 def _job(store: Store, job_id: str) -> BatchJob:
@@ -130,7 +105,7 @@ def refresh_job(store: Store, job_id: str, *, api_key: str | None,
                 base_url: str | None = None) -> BatchJob:
     """Ask the provider for the batch's state and record it; the updated job."""
     job = _job(store, job_id)
-    with _client(base_url or job.base_url, api_key) as client:
+    with batch_client(base_url or job.base_url, api_key) as client:
         found = client.batches.retrieve(job_id)
     store.update_job(job_id, state=found.status, output_file_id=found.output_file_id,
                      error_file_id=found.error_file_id, request_counts=_counts(found))
@@ -163,7 +138,7 @@ def collect_job(store: Store, job_id: str, *, api_key: str | None, base_url: str
         return CollectReport()
     with tempfile.TemporaryDirectory(prefix="judgekit-batch-") as tmp:
         paths: list[Path] = []
-        with _client(base_url or job.base_url, api_key) as client:
+        with batch_client(base_url or job.base_url, api_key) as client:
             for kind, file_id in files:
                 target = Path(tmp) / f"{kind}.jsonl"
                 with client.files.with_streaming_response.content(file_id) as response:
