@@ -20,6 +20,7 @@ import pytest
 from judgekit.store import open_store
 from tests.support.cli import run_cli
 from tests.support.openai_server import OpenAIServer, Reply, default_responder, is_probe
+from tests.support.serve import running_service, token
 
 N = 24
 #: Run ids as the runner and ``batch collect`` make them.
@@ -224,3 +225,24 @@ def test_a_collected_batch_stands_for_calls_a_live_run_answered_first(
     assert batch["answered_by"] == {live["id"]: {"ok": 2}}
     exported = case.cli("export", "-r", "correctness", "--db", case.db, "--run", batch["id"])
     assert sum(line.startswith("{") for line in exported.splitlines()) == N
+
+
+def test_the_api_sees_a_judge_run_that_a_probe_answered(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.responder = judge
+    case = Case(tmp_path / "store", openai_server)
+    case.probe("injection")
+    case.judge()
+    case.labels()
+    with open_store(case.db) as store:
+        [judge_run] = [r.id for r in store.list_runs(kind="judge")]
+        [probe_run] = [r.id for r in store.list_runs(kind="probe:injection")]
+        reader = token(store, "reader", "read")
+    with running_service(Path(case.db), case.root) as service:
+        report = service.get(f"/api/v1/report?rubric=correctness&judge_run={judge_run}"
+                             "&resamples=200", reader).json()
+        runs = {r["id"]: r for r in service.get("/api/v1/runs", reader).json()}
+    assert report["provenance"]["n_judgments"] == N and report["agreement"]["n_items"] == N
+    assert report["provenance"]["run_ids"] == [judge_run]
+    assert runs[judge_run]["outcomes"] == {"made": {}, "answered_by": {probe_run: {"ok": N}}}
