@@ -133,6 +133,16 @@ def render_comparison(comparison: EstimateComparison, fmt: str, level: float) ->
 def _compare(
     store: Store, rubric: Rubric, datasets: tuple[str, str], options: ReportOptions
 ) -> EstimateComparison:
+    """Both datasets' estimates, read from one state of the store."""
+    from judgekit.store.exports import snapshot
+
+    with snapshot(store):
+        return _compare_in(store, rubric, datasets, options)
+
+
+def _compare_in(
+    store: Store, rubric: Rubric, datasets: tuple[str, str], options: ReportOptions
+) -> EstimateComparison:
     from judgekit.report import ReportOptions
     from judgekit.report.estimate_section import compare_sections
 

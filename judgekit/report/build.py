@@ -44,6 +44,7 @@ from judgekit.report.stat_intervals import IntervalSpec
 from judgekit.report.verdict import decide
 from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
+from judgekit.store.exports import snapshot
 from judgekit.types import Rubric
 
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
@@ -51,8 +52,12 @@ MAX_SCATTER_POINTS = 2000
 
 
 def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = None) -> Report:
-    """Compute the whole calibration report for ``rubric`` from the store."""
-    with collector_paused():
+    """Compute the whole calibration report for ``rubric`` from the store.
+
+    Every read runs in one read transaction (:func:`~judgekit.store.exports.snapshot`):
+    a judge writing meanwhile cannot make two counts of one report disagree.
+    """
+    with collector_paused(), snapshot(store):
         return _build(store, rubric, options or ReportOptions())
 
 

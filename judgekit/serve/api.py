@@ -118,14 +118,21 @@ def datasets(store: StoreDep,
 
 @router.get("/runs", summary="Judge, probe, import and batch runs")
 def runs(store: StoreDep, _: Reader, rubric: str | None = None) -> list[dict[str, Any]]:
+    """Each run with its summary and ``outcomes`` counted from the rows: ``made`` (status
+    counts of the calls it made) and ``answered_by`` (run that made the call -> status
+    counts) for the outcomes it stands for because another run had answered them."""
     rubric_hash = stored_rubric(store, rubric).sha256 if rubric else None
-    return [
-        {"id": r.id, "kind": r.kind, "dataset": r.dataset, "rubric_hash": r.rubric_hash,
-         "model": r.model, "endpoint": r.base_url, "sampling": dict(r.sampling),
-         "judgekit_version": r.judgekit_version, "started_at": r.started_at,
-         "finished_at": r.finished_at, "summary": dict(r.summary)}
-        for r in store.list_runs(rubric_hash=rubric_hash)
-    ]
+    out = []
+    for r in store.list_runs(rubric_hash=rubric_hash):
+        held = store.run_outcome_counts(r.id)
+        out.append(
+            {"id": r.id, "kind": r.kind, "dataset": r.dataset, "rubric_hash": r.rubric_hash,
+             "model": r.model, "endpoint": r.base_url, "sampling": dict(r.sampling),
+             "judgekit_version": r.judgekit_version, "started_at": r.started_at,
+             "finished_at": r.finished_at, "summary": dict(r.summary),
+             "outcomes": {"made": dict(held.made),
+                          "answered_by": {k: dict(v) for k, v in held.stood_for.items()}}})
+    return out
 
 
 @router.get("/queues", summary="Per-annotator progress through each labeling queue")

@@ -20,6 +20,7 @@ import pytest
 from judgekit.store import open_store
 from tests.support.cli import run_cli
 from tests.support.openai_server import OpenAIServer, Reply, default_responder, is_probe
+from tests.support.serve import running_service, token
 
 N = 24
 #: Run ids as the runner and ``batch collect`` make them.
@@ -196,3 +197,52 @@ def test_the_order_of_commands_never_changes_the_report(
         assert estimate["n_judged"] == N and estimate["n_labeled"] == N
         reports.append(normalized(report))
     assert reports[0] == reports[1]
+
+
+def test_a_collected_batch_stands_for_calls_a_live_run_answered_first(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.responder = judge
+    case = Case(tmp_path / "store", openai_server)
+    prepared = case.root / "req.jsonl"
+    case.cli("batch", "prepare", *[a for a in case.args if a != "--no-progress"],
+             "--out", str(prepared))
+    case.judge("--limit", "2")  # two calls are answered live before the batch comes back
+    output = case.root / "out.jsonl"
+    with output.open("w", encoding="utf-8") as handle:
+        for n, text in enumerate(prepared.read_text(encoding="utf-8").splitlines()):
+            line = json.loads(text)
+            status, _, raw = openai_server._completion(line["body"])
+            handle.write(json.dumps({"id": f"r{n}", "custom_id": line["custom_id"],
+                                     "response": {"status_code": status, "body": json.loads(raw)},
+                                     "error": None}) + "\n")
+    assert "2 call(s) already finished" in case.cli("batch", "collect", "--output", str(output),
+                                                    "--db", case.db)
+    listed = json.loads(case.cli("runs", "--db", case.db, "--format", "json"))
+    [live] = [r for r in listed if r["kind"] == "judge" and not r["id"].startswith("batch:")]
+    [batch] = [r for r in listed if r["id"].startswith("batch:")]
+    assert (batch["judged"], batch["cached"], batch["counts"]) == (N - 2, 2, {"ok": N})
+    assert batch["answered_by"] == {live["id"]: {"ok": 2}}
+    exported = case.cli("export", "-r", "correctness", "--db", case.db, "--run", batch["id"])
+    assert sum(line.startswith("{") for line in exported.splitlines()) == N
+
+
+def test_the_api_sees_a_judge_run_that_a_probe_answered(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.responder = judge
+    case = Case(tmp_path / "store", openai_server)
+    case.probe("injection")
+    case.judge()
+    case.labels()
+    with open_store(case.db) as store:
+        [judge_run] = [r.id for r in store.list_runs(kind="judge")]
+        [probe_run] = [r.id for r in store.list_runs(kind="probe:injection")]
+        reader = token(store, "reader", "read")
+    with running_service(Path(case.db), case.root) as service:
+        report = service.get(f"/api/v1/report?rubric=correctness&judge_run={judge_run}"
+                             "&resamples=200", reader).json()
+        runs = {r["id"]: r for r in service.get("/api/v1/runs", reader).json()}
+    assert report["provenance"]["n_judgments"] == N and report["agreement"]["n_items"] == N
+    assert report["provenance"]["run_ids"] == [judge_run]
+    assert runs[judge_run]["outcomes"] == {"made": {}, "answered_by": {probe_run: {"ok": N}}}

@@ -12,7 +12,9 @@ At most one outcome per call and collection:
 
 - a custom id no prepared batch knows is reported, not stored;
 - a call whose latest judgment is finished (``ok`` or an answered failure,
-  from a live run or another batch) is reported and left alone;
+  from a live run or another batch) is reported and left alone: the batch's run
+  stands for that outcome (``Store.stand_for``), as a live run does for a call
+  the cache answered;
 - a line for a call this run already stored (a duplicated line, or the same
   file collected again) is reported and skipped: collecting twice stores
   nothing new.
@@ -156,6 +158,7 @@ class _Collector:
         previous = self.store.latest_statuses(known)
         seen: set[str] = set()
         made: list[tuple[_Target, Judgment]] = []
+        stood: dict[str, tuple[_Target, list[int]]] = {}
         for line in lines:
             request = known.get(line.custom_id)
             if request is None:
@@ -176,12 +179,16 @@ class _Collector:
                 continue
             if prior is not None and prior[2] not in TRANSIENT_STATUSES:
                 report.already_finished += 1
+                stood.setdefault(target.run_id, (target, []))[1].append(prior[0])
                 continue
             seen.add(line.custom_id)
             made.append((target, self.judgment(target, request, line)))
         for target, _ in made:
             self.start(target)
         self.store.record_judgments([judgment for _, judgment in made])
+        for target, outcomes in stood.values():
+            self.start(target)
+            self.store.stand_for(target.run_id, outcomes)
         for target, judgment in made:
             report.stored[judgment.status] += 1
             target.counts[judgment.status] += 1
