@@ -15,7 +15,13 @@ import click
 
 from judgekit.cli._common import db_option, read_store
 from judgekit.errors import InputError
-from judgekit.serve.limits import ServeLimits, parse_size
+from judgekit.serve.limits import (
+    DEFAULT_IDLE_S,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSIONS_PER_TOKEN,
+    ServeLimits,
+    parse_size,
+)
 
 DEFAULT_PORT = 8765
 
@@ -50,8 +56,17 @@ def _origin(text: str) -> str:
 @click.option("--allow-origin", "allow_origins", multiple=True, metavar="URL",
               help="Another origin (scheme://host[:port]) whose pages may POST and open "
               "sessions, e.g. the public URL of a proxy in front (repeatable).")
-def command(db: str, host: str, port: int, max_body: str,
-            allow_origins: tuple[str, ...]) -> None:
+@click.option("--max-sessions", type=click.IntRange(1, 10_000), default=DEFAULT_MAX_SESSIONS,
+              show_default=True,
+              help="Most browser sessions open at once (each is one app process, ~40 MB).")
+@click.option("--sessions-per-token", type=click.IntRange(1, 1000),
+              default=DEFAULT_SESSIONS_PER_TOKEN, show_default=True,
+              help="Most browser sessions one token may have open at once.")
+@click.option("--idle-timeout", type=click.FloatRange(1.0, 7 * 86_400.0),
+              default=DEFAULT_IDLE_S, show_default=True, metavar="SECONDS",
+              help="Close a browser session without a key press for this long.")
+def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[str, ...],
+            max_sessions: int, sessions_per_token: int, idle_timeout: float) -> None:
     """Serve the store to a team: API under /api/v1/, /report/RUBRIC, /annotate.
 
     Every request needs a token (judgekit tokens create --name NAME --role ROLE).
@@ -59,7 +74,9 @@ def command(db: str, host: str, port: int, max_body: str,
     queue (judgekit queue assign); CI reads /api/v1/gate?rubric=NAME.
     """
     limits = ServeLimits(max_body=parse_size(max_body, "--max-body"),
-                         allowed_origins=tuple(_origin(o) for o in allow_origins))
+                         allowed_origins=tuple(_origin(o) for o in allow_origins),
+                         max_sessions=max_sessions, sessions_per_token=sessions_per_token,
+                         idle_s=idle_timeout)
     with read_store(db) as store:  # a missing or unreadable store fails here, in one line
         path = store.path
     try:

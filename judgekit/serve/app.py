@@ -27,6 +27,7 @@ from judgekit.serve.caches import ServeCaches
 from judgekit.serve.guard import ErrorResponse, RequestGuard
 from judgekit.serve.limits import ServeLimits
 from judgekit.serve.models import cut_line, error_lines
+from judgekit.serve.sessions import SessionRegistry
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
 
@@ -41,10 +42,13 @@ def make_server_app(db_path: Path, *, cache: bool = True,
     (:mod:`judgekit.serve.caches`), the baseline ``benchmarks/bench_serve.py`` measures.
     """
     pool = StorePool(db_path)
+    limits = limits or ServeLimits()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        sessions.clear()
         yield
+        sessions.clear()
         pool.close()
 
     app = FastAPI(
@@ -55,7 +59,8 @@ def make_server_app(db_path: Path, *, cache: bool = True,
     )
     app.state.pool = pool
     app.state.caches = ServeCaches(enabled=cache)
-    app.state.limits = limits = limits or ServeLimits()
+    app.state.limits = limits
+    app.state.sessions = sessions = SessionRegistry(pool, limits)
     app.include_router(api.router)
     app.include_router(webapp.router)
     app.mount("/static/textual",
