@@ -22,7 +22,11 @@ from judgekit.progress import phase
               help="Only this rubric's queues (a file, a name, or its sha256 in the store).")
 @text_or_json_option
 def command(db: str, rubric: str | None, fmt: str) -> None:
-    """Per-annotator progress (labeled, skipped, flagged, remaining) through each queue."""
+    """Per-annotator progress (labeled, skipped, flagged, remaining) through each queue.
+
+    `sessions` is how many browser sessions of `judgekit serve` are open on the
+    queue now (0 when no server runs on the store).
+    """
     from judgekit.serve.progress import queue_rows
 
     with read_store(db) as store, progress_bar("queues", 1):
@@ -37,8 +41,8 @@ def command(db: str, rubric: str | None, fmt: str) -> None:
                    "`judgekit queue assign`)")
         return
     echo(f"{'queue':<44} {'annotator':<12} {'labeled':>8} {'skipped':>8} "
-               f"{'flagged':>8} {'remaining':>9}")
+               f"{'flagged':>8} {'remaining':>9} {'sessions':>8}")
     for row in rows:
         echo(f"{row['queue'][:44]:<44} {str(row['annotator'] or '-')[:12]:<12} "
                    f"{row['labeled']:>8} {row['skipped']:>8} {row['flagged']:>8} "
-                   f"{row['remaining']:>9}")
+                   f"{row['remaining']:>9} {row['sessions']:>8}")

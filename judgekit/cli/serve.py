@@ -15,6 +15,13 @@ import click
 
 from judgekit.cli._common import db_option, read_store
 from judgekit.errors import InputError
+from judgekit.serve.limits import (
+    DEFAULT_IDLE_S,
+    DEFAULT_MAX_SESSIONS,
+    DEFAULT_SESSIONS_PER_TOKEN,
+    ServeLimits,
+    parse_size,
+)
 
 DEFAULT_PORT = 8765
 
@@ -28,19 +35,48 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _origin(text: str) -> str:
+    """``scheme://host[:port]`` as browsers send it in ``Origin``; an InputError else."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.path not in ("", "/"):
+        raise InputError(f"--allow-origin must be scheme://host[:port], got {text!r}")
+    return f"{parts.scheme}://{parts.netloc}".lower()
+
+
 @click.command("serve")
 @db_option
 @click.option("--host", default="127.0.0.1", show_default=True,
               help="Address to listen on; anything but loopback needs TLS in front of it.")
 @click.option("--port", type=click.IntRange(0, 65535), default=DEFAULT_PORT, show_default=True,
               help="Port to listen on (0: any free port, printed at start).")
-def command(db: str, host: str, port: int) -> None:
+@click.option("--max-body", default="4MB", show_default=True, metavar="SIZE",
+              help="Largest request body (e.g. 512KB, 4MB); a larger one is refused with 413.")
+@click.option("--allow-origin", "allow_origins", multiple=True, metavar="URL",
+              help="Another origin (scheme://host[:port]) whose pages may POST and open "
+              "sessions, e.g. the public URL of a proxy in front (repeatable).")
+@click.option("--max-sessions", type=click.IntRange(1, 10_000), default=DEFAULT_MAX_SESSIONS,
+              show_default=True,
+              help="Most browser sessions open at once (each is one app process, ~40 MB).")
+@click.option("--sessions-per-token", type=click.IntRange(1, 1000),
+              default=DEFAULT_SESSIONS_PER_TOKEN, show_default=True,
+              help="Most browser sessions one token may have open at once.")
+@click.option("--idle-timeout", type=click.FloatRange(1.0, 7 * 86_400.0),
+              default=DEFAULT_IDLE_S, show_default=True, metavar="SECONDS",
+              help="Close a browser session without a key press for this long.")
+def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[str, ...],
+            max_sessions: int, sessions_per_token: int, idle_timeout: float) -> None:
     """Serve the store to a team: API under /api/v1/, /report/RUBRIC, /annotate.
 
     Every request needs a token (judgekit tokens create --name NAME --role ROLE).
     Annotators open /login?token=TOKEN once in a browser and label their assigned
     queue (judgekit queue assign); CI reads /api/v1/gate?rubric=NAME.
     """
+    limits = ServeLimits(max_body=parse_size(max_body, "--max-body"),
+                         allowed_origins=tuple(_origin(o) for o in allow_origins),
+                         max_sessions=max_sessions, sessions_per_token=sessions_per_token,
+                         idle_s=idle_timeout)
     with read_store(db) as store:  # a missing or unreadable store fails here, in one line
         path = store.path
     try:
@@ -54,8 +90,8 @@ def command(db: str, host: str, port: int) -> None:
         click.echo(f"warning: listening on {host} without TLS: tokens and labels travel in "
                    "clear; put a TLS-terminating proxy in front of it", err=True)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    config = uvicorn.Config(make_server_app(path), host=host, port=port, access_log=False,
-                            log_level="warning")
+    config = uvicorn.Config(make_server_app(path, limits=limits), host=host, port=port,
+                            access_log=False, log_level="warning")
 
     class AnnouncingServer(uvicorn.Server):
         """Says where it listens once the socket is bound (``--port 0`` picks one)."""

@@ -35,6 +35,7 @@ from judgekit.progress import advance, phase
 from judgekit.store import Store
 from judgekit.store.imports import ImportSession, LabelRow, LabelState
 from judgekit.store.rows import LABEL_COLUMNS
+from judgekit.text_limits import too_long
 from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric
 
 LABEL_FIELDS = (
@@ -137,6 +138,8 @@ def _label_row(
     for name in _REQUIRED:
         if record.get(name) is None:
             raise ValueError(f"missing field {name!r}")
+    if (problem := too_long(record)) is not None:  # the limits `judgekit serve` applies too
+        raise ValueError(problem)
     item_id = text_field(record, "item_id")
     annotator = text_field(record, "annotator")
     assert item_id is not None and annotator is not None

@@ -8,7 +8,6 @@ string (``/login?token=…``) or a header.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -25,32 +24,31 @@ from judgekit.errors import JudgekitError
 from judgekit.serve import api, webapp
 from judgekit.serve.auth import StorePool, require, store_dependency
 from judgekit.serve.caches import ServeCaches
+from judgekit.serve.guard import ErrorResponse, RequestGuard
+from judgekit.serve.limits import ServeLimits
 from judgekit.serve.models import cut_line, error_lines
+from judgekit.serve.sessions import SessionRegistry
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
 
 log = logging.getLogger("judgekit.serve")
 
 
-class ErrorResponse(JSONResponse):
-    """An error as ASCII JSON: a lone surrogate echoed from a request (``"\\ud800"``) stays
-    an escape instead of failing the UTF-8 encoding of the answer with a 500."""
-
-    def render(self, content: Any) -> bytes:
-        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
-
-
-def make_server_app(db_path: Path, *, cache: bool = True) -> FastAPI:
-    """The service over the store at ``db_path`` (which must exist).
+def make_server_app(db_path: Path, *, cache: bool = True,
+                    limits: ServeLimits | None = None) -> FastAPI:
+    """The service over the store at ``db_path`` (which must exist), within ``limits``.
 
     ``cache=False`` parses rubrics and indexes item ids on every label request
     (:mod:`judgekit.serve.caches`), the baseline ``benchmarks/bench_serve.py`` measures.
     """
     pool = StorePool(db_path)
+    limits = limits or ServeLimits()
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        sessions.clear()
         yield
+        sessions.clear()
         pool.close()
 
     app = FastAPI(
@@ -61,6 +59,8 @@ def make_server_app(db_path: Path, *, cache: bool = True) -> FastAPI:
     )
     app.state.pool = pool
     app.state.caches = ServeCaches(enabled=cache)
+    app.state.limits = limits
+    app.state.sessions = sessions = SessionRegistry(pool, limits)
     app.include_router(api.router)
     app.include_router(webapp.router)
     app.mount("/static/textual",
@@ -97,6 +97,9 @@ def make_server_app(db_path: Path, *, cache: bool = True) -> FastAPI:
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         return ErrorResponse({"detail": exc.detail}, status_code=exc.status_code,
                              headers=getattr(exc, "headers", None))
+
+    # before any body is read (inside the log line, so refusals are logged too)
+    app.add_middleware(RequestGuard, pool=pool, limits=limits)
 
     @app.middleware("http")
     async def log_path_only(request: Request, call_next: Any) -> Any:

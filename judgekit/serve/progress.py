@@ -14,7 +14,12 @@ def queue_rows(
     """One row per (queue, annotator): the assignee of an assigned queue, else who labeled.
 
     With ``annotator`` only that person's rows: what an annotator's token may see.
+    ``sessions`` is how many browser sessions of ``judgekit serve`` are open on the
+    queue as that annotator now (0 when no server runs on the store).
     """
+    from judgekit.serve.live_sessions import open_sessions
+
+    live = open_sessions(store)
     rows: list[dict[str, Any]] = []
     for name in store.list_queues(rubric_hash):
         found = store.get_queue(name)
@@ -33,6 +38,7 @@ def queue_rows(
                 stats = QueueProgress(name, person or "", len(entries), 0, 0, 0)
             row = stats.to_dict()
             row.update(annotator=person, rubric_hash=meta["rubric_hash"],
-                       strategy=meta["strategy"], assigned=assignee is not None)
+                       strategy=meta["strategy"], assigned=assignee is not None,
+                       sessions=live.get((name, person or ""), 0))
             rows.append(row)
     return rows

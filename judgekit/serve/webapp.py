@@ -11,15 +11,14 @@ another person's queue. The session is always blind.
 from __future__ import annotations
 
 import html
-import json
+import logging
 import shlex
 import sys
-from contextlib import suppress
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Query, Request, WebSocket, WebSocketDisconnect
+from fastapi import APIRouter, HTTPException, Query, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
@@ -27,9 +26,17 @@ from starlette.types import Receive, Scope, Send
 
 from judgekit.serve.auth import COOKIE_NAME, StorePool, check_token, presented_token
 from judgekit.serve.caches import ServeCaches
+from judgekit.serve.sessions import (
+    LiveSession,
+    Relay,
+    SessionRegistry,
+    quiet_writer,
+    terminal_size,
+)
 from judgekit.store import Store
 
 router = APIRouter()
+log = logging.getLogger("judgekit.serve")
 
 
 def textual_serve_static() -> Path:
@@ -147,14 +154,16 @@ def session_command(db: Path, queue: str, annotator: str) -> str:
 
 @router.websocket("/annotate/ws/{queue:path}")
 async def annotate_socket(websocket: WebSocket, queue: str) -> None:
-    """Relay one app session: keys in, screen out, until either side closes."""
+    """One app session (its Origin was checked by the guard): see :mod:`.sessions`."""
     from textual_serve.app_service import AppService
     from textual_serve.download_manager import DownloadManager
 
     pool: StorePool = websocket.app.state.pool
+    registry: SessionRegistry = websocket.app.state.sessions
     store = pool.get()
+    presented = websocket.cookies.get(COOKIE_NAME)
     try:
-        token = check_token(store, websocket.cookies.get(COOKIE_NAME), "annotate")
+        token = check_token(store, presented, "annotate")
     except HTTPException:
         await websocket.close(code=4401)
         return
@@ -163,51 +172,24 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
         await websocket.close(code=4403)
         return
     await websocket.accept()
-    width = _int(websocket.query_params.get("width"), 80)
-    height = _int(websocket.query_params.get("height"), 24)
-
-    async def write_bytes(data: bytes) -> None:
-        with suppress(WebSocketDisconnect, RuntimeError):  # the browser went away: drop it
-            await websocket.send_bytes(data)
-
-    async def write_str(data: str) -> None:
-        with suppress(WebSocketDisconnect, RuntimeError):
-            await websocket.send_text(data)
-
-    async def close() -> None:
-        with suppress(WebSocketDisconnect, RuntimeError):
-            await websocket.close()
-
+    refusal = registry.refusal(token)
+    if refusal is not None:
+        log.info("session refused for %s: %s", token.name, refusal)
+        await websocket.close(code=4429, reason=refusal[:120])
+        return
+    session = LiveSession(token.id, token.name, queue)
+    close = quiet_writer(lambda _: websocket.close())
     service = AppService(
         session_command(pool.path, queue, token.name),
-        write_bytes=write_bytes, write_str=write_str, close=close,
-        download_manager=DownloadManager(),
+        write_bytes=quiet_writer(websocket.send_bytes), write_str=quiet_writer(websocket.send_text),
+        close=lambda: close(None), download_manager=DownloadManager(),
     )
-    await service.start(width, height)
+    await registry.add(session)
     try:
-        while True:
-            envelope = json.loads(await websocket.receive_text())
-            kind = envelope[0]
-            data: Any = envelope[1] if len(envelope) > 1 else None
-            if kind == "stdin":
-                await service.send_bytes(str(data).encode("utf-8"))
-            elif kind == "resize":
-                await service.set_terminal_size(int(data["width"]), int(data["height"]))
-            elif kind == "ping":
-                await websocket.send_text(json.dumps(["pong", data]))
-            elif kind == "blur":
-                await service.blur()
-            elif kind == "focus":
-                await service.focus()
-    except (WebSocketDisconnect, RuntimeError, ValueError, KeyError, IndexError, TypeError):
-        pass
+        await service.start(*terminal_size(websocket.query_params.get("width", 80),
+                                           websocket.query_params.get("height", 24)))
+        assert presented is not None
+        await Relay(websocket, service, session, presented, pool,
+                    websocket.app.state.limits).run()
     finally:
-        with suppress(WebSocketDisconnect, RuntimeError, OSError):
-            await service.stop()
-
-
-def _int(value: str | None, default: int) -> int:
-    try:
-        return max(10, min(int(value or default), 1000))
-    except ValueError:
-        return default
+        await registry.remove(session)

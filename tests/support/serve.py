@@ -45,13 +45,14 @@ def _auth(token: str | None) -> dict[str, str]:
 
 
 @contextmanager
-def running_service(db: Path, tmp: Path, timeout_s: float = 60.0) -> Iterator[Service]:
-    """``judgekit serve --port 0`` on ``db``; stopped (SIGINT, then kill) on exit."""
+def running_service(db: Path, tmp: Path, timeout_s: float = 60.0,
+                    args: tuple[str, ...] = ()) -> Iterator[Service]:
+    """``judgekit serve --port 0 [args]`` on ``db``; stopped (SIGINT, then kill) on exit."""
     log_path = tmp / "serve.log"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with log_path.open("w") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "judgekit", "serve", "--db", str(db), "--port", "0"],
+            [sys.executable, "-m", "judgekit", "serve", "--db", str(db), "--port", "0", *args],
             stdout=log, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp,
         )
     try:
