@@ -171,3 +171,19 @@ def test_batch_prepare_uses_the_live_capabilities(tmp_path: Path, probed: bool) 
         code, text, err = judge(server.base_url, data, db)
         assert code == 0 and "4 cached" in text, err
         assert len(rows(db)) == len(stored)
+
+
+def test_a_parameter_no_probe_tried_is_probed_before_it_is_sent(tmp_path: Path) -> None:
+    data, db = items(tmp_path), tmp_path / "j.db"
+    with OpenAIServer(reasoning_model=True) as server:
+        assert judge(server.base_url, data, db, "--limit", "1")[0] == 0
+        probes = len(server.probe_requests())
+        assert judge(server.base_url, data, db, "--limit", "2")[0] == 0
+        assert len(server.probe_requests()) == probes  # nothing new to learn
+        code, _, err = judge(server.base_url, data, db, "--reasoning-effort", "high")
+        assert code == 0, err
+        assert len(server.probe_requests()) > probes
+        assert all(b["reasoning_effort"] == "high" for b in judge_bodies(server)[-N:])
+    with sqlite3.connect(db) as conn:
+        caps = json.loads(conn.execute("SELECT capabilities FROM capabilities").fetchone()[0])
+    assert "reasoning_effort" in caps["accepted"]
