@@ -162,20 +162,38 @@ class Item:
 
 @dataclass(frozen=True)
 class SamplingParams:
-    """Sampling parameters, always sent explicitly (servers' defaults differ)."""
+    """Sampling parameters, always sent explicitly (servers' defaults differ).
+
+    The last three are for models that need them (OpenAI's reasoning models):
+    ``max_completion_tokens`` replaces ``max_tokens`` in the request;
+    ``reasoning_effort`` is sent where the endpoint accepts it; ``extra_body`` is
+    the canonical JSON of an object merged into every request. They are part of
+    :meth:`as_dict` (and so of the cache key) only when set, so judges that do
+    not use them keep their keys.
+    """
 
     temperature: float = 0.0
     max_tokens: int = 512
     top_p: float = 1.0
     seed: int | None = 0
+    max_completion_tokens: int | None = None
+    reasoning_effort: str | None = None
+    extra_body: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
+        found: dict[str, Any] = {
             "temperature": self.temperature,
             "max_tokens": self.max_tokens,
             "top_p": self.top_p,
             "seed": self.seed,
         }
+        if self.max_completion_tokens is not None:
+            found["max_completion_tokens"] = self.max_completion_tokens
+        if self.reasoning_effort is not None:
+            found["reasoning_effort"] = self.reasoning_effort
+        if self.extra_body is not None:
+            found["extra_body"] = self.extra_body
+        return found
 
 
 @dataclass(frozen=True)

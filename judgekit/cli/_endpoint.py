@@ -44,8 +44,39 @@ REMOTE_CONCURRENCY = 8
 LOCAL_CONCURRENCY = 2
 
 
+#: ``--reasoning-effort`` values OpenAI's reasoning models take.
+REASONING_EFFORTS = ("none", "minimal", "low", "medium", "high", "xhigh")
+#: Request fields ``--extra-body`` may not replace: they say which call this is.
+_FIXED_FIELDS = ("model", "messages")
+
+
+class ExtraBody(click.ParamType):
+    """``--extra-body JSON``: an object of provider-specific request fields (canonical JSON)."""
+
+    name = "JSON"
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> str:
+        import json
+
+        from judgekit.io.jsonline import loads_line
+        from judgekit.types import canonical_json
+
+        try:
+            found = loads_line(value) if isinstance(value, str) else value
+        except json.JSONDecodeError as exc:
+            self.fail(f"not JSON ({exc.msg})", param, ctx)
+        if not isinstance(found, dict):
+            self.fail("must be a JSON object of request fields", param, ctx)
+        fixed = [name for name in _FIXED_FIELDS if name in found]
+        if fixed:
+            self.fail(f"may not set {', '.join(fixed)} (judgekit sends them)", param, ctx)
+        return canonical_json(found)
+
+
 def sampling_options(temperature_help: str | None = None) -> list[Decorator]:
-    """``--temperature``, ``--max-tokens``, ``--top-p``, ``--seed``: part of a judge's identity.
+    """``--temperature``, ``--max-tokens``, ``--top-p``, ``--seed``, ``--max-completion-tokens``,
+    ``--reasoning-effort``, ``--extra-body``: part of a judge's identity.
 
     Shared by every command that names a judge's calls (``judge``, ``probe``,
     ``batch prepare``), so equal flags give equal cache keys.
@@ -53,10 +84,21 @@ def sampling_options(temperature_help: str | None = None) -> list[Decorator]:
     return [
         click.option("--temperature", type=FiniteFloat(min=0), default=0.0, show_default=True,
                      help=temperature_help),
-        click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True),
+        click.option("--max-tokens", type=click.IntRange(min=1), default=512, show_default=True,
+                     help="Answer length limit; sent as max_completion_tokens to models that "
+                          "take only that (found by the capability probe)."),
         click.option("--top-p", type=FiniteFloat(min=0, max=1, min_open=True), default=1.0,
                      show_default=True),
         click.option("--seed", type=SEED, default=0, show_default=True),
+        click.option("--max-completion-tokens", type=click.IntRange(min=1), default=None,
+                     help="Send this limit as max_completion_tokens instead of --max-tokens "
+                          "(reasoning models count their reasoning in it)."),
+        click.option("--reasoning-effort", type=click.Choice(REASONING_EFFORTS), default=None,
+                     help="Reasoning effort of a reasoning model; sent only where the "
+                          "endpoint accepts it (part of the cache key either way)."),
+        click.option("--extra-body", type=ExtraBody(), default=None,
+                     help="JSON object of provider-specific request fields merged into every "
+                          "request (part of the cache key)."),
     ]
 
 
@@ -169,6 +211,10 @@ class EndpointOptions:
     max_tokens: int = 512
     top_p: float = 1.0
     seed: int = 0
+    max_completion_tokens: int | None = None
+    reasoning_effort: str | None = None
+    #: ``--extra-body``, as canonical JSON
+    extra_body: str | None = None
     max_retries: int = 4
     timeout: float = 60.0
     max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES
@@ -196,7 +242,10 @@ class EndpointOptions:
     @property
     def sampling(self) -> SamplingParams:
         return SamplingParams(temperature=self.temperature, max_tokens=self.max_tokens,
-                              top_p=self.top_p, seed=self.seed)
+                              top_p=self.top_p, seed=self.seed,
+                              max_completion_tokens=self.max_completion_tokens,
+                              reasoning_effort=self.reasoning_effort,
+                              extra_body=self.extra_body)
 
     def spec(self, base_url: str, model: str, *, local: bool,
              identity: str | None = None, replica_urls: Sequence[str] = ()) -> JudgeSpec:

@@ -40,7 +40,7 @@ from judgekit.clients.confidence import verdict_confidence
 from judgekit.clients.limits import deadline, limit_response_size
 from judgekit.clients.pacing import Pacer, Planned, estimate_tokens
 from judgekit.clients.replicas import Replica, ReplicaPool
-from judgekit.clients.request import chat_request, response_format_for
+from judgekit.clients.request import ParamSupport, chat_request, response_format_for
 from judgekit.clients.retry import Failure, classify, with_retries
 from judgekit.clients.spec import (
     DEFAULT_API_KEY_ENV,
@@ -113,6 +113,9 @@ class JudgeClient:
             for url in spec.urls
         ], clock=clock)
         self._secrets = spec.secrets
+        #: which sampling parameters the endpoint takes (set by the capability probe);
+        #: None sends them all, as given
+        self.support: ParamSupport | None = None
         #: the replica that answered the last :meth:`create` (capability probes stay on it)
         self._answered: Replica | None = None
         # httpx logs request URLs: a key in the path must not reach a user's logs
@@ -210,8 +213,9 @@ class JudgeClient:
         by raising from them.
         """
         body = chat_request(self.spec, messages, response_format=response_format,
-                            logprobs=logprobs)
-        estimate = estimate_tokens(messages, self.spec.sampling.max_tokens)
+                            logprobs=logprobs, support=self.support)
+        sampling = self.spec.sampling
+        estimate = estimate_tokens(messages, sampling.max_completion_tokens or sampling.max_tokens)
         tried: list[Replica] = []
         current: list[tuple[Replica, Planned]] = []
         started = [0.0]
@@ -322,6 +326,8 @@ def completion_result(
         refusal=refusal,
         structured=structured,
     )
+    if verdict.status == "truncated" and not (text or "").strip():
+        verdict = replace(verdict, detail=_spent_budget(completion.get("usage")))
     if verdict.reasoning is not None and len(verdict.reasoning) > REASONING_MAX_CHARS:
         verdict = replace(verdict, reasoning=verdict.reasoning[:REASONING_MAX_CHARS] + " [...]")
     # the answer's own JSON may escape a surrogate again ("\\ud800" in the text)
@@ -345,6 +351,19 @@ def completion_result(
         confidence=confidence,
     )
 
+
+
+def _spent_budget(usage: Any) -> str:
+    """Why an answer stopped at its length limit before any visible text (a reasoning model).
+
+    Its budget went on reasoning tokens (counted in ``completion_tokens_details``).
+    """
+    details = usage.get("completion_tokens_details") if isinstance(usage, dict) else None
+    spent = _int_or_none(details.get("reasoning_tokens")) if isinstance(details, dict) else None
+    used = f" ({spent} reasoning tokens)" if spent is not None else ""
+    return ("finish_reason=length with no visible text: the token budget was spent on "
+            f"reasoning{used}; raise --max-completion-tokens (or --max-tokens), or lower "
+            "--reasoning-effort")
 
 
 def _int_or_none(value: Any) -> int | None:

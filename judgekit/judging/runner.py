@@ -37,6 +37,7 @@ from itertools import islice
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from judgekit import __version__
+from judgekit.clients.request import sent_sampling, stored_support
 from judgekit.clients.spec import JudgeSpec, endpoint_hint
 from judgekit.errors import EndpointError
 from judgekit.judging.cache import needs_call
@@ -146,6 +147,8 @@ class _Run:
         self.capabilities: Capabilities | None = None
         self.response_format: dict[str, Any] | None = None
         self.logprobs = False
+        #: sampling provenance of the run and its rows: what the requests carry
+        self.sampling: dict[str, Any] = spec.sampling.as_dict()
         self.started = False
         #: whether the run's row exists (created at its first outcome, or at the end)
         self.row_created = False
@@ -190,20 +193,29 @@ class _Run:
         self.logprobs = self.capabilities.logprobs and self.spec.logprobs
         caps = {**self.capabilities.as_dict(), "response_format": mode,
                 "logprobs_used": self.logprobs}
+        # what the requests carry, now that the endpoint said what it accepts
+        self.sampling = sent_sampling(self.spec.sampling, self.capabilities.params)
         if self.row_created:
-            self.store.set_run_capabilities(self.summary.run_id, caps)
+            self.store.set_run_capabilities(self.summary.run_id, caps, sampling=self.sampling)
         else:
             self.create_row(caps)
         self.started = True
 
     def create_row(self, capabilities: dict[str, Any] | None = None) -> None:
-        """Record the run (once): before its first outcome is stored or linked."""
+        """Record the run (once): before its first outcome is stored or linked.
+
+        Before any probe (every call cached) the sampling provenance is what the
+        endpoint's stored capabilities say its requests would carry.
+        """
         if self.row_created:
             return
+        if self.capabilities is None:
+            self.sampling = sent_sampling(self.spec.sampling, stored_support(
+                self.store.get_capabilities(self.spec.public_base_url, self.spec.model)))
         self.store.create_run(RunRecord(
             id=self.summary.run_id, kind=self.kind, dataset=self.dataset,
             rubric_hash=self.rubric.sha256, model=self.spec.model,
-            base_url=self.spec.public_base_url, sampling=self.spec.sampling.as_dict(),
+            base_url=self.spec.public_base_url, sampling=self.sampling,
             capabilities=capabilities or {}, judgekit_version=__version__, started_at=utc_now(),
         ))
         self.row_created = True
@@ -228,8 +240,7 @@ class _Run:
                        unit.source_hash or unit.item.content_hash, unit.swap_labels)
         return judgment_of(result, call, rubric=self.rubric, run_id=self.summary.run_id,
                            dataset=self.dataset, model=self.spec.model,
-                           endpoint=self.spec.public_base_url,
-                           sampling=self.spec.sampling.as_dict())
+                           endpoint=self.spec.public_base_url, sampling=self.sampling)
 
     async def produce(
         self, units: Iterator[WorkUnit], samples: int, force: bool, retry_failed: bool,

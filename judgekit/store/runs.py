@@ -123,11 +123,21 @@ class RunsJudgmentsMixin(StoreBase):
             if cursor.rowcount == 0:
                 raise StoreError(f"unknown run {run_id!r}")
 
-    def set_run_capabilities(self, run_id: str, capabilities: Mapping[str, Any]) -> None:
-        """Record what the endpoint accepts on a run created before it was asked."""
+    def set_run_capabilities(
+        self, run_id: str, capabilities: Mapping[str, Any],
+        sampling: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record what the endpoint accepts on a run created before it was asked.
+
+        ``sampling``, when given, replaces the run's sampling provenance with what
+        its requests carry once the endpoint said which parameters it takes.
+        """
         with self._write() as conn:
             conn.execute("UPDATE runs SET capabilities = ? WHERE id = ?",
                          [R.dump_json(capabilities), run_id])
+            if sampling is not None:
+                conn.execute("UPDATE runs SET sampling = ? WHERE id = ?",
+                             [R.dump_json(sampling), run_id])
 
     def stand_for(self, run_id: str, judgment_ids: Iterable[int]) -> int:
         """Record that run ``run_id`` stands for these judgments other runs made; one transaction.

@@ -31,6 +31,16 @@ asked); at the token where the ``"verdict"`` value starts the alternatives are
 ``Reply.alternatives`` (token -> probability), so tests control the confidence.
 ``response_headers`` (a dict, changeable between calls) are sent with every
 answered chat completion, e.g. ``x-ratelimit-remaining-requests``.
+``reasoning_model=True`` answers as OpenAI documents for its reasoning models
+(gpt-5.x, o1/o3/o4-mini) on Chat Completions: HTTP 400 ``unsupported_parameter``
+for ``max_tokens`` ("Use 'max_completion_tokens' instead"), ``logprobs`` and
+``seed``, ``unsupported_value`` for a ``temperature`` or ``top_p`` other than 1,
+each with ``error.param``; ``reasoning_effort`` is taken. Every answer spends
+``reasoning_tokens`` first (reported in ``usage.completion_tokens_details``):
+with a smaller ``max_completion_tokens`` the visible text is empty and
+``finish_reason`` is ``length``. ``unsupported`` names more parameters to
+refuse with ``unsupported_parameter`` (e.g. ``reasoning_effort`` for a model
+that does not reason).
 The server counts requests and keeps their bodies (``server.requests``). Run it
 standalone for benchmarks with ``python tests/support/openai_server.py --latency 0.1``.
 """
@@ -157,7 +167,13 @@ class OpenAIServer(LoopbackServer):
         api_key: str | None = None,
         port: int = 0,
         keep_bodies: bool = True,
+        reasoning_model: bool = False,
+        reasoning_tokens: int = 64,
+        unsupported: tuple[str, ...] = (),
     ) -> None:
+        self.reasoning_model = reasoning_model
+        self.reasoning_tokens = reasoning_tokens
+        self.unsupported = unsupported
         self.responder: Responder = responder or default_responder
         self.latency = latency
         self.model = model
@@ -259,6 +275,9 @@ class OpenAIServer(LoopbackServer):
                 return _error(500 if self.mimic_llamacpp else 400, "bad response_format", None)
         if body.get("logprobs") and not self.logprobs:
             return _error(400, "logprobs are not supported", None)
+        refused = self._refused(body)
+        if refused is not None:
+            return refused
 
         reply = self.responder(body)
         if isinstance(reply, str):
@@ -278,6 +297,14 @@ class OpenAIServer(LoopbackServer):
         if body.get("logprobs") and self.logprobs:
             top_n = int(body.get("top_logprobs") or 0)
             choice["logprobs"] = logprobs_for(content or "", top_n, reply.alternatives)
+        usage_details: dict[str, Any] = {}
+        if self.reasoning_model:
+            budget = body.get("max_completion_tokens")
+            spent = self.reasoning_tokens
+            if isinstance(budget, int) and budget <= spent:
+                choice["message"]["content"], choice["finish_reason"] = "", "length"
+                spent = budget
+            usage_details = {"completion_tokens_details": {"reasoning_tokens": spent}}
         payload = {
             "id": f"chatcmpl-{self.request_count}",
             "object": "chat.completion",
@@ -288,10 +315,29 @@ class OpenAIServer(LoopbackServer):
                 "prompt_tokens": reply.prompt_tokens,
                 "completion_tokens": reply.completion_tokens,
                 "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+                **usage_details,
             },
         }
         headers = {"Content-Type": "application/json", **self.response_headers}
         return 200, headers, json.dumps(payload).encode()
+
+    def _refused(self, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes] | None:
+        """The 400 OpenAI gives a reasoning model for a parameter it does not take."""
+        refuse = [*self.unsupported, *(("max_tokens", "logprobs", "top_logprobs", "seed")
+                                       if self.reasoning_model else ())]
+        for name in refuse:
+            if name in body and body[name] is not None:
+                tail = (" Use 'max_completion_tokens' instead." if name == "max_tokens" else "")
+                return _error(400, f"Unsupported parameter: '{name}' is not supported with "
+                                   f"this model.{tail}", "unsupported_parameter", param=name,
+                              kind="invalid_request_error")
+        for name in ("temperature", "top_p") if self.reasoning_model else ():
+            if name in body and body[name] != 1:
+                return _error(400, f"Unsupported value: '{name}' does not support "
+                                   f"{body[name]} with this model. Only the default (1) value "
+                                   "is supported.", "unsupported_value", param=name,
+                              kind="invalid_request_error")
+        return None
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
         server = self
@@ -366,10 +412,11 @@ class OpenAIServer(LoopbackServer):
 
 
 def _error(
-    status: int, message: str, code: str | None, headers: dict[str, str] | None = None
+    status: int, message: str, code: str | None, headers: dict[str, str] | None = None,
+    *, param: str | None = None, kind: str | None = None,
 ) -> tuple[int, dict[str, str], bytes]:
-    body = {"error": {"message": message, "type": code or "server_error", "code": code,
-                      "param": None}}
+    body = {"error": {"message": message, "type": kind or code or "server_error", "code": code,
+                      "param": param}}
     all_headers = {"Content-Type": "application/json", **(headers or {})}
     return status, all_headers, json.dumps(body).encode()
 

@@ -19,7 +19,12 @@ from itertools import islice
 from pathlib import Path
 from typing import Any
 
-from judgekit.clients.request import chat_request, response_format_for
+from judgekit.clients.request import (
+    ParamSupport,
+    chat_request,
+    response_format_for,
+    sent_sampling,
+)
 from judgekit.clients.spec import JudgeSpec, ResponseFormatMode
 from judgekit.judging.cache import needs_call
 from judgekit.judging.outcomes import utc_now
@@ -49,17 +54,23 @@ def new_batch_id() -> str:
 
 @dataclass(frozen=True)
 class RequestShape:
-    """How the judge's requests are shaped: structured-output mode and logprobs.
+    """How the judge's requests are shaped: structured-output mode, logprobs, parameters.
 
-    The live runner decides both from the endpoint's probed capabilities; a
-    batch takes the probed ones when the store has them (:func:`request_shape`).
+    The live runner decides them from the endpoint's probed capabilities; a
+    batch takes the probed ones when the store has them (:func:`request_shape`),
+    else sends every parameter as the flags give it (``--max-completion-tokens``
+    for a model that takes only that limit).
     """
 
     mode: ResponseFormatMode
     logprobs: bool
+    support: ParamSupport | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"response_format": self.mode, "logprobs": self.logprobs}
+        found: dict[str, Any] = {"response_format": self.mode, "logprobs": self.logprobs}
+        if self.support is not None:
+            found |= self.support.as_dict()
+        return found
 
 
 def request_shape(store: Store, spec: JudgeSpec, mode: ResponseFormatMode | None) -> RequestShape:
@@ -77,7 +88,8 @@ def request_shape(store: Store, spec: JudgeSpec, mode: ResponseFormatMode | None
 
     if int(stored.get("version", 0)) == PROBE_VERSION:
         caps = Capabilities.from_dict(stored)
-        return RequestShape(mode or caps.response_format_mode, caps.logprobs and spec.logprobs)
+        return RequestShape(mode or caps.response_format_mode, caps.logprobs and spec.logprobs,
+                            caps.params)
     return RequestShape(mode or "json_schema", spec.logprobs)
 
 
@@ -124,7 +136,8 @@ def prepare_batch(
     store.save_rubric(rubric)
     record = BatchRecord(
         id=batch_id or new_batch_id(), kind=kind, dataset=dataset, rubric_hash=rubric.sha256,
-        model=spec.model, base_url=spec.public_base_url, sampling=spec.sampling.as_dict(),
+        model=spec.model, base_url=spec.public_base_url,
+        sampling=sent_sampling(spec.sampling, shape.support),
         request=shape.as_dict(), created_at=utc_now(),
     )
     result = PreparedBatch(record.id)
@@ -151,7 +164,7 @@ def prepare_batch(
                         result.in_flight += 1
                         continue
                     body = chat_request(spec, unit_messages(rubric, unit), response_format=fmt,
-                                        logprobs=shape.logprobs)
+                                        logprobs=shape.logprobs, support=shape.support)
                     part = writer.write(request_line(key, body))
                     requests.append(BatchRequest(
                         record.id, key, part, unit.item.id, unit.variant, sample,
