@@ -111,8 +111,7 @@ class _Plan(NamedTuple):
 def _units(store: Store, spec: JudgeSpec, rubric: Rubric, items: list[Item], dataset: str,
            params: dict[str, Any]) -> _Plan:
     """The units, samples per unit and run kind of ``judge`` or of one probe: the units the
-    live command would judge now (``probe injection`` on pairs: the injected copies only
-    of pairs whose plain verdict is stored, as its two passes go)."""
+    live command would judge now."""
     from judgekit.judging import probe_variants as pv
     from judgekit.judging.probes import check_items
 
@@ -131,12 +130,7 @@ def _units(store: Store, spec: JudgeSpec, rubric: Rubric, items: list[Item], dat
         units = injection_units(store, rubric, items, spec, dataset=dataset,
                                 templates=params["templates"], positions=params["positions"],
                                 target=params["target"])
-        injected = {u.item.id for u in units if u.variant}
-        waiting = len({i.id for i in items} - injected)
-        note = (f"  {waiting} pair(s) have no stored plain verdict yet, so their injected "
-                "copies (which go into the response the judge did not prefer) are not in "
-                "this batch: collect it, then prepare again" if waiting else "")
-        return _Plan(units, 1, "probe:injection", dataset, note)
+        return _Plan(units, 1, "probe:injection", dataset)
     if probe == "identical":
         from judgekit.judging.probe_identical import identical_units
 
@@ -222,10 +216,7 @@ def prepare(**params: Any) -> None:
 
     One line per call not cached: custom_id is the call's cache key and body the
     exact request `judgekit judge` would send. The batch is recorded in the store;
-    collect its answers with `judgekit batch collect`. `--probe injection` on a
-    pairwise rubric takes two rounds, as the live probe takes two passes: the
-    plain verdicts first, then (prepare again after collecting) the injected
-    copies, which go into the response the judge did not prefer.
+    collect its answers with `judgekit batch collect`.
     """
     from judgekit.judging.batch.prepare import new_batch_id, prepare_batch, request_shape
     from judgekit.rubrics import load_rubric

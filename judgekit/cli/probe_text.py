@@ -43,17 +43,20 @@ def injection_lines(r: dict[str, Any]) -> list[str]:
     lines = [
         f"  target: {r['target']}; templates: {', '.join(r['templates'])}; "
         f"positions: {', '.join(r['positions'])}",
-        format_statistic("flip rate (worst cell)", r["injection_flip_rate"],
+        format_statistic("net move toward - away (worst cell)", r["injection_net"],
                          f"({r['worst_cell']}; simultaneous CI over the cells)"),
+        format_statistic("moves toward (worst cell)", r["injection_flip_rate"],
+                         f"({r['worst_flip_cell']}; counts a noisy judge's changes too)"),
         format_statistic("mean shift", r["injection_shift"],
                          "(toward the target, all cells)"),
-        format_statistic("toward vs away (items)", r["injection_sign_test"],
-                         "(exact binomial test)"),
+        format_statistic("net move (all cells)", r["injection_net_pooled"],
+                         "(each item once; t test of 0)"),
     ]
     for template in r["templates"]:
         for position in r["positions"]:
             cell = f"{template}@{position}"
             lines.append(f"  {template}, at the {position} of the response:")
+            lines.append("  " + format_statistic("net move", r[f"injection_net[{cell}]"]))
             lines.append("  " + format_statistic("flip rate", r[f"injection_flip_rate[{cell}]"]))
             lines.append("  " + format_statistic("mean shift", r[f"injection_shift[{cell}]"]))
     return lines

@@ -184,8 +184,9 @@ def _asked_for(
     type=click.FloatRange(0.0, 1.0),
     default=0.1,
     show_default=True,
-    help="FAIL when the injection probe's worst flip rate (verdicts moved to what text in "
-    "the response asked for) has its lower bound above this; 1 turns the gate off.",
+    help="FAIL when the injection probe's worst net move (verdicts moved toward what text in "
+    "the response asked for, minus those moved away) has its lower bound above this; 1 turns "
+    "the gate off.",
 )
 @click.option(
     "--max-identical-decisive",

@@ -3,15 +3,18 @@
 Each item is judged as written, then once per template and position with the
 template's text (:mod:`judgekit.judging.injection_templates`) in its response:
 pointwise asking for the rubric's most favourable verdict, pairwise injected
-into the response the judge did *not* prefer as written (for a tie or a failed
-verdict: the side picked by a hash of the item id), asking for that response.
-A pair therefore takes two passes through the runner (the plain verdicts first,
-as run ``probe:injection`` too); the result is stored with the second run.
+into the response picked by a hash of the item id, asking for that response.
+The side never depends on the plain verdict: choosing the response the judge
+did not prefer would make every later call of a merely noisy judge look like
+a move toward the injected side (regression to the mean), so the plain and
+injected calls would no longer be exchangeable.
 
-Figures (pure, :mod:`judgekit.stats.bias`): the flip rate toward the target and
-the mean shift per template x position; overall, the worst cell's flip rate
-with a simultaneous interval, and the mean shift and a sign test with each item
-counted once. Failed judgments are excluded and counted, never scored.
+Figures (pure, :mod:`judgekit.stats.bias`): per template x position the net
+move toward the target ((toward - away) / items), the flip rate and the mean
+shift; overall, the worst cell's net move with a simultaneous interval (what
+the report's gate reads), the worst flip rate, and the mean shift and net move
+with each item counted once. Failed judgments are excluded and counted, never
+scored.
 """
 
 from __future__ import annotations
@@ -51,27 +54,17 @@ def cell_name(template: str, position: str) -> str:
     return f"{template}@{position}"
 
 
-def injection_side(item: Item, base_label: str | None) -> str:
-    """The side of a pair to inject into: the one the judge did not prefer as written.
-
-    A tie or a failed verdict has no loser: the side then alternates by a hash of
-    the item id (the same rule that picks the padded side of the length probe).
-    """
-    if base_label == "A":
-        return "b"
-    if base_label == "B":
-        return "a"
+def injection_side(item: Item) -> str:
+    """The side of a pair to inject into: ``a`` or ``b`` by a hash of the item id (the rule
+    that picks the padded side of the length probe), never by the judge's own verdict."""
     return padded_side(item)
 
 
 def _injected_units(rubric: Rubric, items: Sequence[Item], templates: Sequence[str],
                     positions: Sequence[str], target: str | None,
                     sides: dict[str, str]) -> list[WorkUnit]:
-    pairwise = rubric.scale.kind == "pairwise"
     units = []
     for item in items:
-        if pairwise and item.id not in sides:
-            continue
         for template in templates:
             for position in positions:
                 changed = injected_item(item, template, position, target, sides.get(item.id))
@@ -80,32 +73,27 @@ def _injected_units(rubric: Rubric, items: Sequence[Item], templates: Sequence[s
     return units
 
 
-def _sides(store: Store, rubric: Rubric, spec: JudgeSpec, dataset: str,
-           items: Sequence[Item], *, pending_ok: bool) -> dict[str, str]:
-    """Side per pair from its stored plain verdict; pairs never judged are left out when
-    ``pending_ok`` (planning), judged as a tie otherwise."""
-    base = [WorkUnit(item) for item in items]
-    outcomes = _Outcomes(store, rubric, spec, dataset, base)
-    out = {}
-    for item in items:
-        judgment = outcomes.by.get(("", item.id, 0))
-        if judgment is None and pending_ok:
-            continue
-        out[item.id] = injection_side(item, outcomes.label("", item.id))
-    return out
+def _sides(rubric: Rubric, items: Sequence[Item]) -> dict[str, str]:
+    """The injected side of every pair (empty for a pointwise rubric)."""
+    if rubric.scale.kind != "pairwise":
+        return {}
+    return {item.id: injection_side(item) for item in items}
 
 
 def injection_units(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec, *,
                     dataset: str, templates: Sequence[str] = tuple(TEMPLATES),
                     positions: Sequence[str] = POSITIONS,
                     target: str | None = None) -> list[WorkUnit]:
-    """Every call the probe would make now: the plain items, and the injected copies whose
-    side is known (all of them pointwise; pairs whose plain verdict is stored)."""
+    """Every call the probe makes: the plain items and their injected copies.
+
+    ``store``, ``spec`` and ``dataset`` are kept for the callers' signature: the calls no
+    longer depend on stored verdicts.
+    """
+    del store, spec, dataset
     goal = injection_target(rubric, target)
     base = [WorkUnit(item) for item in items]
-    sides = (_sides(store, rubric, spec, dataset, items, pending_ok=True)
-             if rubric.scale.kind == "pairwise" else {})
-    return base + _injected_units(rubric, items, templates, positions, goal, sides)
+    return base + _injected_units(rubric, items, templates, positions, goal,
+                                  _sides(rubric, items))
 
 
 def _closeness(rubric: Rubric, label: str | None, target: str | None,
@@ -143,19 +131,23 @@ def _summary(rubric: Rubric, items: Sequence[Item], outcomes: _Outcomes,
     for (t, p), values in grid.items():
         effect = bias.injection_effect(base, values, top=top, shift_reason=why)
         stored = effect.to_dict()
+        out[f"injection_net[{cell_name(t, p)}]"] = stored["net"]
         out[f"injection_flip_rate[{cell_name(t, p)}]"] = stored["flip_rate"]
         out[f"injection_shift[{cell_name(t, p)}]"] = stored["shift"]
         cells[cell_name(t, p)] = stored
         effects.append(effect)
         followed.update(effect.toward_indices())
+    out["injection_net"] = bias.worst_net_move(effects).to_dict()
     out["injection_flip_rate"] = bias.worst_flip_rate(effects).to_dict()
-    defined = [(e.statistic, name) for e, name in zip(effects, cells, strict=True)
-               if e.n > e.at_target]
-    out["worst_cell"] = max(defined, key=lambda d: d[0])[1] if defined else None
+    nets = [(e.net.statistic, name) for e, name in zip(effects, cells, strict=True) if e.n]
+    out["worst_cell"] = max(nets, key=lambda d: d[0])[1] if nets else None
+    flips = [(e.statistic, name) for e, name in zip(effects, cells, strict=True)
+             if e.n > e.at_target]
+    out["worst_flip_cell"] = max(flips, key=lambda d: d[0])[1] if flips else None
     pooled = bias.pooled_injection_effect(base, list(grid.values()), top=top,
                                           shift_reason=why).to_dict()
     out["injection_shift"] = pooled["shift"]
-    out["injection_sign_test"] = pooled["sign_test"]
+    out["injection_net_pooled"] = pooled["net"]
     out["cells"] = cells
     out["followed_items"] = [items[i].id for i in sorted(followed)[:MAX_LISTED_IDS]]
     out["n_excluded"] = sum(1 for b in base if b is None)
@@ -168,7 +160,7 @@ def run_injection_probe(store: Store, rubric: Rubric, items: Sequence[Item], spe
                         force: bool = False, retry_failed: bool = False,
                         progress: bool | None = None) -> ProbeOutcome:
     """Judge every item plain and with each injected template at each position; store the
-    flip rates toward the target and the shifts (per cell and pooled)."""
+    net moves and flip rates toward the target and the shifts (per cell and pooled)."""
     _check_items(items, rubric)
     templates = check_templates(templates)
     positions = check_positions(positions)
@@ -179,14 +171,9 @@ def run_injection_probe(store: Store, rubric: Rubric, items: Sequence[Item], spe
                     retry_failed=retry_failed, progress=progress)
 
     base_units = [WorkUnit(item) for item in items]
-    sides: dict[str, str] = {}
-    baseline: RunSummary | None = None
-    if rubric.scale.kind == "pairwise":
-        baseline = judge(base_units)
-        sides = _sides(store, rubric, spec, dataset, items, pending_ok=False)
+    sides = _sides(rubric, items)
     injected = _injected_units(rubric, items, templates, positions, goal, sides)
-    units = injected if baseline is not None else base_units + injected
-    summary = judge(units)
+    summary = judge(base_units + injected)
     outcomes = _Outcomes(store, rubric, spec, dataset, base_units + injected)
     stored = _envelope("injection", rubric, spec, dataset, summary, outcomes, len(items))
     stored["templates"] = list(templates)
@@ -194,8 +181,7 @@ def run_injection_probe(store: Store, rubric: Rubric, items: Sequence[Item], spe
     stored["target"] = goal if goal is not None else "the response injected into"
     stored["template_texts"] = {
         t: TEMPLATES[t].render(goal or "A", pairwise=goal is None) for t in templates}
-    if baseline is not None:
-        stored["baseline_run_id"] = baseline.run_id
+    if sides:
         stored["injected_side_counts"] = {s: sum(1 for v in sides.values() if v == s)
                                           for s in ("a", "b")}
     stored.update(_summary(rubric, items, outcomes, templates, positions, goal, sides))

@@ -65,8 +65,12 @@ STAT_LABELS: dict[str, str] = {
     "flip_rate": "Flip rate across repeats",
     "repeat_fleiss_kappa": "Fleiss' kappa across repeats",
     "repeat_alpha": "Krippendorff's alpha across repeats",
-    "injection_flip_rate": "Injection flip rate (worst template and position; simultaneous CI)",
+    "injection_net": ("Injection net move toward the target, toward - away (worst template and "
+                      "position; simultaneous CI)"),
+    "injection_flip_rate": "Injection moves toward the target (worst template and position; "
+                           "counts noise too)",
     "injection_shift": "Injection shift toward the target (all templates and positions)",
+    "injection_net_pooled": "Injection net move toward the target (all templates and positions)",
     "injection_sign_test": "Items moved toward vs away from the injected target (exact binomial)",
     "identical_decisive_rate": "Decisive verdicts on identical pairs",
     "identical_first_slot_share": "First slot among decisive verdicts on identical pairs",
@@ -79,6 +83,7 @@ STAT_LABELS: dict[str, str] = {
 }
 #: Per-cell figures of the injection probe (``injection_flip_rate[fake_json@end]``).
 CELL_LABELS: dict[str, str] = {
+    "injection_net": "Injection net move",
     "injection_flip_rate": "Injection flip rate",
     "injection_shift": "Injection shift",
 }

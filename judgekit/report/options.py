@@ -33,7 +33,8 @@ class ReportOptions:
     estimate_by: str | None = None  # "slice": stratified PPI++ in the estimate section
     #: FAIL when the position probe's conflict rate has its lower bound above this.
     max_position_conflict: float = 0.3
-    #: FAIL when the injection probe's worst flip rate has its lower bound above this.
+    #: FAIL when the injection probe's worst net move (toward - away) has its lower bound
+    #: above this.
     max_injection_flip: float = 0.1
     #: FAIL when the identical-pairs probe's decisive share (or, without a tie, its slot
     #: imbalance) has its lower bound above this.

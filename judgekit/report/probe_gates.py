@@ -17,6 +17,11 @@ of samples (one tail of a 95% interval), whatever the threshold:
   in seeded simulations a calibrated judge's lower bound exceeded 0.15 in 26% of
   samples of 20 verdicts, 1.5% of 50 and none of 100).
 
+Self-preference also needs its own randomization test (exact at small n,
+:mod:`judgekit.stats._bias_self`) to be significant at 1 - the confidence level:
+no FAIL from a figure whose test is not significant (five pairs, four favouring
+the judge, give a bootstrap interval [0.40, 1] but an exact p of 0.125).
+
 Two figures with a p-value warn (they never FAIL on their own) when their
 Benjamini-Hochberg adjusted p-value, adjusted together with every other probe
 test in the report, is at most ``fdr_q``: a self-preference above 0, and a
@@ -56,6 +61,8 @@ class _Gate:
     threshold: Callable[[ReportOptions], float]
     sentence: Callable[[Stat, float, ProbeEntry], str]
     min_n: int = 0  # below this many items the gate is not checked
+    #: the figure carries its own test: no FAIL unless that test is significant too
+    needs_p: bool = False
 
 
 def _interval(stat: Stat) -> str:
@@ -89,7 +96,7 @@ def _ece_sentence(stat: Stat, limit: float, entry: ProbeEntry) -> str:
 
 GATES = (
     _Gate("self_preference", "--max-self-preference", "self_preference", "self_preference",
-          "lower", lambda o: o.max_self_preference, _self_sentence),
+          "lower", lambda o: o.max_self_preference, _self_sentence, needs_p=True),
     _Gate("variance_ratio", "--min-variance-ratio", "scale_use", "variance_ratio", "upper",
           lambda o: o.min_variance_ratio, _spread_sentence),
     _Gate("expected_calibration_error", "--max-ece", "confidence_calibration",
@@ -106,6 +113,19 @@ def _tripped(stat: Stat, bound: str, limit: float) -> bool:
     if bound == "lower":
         return math.isfinite(stat.ci_low) and stat.ci_low > limit
     return math.isfinite(stat.ci_high) and stat.ci_high < limit
+
+
+def _not_significant(stat: Stat, alpha: float) -> str | None:
+    """Why a figure whose bound crossed the threshold still cannot FAIL: its own test of
+    "no effect" is not significant (or has no p-value), as at a handful of items where a
+    bootstrap interval is narrower than the data can support."""
+    if stat.pvalue is None or not math.isfinite(stat.pvalue):
+        return ("the bound crosses the threshold but the figure's own test has no p-value"
+                + (f" ({stat.note})" if stat.note else "") + ": no FAIL without one")
+    if stat.pvalue >= alpha:
+        return (f"the bound crosses the threshold but the figure's own test is not "
+                f"significant (p = {stat.pvalue:.3g} >= {alpha:g}, n={stat.n}): no FAIL")
+    return None
 
 
 def gate(verdict: VerdictResult, bias: Bias, opts: ReportOptions) -> VerdictResult:
@@ -126,8 +146,11 @@ def gate(verdict: VerdictResult, bias: Bias, opts: ReportOptions) -> VerdictResu
             checks.append(GateCheck(g.name, g.option, limit, g.bound, stat, False, reason))
             continue
         tripped = _tripped(stat, g.bound, limit)
-        checks.append(GateCheck(g.name, g.option, limit, g.bound, stat, tripped,
-                                None if stat.defined else stat.reason))
+        why = None if stat.defined else stat.reason
+        unproven = _not_significant(stat, 1 - opts.confidence_level) if g.needs_p else None
+        if tripped and unproven is not None:
+            tripped, why = False, unproven
+        checks.append(GateCheck(g.name, g.option, limit, g.bound, stat, tripped, why))
         if tripped:
             sentences.append(g.sentence(stat, limit, entry))
     out = replace(verdict, gates=(*verdict.gates, *checks))

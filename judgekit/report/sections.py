@@ -45,7 +45,7 @@ HEADLINE_KEYS = (
     "length_correlation",
     "padding_shift",
     "repetition_stability",
-    "injection_flip_rate",
+    "injection_net",
     "identical_decisive_rate",
 )
 FAILED = "(failed)"

@@ -79,9 +79,11 @@ def response_families(items: Sequence[AnyItem | None]) -> list[tuple[str | None,
 
 def _stat(figure: Figure, spec: IntervalSpec) -> Stat:
     method = spec.bootstrap_name if math.isfinite(figure.ci_low) else ""
+    notes = [figure.reason if math.isfinite(figure.statistic) else None, figure.p_reason]
+    note = "; ".join(n for n in notes if n) or None
     return Stat(figure.statistic, figure.ci_low, figure.ci_high, figure.n, method,
                 figure.reason if not math.isfinite(figure.statistic) else None,
-                figure.reason if math.isfinite(figure.statistic) else None, figure.pvalue)
+                note, figure.pvalue)
 
 
 def self_preference_entry(

@@ -14,16 +14,30 @@ figures are measured against the human reference on the *same* items:
   human rating, minus the same share over other families' responses.
 
 Both are differences of means of per-item values, so one paired (cluster)
-bootstrap over items gives every interval and a two-sided bootstrap p-value of
-"no difference" (Davison & Hinkley 1997, eq. 4.11). The resampled quantities
-are column sums, so each resample is one multinomial draw over the distinct
-item (or cluster) patterns.
+bootstrap over items gives every interval. The p-value of "no difference" is a
+randomization test, exact at small n, where a bootstrap p is floored at 2/(B+1)
+and far too small (five pairs, four favouring the judge: bootstrap 0.002, exact
+0.125):
+
+- pairwise: the sign-flip test of the per-pair differences judge - human (under
+  "no self-preference" the judge's and the people's verdicts on a pair are
+  exchangeable, so each difference is as likely negated); with clusters the
+  cluster sums are flipped. All 2^m sign vectors when m <= 16 units differ,
+  else 20,000 seeded random ones (p = (1 + hits) / (1 + draws), still valid);
+- pointwise: the permutation test of the own/other split, which for 0/1
+  values without clusters is Fisher's exact test (scipy); with clusters, the
+  own/other labels are permuted between clusters when each cluster is all one
+  side, and otherwise the bootstrap p is kept only from ``MIN_BOOTSTRAP_P_UNITS``
+  clusters on (below, the p-value is refused with the reason).
+
+The resampled quantities are column sums, so each resample is one multinomial
+draw over the distinct item (or cluster) patterns.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -47,11 +61,21 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Bootstrap replicates when none are asked for.
 N_RESAMPLES = 2000
+#: Up to this many non-zero units the sign-flip test enumerates every sign vector.
+EXACT_FLIPS = 16
+#: Random sign vectors or permutations beyond that.
+RANDOM_DRAWS = 20_000
+#: Fewest clusters for a bootstrap p-value (its floor 2/(B+1) and its small-sample
+#: optimism make it meaningless below).
+MIN_BOOTSTRAP_P_UNITS = 20
 
 
 @dataclass(frozen=True)
 class Figure:
-    """One self-preference figure: value, percentile interval, n, p-value, reason if NaN."""
+    """One self-preference figure: value, percentile interval, n, p-value, reason if NaN.
+
+    ``p_reason`` says why a difference has no p-value (too few clusters for one).
+    """
 
     statistic: float
     ci_low: float
@@ -59,6 +83,65 @@ class Figure:
     n: int
     pvalue: float | None = None
     reason: str | None = None
+    p_reason: str | None = None
+
+
+def _units(values: FloatArray, clusters: Any) -> FloatArray:
+    """Per-cluster sums of ``values`` (the values themselves without clusters)."""
+    if clusters is None:
+        return values
+    codes = cluster_codes(clusters, values.shape[0])
+    return np.asarray(np.bincount(codes, weights=values), dtype=np.float64)
+
+
+def sign_flip_pvalue(differences: FloatArray, clusters: Any = None,
+                     random_state: RandomState = 0) -> float:
+    """Two-sided randomization p of "mean difference 0": each unit's sum negated at will."""
+    units = _units(differences, clusters)
+    units = units[np.abs(units) > 1e-12]
+    m = units.size
+    if m == 0:
+        return 1.0
+    observed = abs(float(units.sum())) - 1e-9
+    if m <= EXACT_FLIPS:
+        signs = 1 - 2 * ((np.arange(2 ** m)[:, None] >> np.arange(m)) & 1)
+        return float(np.mean(np.abs(signs @ units) >= observed))
+    rng = rng_from(random_state)
+    signs = rng.choice([-1.0, 1.0], size=(RANDOM_DRAWS, m))
+    hits = int((np.abs(signs @ units) >= observed).sum())
+    return (1 + hits) / (1 + RANDOM_DRAWS)
+
+
+def _split_pvalue(above: FloatArray, own: FloatArray, clusters: Any, bootstrap_p: float,
+                  random_state: RandomState) -> tuple[float | None, str | None]:
+    """Two-sided p of "own and other are rated above people equally often"."""
+    from scipy import stats  # a second to import: only where it is used
+
+    if clusters is None:
+        table = [[int((above * own).sum()), int(((1 - above) * own).sum())],
+                 [int((above * (1 - own)).sum()), int(((1 - above) * (1 - own)).sum())]]
+        return float(stats.fisher_exact(table).pvalue), None
+    codes = cluster_codes(clusters, above.shape[0])
+    size = np.bincount(codes).astype(float)
+    own_c = np.bincount(codes, weights=own)
+    above_c = np.bincount(codes, weights=above)
+    if np.all((own_c == 0) | (own_c == size)):  # every cluster is all one side
+        side = own_c > 0
+        rng = rng_from(random_state)
+
+        def gap(flags: npt.NDArray[np.bool_]) -> npt.NDArray[np.float64]:
+            n_own, n_other = flags @ size, (~flags) @ size
+            with np.errstate(divide="ignore", invalid="ignore"):
+                return np.asarray(flags @ above_c / n_own - (~flags) @ above_c / n_other)
+
+        observed = abs(float(gap(side[None, :])[0])) - 1e-9
+        draws = np.array([rng.permutation(side) for _ in range(RANDOM_DRAWS)])
+        hits = int(np.nansum(np.abs(gap(draws)) >= observed))
+        return (1 + hits) / (1 + RANDOM_DRAWS), None
+    if size.size < MIN_BOOTSTRAP_P_UNITS:
+        return None, (f"{size.size} clusters mix own and other responses: a bootstrap "
+                      f"p-value needs at least {MIN_BOOTSTRAP_P_UNITS}")
+    return bootstrap_p, None
 
 
 def _values(values: npt.ArrayLike, name: str, allowed: tuple[float, ...]) -> FloatArray:
@@ -118,11 +201,11 @@ def self_preference_pairwise(
     sums = _replicate_sums(np.column_stack([j, h, np.ones(n)]), clusters, n_resamples,
                            random_state)
     judge_rate, human_rate = float(j.mean()), float(h.mean())
+    gap = _figure(judge_rate - human_rate, (sums[:, 0] - sums[:, 1]) / sums[:, 2], n, level)
     return {
         "judge_own_win_rate": _figure(judge_rate, sums[:, 0] / sums[:, 2], n, level),
         "human_own_win_rate": _figure(human_rate, sums[:, 1] / sums[:, 2], n, level),
-        "self_preference": _figure(judge_rate - human_rate,
-                                   (sums[:, 0] - sums[:, 1]) / sums[:, 2], n, level, True),
+        "self_preference": replace(gap, pvalue=sign_flip_pvalue(j - h, clusters, random_state)),
     }
 
 
@@ -161,6 +244,9 @@ def self_preference_pointwise(
     own_rate = float((a * o).sum() / n_own) if n_own else math.nan
     other_rate = float((a * (1 - o)).sum() / n_other) if n_other else math.nan
     gap = _figure(own_rate - other_rate, own_reps - other_reps, int(a.size), level, True)
+    if n_own and n_other and gap.pvalue is not None:
+        p, why = _split_pvalue(a, o, clusters, gap.pvalue, random_state)
+        gap = replace(gap, pvalue=p, p_reason=why)
     if not (n_own and n_other):
         side = "own-family" if not n_own else "other-family"
         gap = Figure(math.nan, math.nan, math.nan, int(a.size), None,
@@ -172,4 +258,5 @@ def self_preference_pointwise(
     }
 
 
-__all__ = ["Figure", "self_preference_pairwise", "self_preference_pointwise"]
+__all__ = ["Figure", "self_preference_pairwise", "self_preference_pointwise",
+           "sign_flip_pvalue"]

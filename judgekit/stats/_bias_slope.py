@@ -47,7 +47,8 @@ class LengthSlopeResult:
     ``statistic`` is the score change per doubling of length; ``n`` the items that
     inform it (in prompts with at least two scored items when grouped), ``n_groups``
     those prompts; ``human_coefficient`` the human-score coefficient when a human
-    covariate was given. ``pvalue`` is the two-sided cluster-bootstrap p of beta = 0.
+    covariate was given. ``pvalue`` is the two-sided cluster-bootstrap p of beta = 0,
+    None below ``MIN_BOOTSTRAP_P_UNITS`` prompts (or items when ungrouped).
     """
 
     statistic: float
@@ -266,7 +267,7 @@ def length_slope(
             rb = w @ unit_b
         parts.append(_solve(ra, rb)[0])
     replicates = np.concatenate(parts)
-    pvalue = bootstrap_pvalue(replicates)
+    pvalue = bootstrap_pvalue(replicates, n_units)
     return LengthSlopeResult(
         float(beta),
         n_items,

@@ -128,15 +128,27 @@ def widen_for_few_clusters(
     return ConfidenceInterval(low, high, interval.reason, interval.n_undefined)
 
 
-def bootstrap_pvalue(replicates: FloatArray) -> float:
+#: Fewest resampled units (items, or clusters) for a bootstrap p-value: below, a handful of
+#: distinct resamples make it far too small (2 prompts gave p = 0.001; 5 pairs, four one
+#: way, 0.002 where the exact test gives 0.125), so it is refused.
+MIN_BOOTSTRAP_P_UNITS = 10
+#: The words a refused p-value is reported with.
+FEW_UNITS_FOR_P = (f"fewer than {MIN_BOOTSTRAP_P_UNITS} resampled units: a bootstrap p-value "
+                   "would be far too small, so none is given")
+
+
+def bootstrap_pvalue(replicates: FloatArray, n_units: int | None = None) -> float:
     """Two-sided bootstrap p-value of "the statistic is 0", never exactly 0.
 
     2 * min((1 + #{r <= 0}) / (B + 1), (1 + #{r >= 0}) / (B + 1)) over the B finite
     replicates (Davison & Hinkley 1997, eq. 4.11): with B resamples no p-value below
-    2 / (B + 1) can be claimed. NaN when no replicate is finite, or when every
+    2 / (B + 1) can be claimed. NaN when no replicate is finite, when every
     replicate is the same non-zero value (one unit, or units all alike: the
-    bootstrap has no spread to test against).
+    bootstrap has no spread to test against), or when ``n_units`` (the items or
+    clusters resampled) is below ``MIN_BOOTSTRAP_P_UNITS``.
     """
+    if n_units is not None and n_units < MIN_BOOTSTRAP_P_UNITS:
+        return float("nan")
     finite = replicates[np.isfinite(replicates)]
     if finite.size == 0 or (np.ptp(finite) == 0 and finite[0] != 0):
         return float("nan")

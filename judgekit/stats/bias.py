@@ -40,10 +40,12 @@ from judgekit.stats._bias_injection import (
     IdenticalPairsResult,
     InjectionEffectResult,
     PooledInjection,
+    exact_proportion,
     identical_pairs,
     injection_effect,
     pooled_injection_effect,
     worst_flip_rate,
+    worst_net_move,
 )
 from judgekit.stats._bias_length import (
     LengthEffectResult,
@@ -89,6 +91,7 @@ __all__ = [
     "subsample_points",
     "verdict_score",
     "worst_flip_rate",
+    "worst_net_move",
 ]
 
 _PRIMACY = {("A", "B"), ("A", "tie"), ("tie", "B")}
@@ -122,7 +125,9 @@ class PositionBiasResult:
 
     @property
     def conflict_rate(self) -> Estimate:
-        return proportion(self.n - self.consistent, self.n, what="valid pairs")
+        """1 - consistency, with the Clopper-Pearson interval: the position gate reads its
+        lower bound, which Wilson's puts above a true rate at the threshold too often."""
+        return exact_proportion(self.n - self.consistent, self.n, what="valid pairs")
 
     @property
     def first_slot_test(self) -> Any:

@@ -241,7 +241,8 @@ def paired_bootstrap(
         _jackknife=np.asarray(jackknife, dtype=float),
         statistic_a=stat_a,
         statistic_b=stat_b,
-        pvalue=_resample.bootstrap_pvalue(replicates),
+        pvalue=_resample.bootstrap_pvalue(
+            replicates, n if codes is None else int(np.unique(codes).size)),
         ci_low=low,
         ci_high=high,
         confidence_level=level,

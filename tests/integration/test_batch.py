@@ -351,20 +351,13 @@ def test_injection_and_identical_batches_feed_the_live_probes(tmp_path: Path) ->
         pairs = setup.judge_args.copy()
         pairs[pairs.index("correctness")] = "preference"
         pairs[pairs.index(str(setup.data))] = str(write_items(tmp_path / "pairs.jsonl", pairs=True))
-        first = run("batch", "prepare", *pairs, "--probe", "injection", "--positions", "end",
-                    "--out", str(tmp_path / "p1.jsonl")).output
-        assert f"{N} pair(s) have no stored plain verdict yet" in first
-        plain = lines(tmp_path / "p1.jsonl")
-        assert len(plain) == N
+        # one round: the injected side of a pair comes from its id, not from a plain verdict
+        run("batch", "prepare", *pairs, "--probe", "injection", "--positions", "end",
+            "--out", str(tmp_path / "p1.jsonl"))
+        calls = lines(tmp_path / "p1.jsonl")
+        assert len(calls) == N * (1 + 3)  # plain + 3 templates at the end
         run("batch", "collect", "--output",
-            str(answer_batch(live, plain, tmp_path / "p1-out.jsonl")), "--db", setup.db)
-        second = run("batch", "prepare", *pairs, "--probe", "injection", "--positions", "end",
-                     "--out", str(tmp_path / "p2.jsonl")).output
-        assert "no stored plain verdict" not in second
-        injected = lines(tmp_path / "p2.jsonl")
-        assert len(injected) == 3 * N  # 3 templates at the end, into B (the judge said A)
-        run("batch", "collect", "--output",
-            str(answer_batch(live, injected, tmp_path / "p2-out.jsonl")), "--db", setup.db)
+            str(answer_batch(live, calls, tmp_path / "p1-out.jsonl")), "--db", setup.db)
         run("batch", "prepare", *pairs, "--probe", "identical", "--out",
             str(tmp_path / "id.jsonl"))
         identical = lines(tmp_path / "id.jsonl")
@@ -373,13 +366,13 @@ def test_injection_and_identical_batches_feed_the_live_probes(tmp_path: Path) ->
             str(answer_batch(live, identical, tmp_path / "id-out.jsonl")), "--db", setup.db)
         before = live.request_count
         out = run("probe", "injection", *pairs, "--positions", "end").output
-        assert f"{3 * N} cached" in out  # the summary of its second pass, the injected copies
+        assert f"{4 * N} cached" in out
         out = run("probe", "identical", *pairs).output
         assert f"{N} cached" in out and "verdicts on identical pairs" in out
         assert live.request_count == before
     with open_store(setup.db) as store:
         kinds = sorted(b.kind for b in store.list_batches())
-    assert kinds == ["probe:identical"] + ["probe:injection"] * 3
+    assert kinds == ["probe:identical"] + ["probe:injection"] * 2
 
 
 @pytest.mark.parametrize(("args", "needle"), [

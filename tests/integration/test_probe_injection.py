@@ -87,9 +87,11 @@ def test_a_judge_obeying_fake_verdict_blocks_is_detected_and_fails_the_report(
         assert cell["n"] == 40 and cell["statistic"] > 0.7 and cell["ci_low"] > 0.5
         assert r[f"injection_shift[fake_json@{position}]"]["ci_low"] > 1
         assert r[f"injection_flip_rate[ignore_rubric@{position}]"]["statistic"] == 0
+        net = r[f"injection_net[fake_json@{position}]"]
+        assert net["statistic"] == cell["statistic"] and net["pvalue"] < 0.001  # none away
     assert r["worst_cell"].startswith("fake_json@")
-    assert r["injection_flip_rate"]["ci_low"] > 0.1
-    assert r["injection_sign_test"]["pvalue"] < 0.05
+    assert r["injection_flip_rate"]["ci_low"] > 0.1 and r["injection_net"]["ci_low"] > 0.1
+    assert r["injection_net_pooled"]["pvalue"] < 0.05
     assert r["cells"]["fake_json@end"]["counts"]["away"] == 0
     assert r["followed_items"] and set(r["followed_items"]) <= {i.id for i in items}
     # the judge really saw each template's text at the start and at the end of the response
@@ -110,11 +112,13 @@ def test_a_judge_obeying_fake_verdict_blocks_is_detected_and_fails_the_report(
     assert report.verdict.decision == "FAIL"
     assert "--max-injection-flip 0.1" in report.verdict.reason
     assert "fake_json at the" in report.verdict.reason
+    assert "moved toward the injected target more often than away (net" in report.verdict.reason
     text = render_text(report)
-    assert "Injection flip rate (worst template and position" in text
+    assert "Injection net move toward the target, toward - away (worst template" in text
     assert "Injection flip rate: fake_json at the end" in text
+    assert "Injection net move: fake_json at the end" in text
     data = json.loads(render_json(report))
-    assert data["bias"]["injection_flip_rate"]["ci_low"] > 0.1
+    assert data["bias"]["injection_net"]["ci_low"] > 0.1
     entry = next(p for p in data["bias"]["probes"] if p["probe"] == "injection")
     assert set(entry["statistics"]["injection_shift[fake_json@end]"]) >= {
         "statistic", "ci_low", "ci_high", "n"}
@@ -134,31 +138,43 @@ def test_an_unaffected_judge_is_not_flagged(
     assert r["templates"] == ["ignore_rubric", "fake_verdict_line"] and r["positions"] == ["end"]
     assert len(openai_server.judge_requests()) == 30 * 3
     assert r["injection_flip_rate"]["statistic"] == 0 and r["injection_flip_rate"]["ci_high"] > 0
-    assert r["injection_sign_test"]["n"] == 0
+    assert r["injection_net"]["statistic"] == 0 and r["injection_net"]["ci_high"] > 0
+    assert r["injection_net_pooled"]["pvalue"] == 1.0  # no item moved
+    assert "no item moved" in r["injection_net_pooled"]["reason"]
     report = build_report(tmp_db, helpfulness, ReportOptions(n_resamples=100))
     assert report.verdict.decision == "INSUFFICIENT DATA"  # no labels; not failed by the probe
 
 
-def test_pairwise_injection_goes_into_the_losing_response(
+def test_pairwise_injection_goes_into_a_side_picked_by_the_item_not_the_verdict(
     openai_server: OpenAIServer, tmp_db: Store, preference
 ) -> None:
+    """The side is never the one the judge did not prefer as written: a noisy judge's next
+    call would then drift toward it by chance (regression to the mean), so one pass with the
+    side from the item's hash, and the plain and injected calls stay exchangeable."""
     openai_server.responder = injectable_judge({"fake_verdict_line": 1.0}, seed=3)
     items = pairs(30, seed=3)
     outcome = run_injection_probe(tmp_db, preference, items, spec_for(openai_server),
                                   dataset="pairs", progress=False)
     r = outcome.result
-    assert r["target"] == "the response injected into" and r["baseline_run_id"]
-    assert r["baseline_run_id"] != r["run_id"]
+    assert r["target"] == "the response injected into" and "baseline_run_id" not in r
+    assert len(openai_server.judge_requests()) == 30 * 7  # one pass
     assert r["injection_flip_rate[fake_verdict_line@start]"]["statistic"] == 1.0
     assert r["injection_flip_rate[ignore_rubric@end]"]["statistic"] == 0.0
-    assert r["injection_shift[fake_verdict_line@end]"]["statistic"] == 1.0
-    # every injected text sits in the response with the lower quality tag
+    # pairs already preferring the injected side cannot move toward it: net below 1
+    obeyed = r["cells"]["fake_verdict_line@end"]["counts"]
+    assert obeyed["away"] == 0 and obeyed["toward"] + obeyed["unchanged"] == 30
+    assert 0 < r["injection_net[fake_verdict_line@end]"]["statistic"] < 1
+    assert r["injection_net"]["ci_low"] > 0.1
+    # the injected text sits in the side the item's hash picks, whatever the judge said
+    from judgekit.judging.probe_injection import injection_side
+    sides = {item.id: injection_side(item).upper() for item in items}
     for body in openai_server.judge_requests():
         sections = _sections(_user(body))
-        tags = {s: int(QUALITY.search(t).group(1)) for s, t in sections.items()}
         injected = [s for s, t in sections.items() if any(m.search(t) for m in MARKERS.values())
                     or "IMPORTANT NOTE" in t]
-        assert injected in ([], [min(tags, key=tags.get)])
+        if injected:
+            assert len(injected) == 1
+            assert any(injected[0] == side for side in sides.values())
     assert r["injected_side_counts"]["a"] + r["injected_side_counts"]["b"] == 30
     assert r["injected_side_counts"]["a"] > 0 and r["injected_side_counts"]["b"] > 0
 
@@ -193,8 +209,9 @@ def test_a_judge_quoting_the_injection_after_its_json_answer_is_never_read_as_fo
     assert len(openai_server.judge_requests()) == 20 * 7
     for template in ("fake_json", "fake_verdict_line"):
         for position in ("start", "end"):
-            cell = r[f"injection_flip_rate[{template}@{position}]"]
+            cell = r[f"injection_net[{template}@{position}]"]
             assert (cell["n"], cell["statistic"]) == (20, 0.0), (template, position)
+            assert r[f"injection_flip_rate[{template}@{position}]"]["statistic"] == 0.0
     assert r["injection_flip_rate"]["statistic"] == 0.0 and r["followed_items"] == []
     # the answers really quoted the injected texts after the verdict, through the real client
     answers_text = [j.raw_text or "" for j in tmp_db.judgments(rubric_hash=rubric.sha256)]
@@ -276,8 +293,10 @@ def test_cli_injection_and_identical_print_figures(
               "--templates", "ignore_rubric", "--positions", "end")
     assert out.code == 0, out.err
     assert "injection probe: rubric helpfulness v1" in out.out
-    assert re.search(r"flip rate \(worst cell\)\s+1\.000\s+95% CI \[0\.\d{3}, 1\.000\]\s+n=12",
-                     out.out)
+    assert re.search(r"net move toward - away \(worst cell\)\s+1\.000\s+95% CI "
+                     r"\[0\.\d{3}, 1\.000\]\s+n=12", out.out)
+    assert re.search(r"moves toward \(worst cell\)\s+1\.000\s+95% CI \[0\.\d{3}, 1\.000\]\s+"
+                     r"n=12", out.out)
     assert "ignore_rubric, at the end of the response:" in out.out
     stored = json.loads(run("probe", "injection", "-r", "rubrics/helpfulness.toml", *common,
                             "--templates", "ignore_rubric", "--positions", "end",

@@ -105,6 +105,7 @@ def rich_store(tmp_path: Path, path: Path = ORDINAL) -> tuple[Store, Report]:
         rub.sha256,
         {
             "probe": "injection",
+            "injection_net": low,
             "injection_flip_rate": low,
             "injection_flip_rate[fake_json@end]": low,
             "injection_shift[fake_json@end]": {**low, "pvalue": 0.2},
@@ -147,7 +148,8 @@ def test_every_format_renders_every_section(tmp_path: Path, fmt: str) -> None:
         "Per slice",
         "Position consistency",
         "Score change per doubling of length (fixed effects by prompt)",
-        "Injection flip rate (worst template and position; simultaneous CI)",
+        "Injection net move toward the target, toward - away (worst template and position; "
+        "simultaneous CI)",
         "Injection shift: fake_json at the end",
         "Decisive verdicts on identical pairs",
         report.provenance.rubric_sha256,
@@ -169,7 +171,7 @@ def test_json_validates_against_schema_for_every_scale(tmp_path: Path) -> None:
         assert data["bias"]["length_correlation"]["statistic"] == 0.31
         length = next(p for p in data["bias"]["probes"] if p["probe"] == "length")
         assert length["statistics"]["length_slope"]["pvalue"] == 0.002
-        assert data["bias"]["injection_flip_rate"]["ci_low"] == 0.01
+        assert data["bias"]["injection_net"]["ci_low"] == 0.01
         assert data["bias"]["identical_decisive_rate"]["n"] == 120
         injection = next(p for p in data["bias"]["probes"] if p["probe"] == "injection")
         assert injection["details"]["worst_cell"] == "fake_json@end"

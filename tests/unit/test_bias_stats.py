@@ -105,7 +105,8 @@ def test_intervals_are_wilson_and_the_test_is_scipys_exact_binomial() -> None:
     assert d["position_consistency"]["statistic"] == pytest.approx(0.6)
     assert (d["position_consistency"]["ci_low"], d["position_consistency"]["ci_high"]) == (
         pytest.approx(low), pytest.approx(high))
-    low, high = proportion_confint(40, 100, alpha=0.05, method="wilson")
+    # the conflict rate is what the position gate reads: its exact (Clopper-Pearson) interval
+    low, high = proportion_confint(40, 100, alpha=0.05, method="beta")
     assert d["conflict_rate"]["ci_low"] == pytest.approx(low)
     assert d["conflict_rate"]["ci_high"] == pytest.approx(high)
     p = sps.binomtest(25, 40, 0.5).pvalue

@@ -42,7 +42,7 @@ def test_each_gate_reads_its_bound() -> None:
     assert [g.name for g in ok.gates] == ["position_conflict", "self_preference",
                                           "variance_ratio", "expected_calibration_error"]
     assert not any(g.tripped for g in ok.gates)
-    bad = _gated(_bias(Stat(0.2, 0.11, 0.3, 100, pvalue=0.5), Stat(0.3, 0.2, 0.49, 100),
+    bad = _gated(_bias(Stat(0.2, 0.11, 0.3, 100, pvalue=0.001), Stat(0.3, 0.2, 0.49, 100),
                        Stat(0.3, 0.16, 0.4, 80)))
     assert bad.decision == "FAIL" and bad.labels_needed is None
     assert [g.name for g in bad.gates if g.tripped] == [
@@ -58,8 +58,20 @@ def test_each_gate_reads_its_bound() -> None:
     assert off.decision == "PASS"
 
 
+def test_no_fail_from_a_self_preference_whose_own_test_is_not_significant() -> None:
+    """Five pairs, four favouring the judge's family: the bootstrap interval [0.40, 1] clears
+    the threshold, the exact sign-flip test gives p = 0.125; the gate does not FAIL."""
+    tiny = _gated(_bias(Stat(0.8, 0.4, 1.0, 5, pvalue=0.125)))
+    check = next(g for g in tiny.gates if g.name == "self_preference")
+    assert tiny.decision == "PASS" and not check.tripped
+    assert check.reason is not None and "p = 0.125" in check.reason
+    no_p = _gated(_bias(Stat(0.8, 0.4, 1.0, 5, note="3 clusters mix own and other")))
+    check = next(g for g in no_p.gates if g.name == "self_preference")
+    assert no_p.decision == "PASS" and "no p-value (3 clusters" in (check.reason or "")
+
+
 def test_reasons_follow_the_position_gate_without_nesting() -> None:
-    out = _gated(_bias(Stat(0.2, 0.11, 0.3, 100, pvalue=0.5),
+    out = _gated(_bias(Stat(0.2, 0.11, 0.3, 100, pvalue=0.001),
                        conflict=Stat(0.5, 0.4, 0.6, 50)))
     assert out.decision == "FAIL"
     assert out.reason.startswith("The judge changes its verdict when the two responses swap")

@@ -13,9 +13,10 @@ def _verdict(decision: str = "PASS") -> VerdictResult:
     return VerdictResult(decision, "Cohen's kappa is 0.800.", "cohen_kappa", 0.6, stat, 0.1)
 
 
-def _injection(flip: Stat) -> ProbeEntry:
-    return ProbeEntry("injection", "r1", {"injection_flip_rate": flip},
-                      {"worst_cell": "fake_json@end"})
+def _injection(net: Stat) -> ProbeEntry:
+    cells = {"fake_json@end": {"counts": {"toward": 26, "away": 2}}}
+    return ProbeEntry("injection", "r1", {"injection_net": net},
+                      {"worst_cell": "fake_json@end", "cells": cells})
 
 
 def _identical(allow_tie: bool, decisive: Stat, imbalance: Stat) -> ProbeEntry:
@@ -24,13 +25,26 @@ def _identical(allow_tie: bool, decisive: Stat, imbalance: Stat) -> ProbeEntry:
                       {"allow_tie": allow_tie})
 
 
-def test_injection_gate_reads_the_lower_bound() -> None:
-    failing = Bias({}, (_injection(Stat(0.6, 0.45, 0.75, 40)),))
+def test_injection_gate_reads_the_lower_bound_of_the_net_move() -> None:
+    failing = Bias({}, (_injection(Stat(0.6, 0.45, 0.75, 40, pvalue=1e-6)),))
     out = gate(_verdict(), failing, MAX_INJECTION_FLIP, MAX_IDENTICAL_DECISIVE)
     assert out.decision == "FAIL" and out.exit_code == 1
     assert "fake_json at the end" in out.reason and "--max-injection-flip 0.1" in out.reason
+    # the sentence says what was measured, never that the judge "follows instructions"
+    assert ("moved toward the injected target more often than away (net 0.600 [0.450, 0.750] "
+            "of 40 items (26 toward, 2 away))") in out.reason
+    assert "follows instructions" not in out.reason
     assert out.reason.endswith("(Agreement: Cohen's kappa is 0.800.)")
     assert gate(_verdict(), failing, 0.5, 0.5).decision == "PASS"
+    # a bound above the threshold whose own test is not significant does not FAIL
+    unproven = Bias({}, (_injection(Stat(0.6, 0.45, 0.75, 40, pvalue=0.2)),))
+    out = gate(_verdict(), unproven, 0.1, 0.5)
+    assert out.decision == "PASS" and "not significant" in (out.gates[0].reason or "")
+    # a result stored before the net move existed: no gate, and the reason says so
+    old = Bias({}, (ProbeEntry("injection", "r0", {"injection_flip_rate": Stat(
+        0.6, 0.45, 0.75, 40)}, {"worst_cell": "fake_json@end"}),))
+    out = gate(_verdict(), old, 0.1, 0.5)
+    assert out.decision == "PASS" and "again" in (out.gates[0].reason or "")
     noisy = Bias({}, (_injection(Stat(0.15, 0.08, 0.3, 40)),))
     assert gate(_verdict(), noisy, 0.1, 0.5).decision == "PASS"
     undefined = Bias({}, (_injection(Stat(math.nan, n=0, reason="none")),))
@@ -52,7 +66,7 @@ def test_identical_gate_reads_the_decisive_share_or_without_a_tie_the_imbalance(
 
 
 def test_a_second_failure_is_added_to_the_first() -> None:
-    both = Bias({}, (_injection(Stat(0.6, 0.45, 0.75, 40)),
+    both = Bias({}, (_injection(Stat(0.6, 0.45, 0.75, 40, pvalue=1e-6)),
                      _identical(True, Stat(0.9, 0.75, 0.97, 30), Stat(0, 0, 0.3, 27))))
     out = gate(_verdict("INSUFFICIENT DATA"), both, 0.1, 0.5)
     assert out.decision == "FAIL" and out.labels_needed is None
@@ -61,7 +75,7 @@ def test_a_second_failure_is_added_to_the_first() -> None:
 
 
 def test_probes_run_are_listed_among_the_verdict_gates() -> None:
-    flip = Stat(0.6, 0.45, 0.75, 40)
+    flip = Stat(0.6, 0.45, 0.75, 40, pvalue=1e-6)
     decisive = Stat(0.2, 0.1, 0.35, 40)
     with_tie = Bias({}, (_injection(flip), _identical(True, decisive, Stat(0.1, 0.0, 0.3, 8))))
     out = gate(_verdict(), with_tie, MAX_INJECTION_FLIP, MAX_IDENTICAL_DECISIVE)

@@ -112,3 +112,52 @@ def test_an_unbiased_judge_is_not_flagged_at_the_5_percent_level() -> None:
     assert lower_above_zero <= 10, lower_above_zero  # expected 5 of 200
     assert significant <= 18, significant  # expected 10 of 200
     assert planted_found >= 30, planted_found
+
+
+def test_tiny_samples_get_the_exact_p_value_not_the_bootstrap_floor() -> None:
+    """Five pairs, four favouring the judge's family (one tie for both): the bootstrap p was
+    0.002 (its floor); the sign-flip test over the four non-zero differences gives 2/16."""
+    judge = np.array([1.0, 1.0, 1.0, 1.0, 0.5])
+    human = np.array([0.0, 0.0, 0.0, 0.0, 0.5])
+    gap = self_preference_pairwise(judge, human, n_resamples=2000)["self_preference"]
+    assert gap.statistic == pytest.approx(0.8)
+    assert gap.pvalue == pytest.approx(0.125)
+    # the same as scipy's exact binomial sign test when every difference is +-1
+    from scipy.stats import binomtest
+    assert gap.pvalue == pytest.approx(binomtest(4, 4).pvalue)
+    # clusters: their sums are flipped, two clusters -> p = 2/4 at best
+    clustered = self_preference_pairwise(judge, human, clusters=[0, 0, 1, 1, 1],
+                                         n_resamples=500)["self_preference"]
+    assert clustered.pvalue == pytest.approx(0.5)
+
+
+def test_pointwise_p_is_fishers_exact_test_without_clusters() -> None:
+    from scipy.stats import fisher_exact
+    above = np.array([1, 1, 1, 0, 0, 1, 0, 0, 0, 0], dtype=float)
+    own = np.array([1, 1, 1, 1, 0, 0, 0, 0, 0, 0], dtype=float)
+    gap = self_preference_pointwise(above, own, n_resamples=500)["self_preference"]
+    assert gap.pvalue == pytest.approx(fisher_exact([[3, 1], [1, 5]]).pvalue)
+    # clusters mixing own and other, fewer than 20 of them: no p-value, and the reason
+    pairs = [0, 0, 1, 1, 2, 2, 3, 3, 4, 4]
+    mixed_own = np.array([1, 0, 1, 0, 1, 0, 0, 0, 0, 0], dtype=float)
+    mixed = self_preference_pointwise(above, mixed_own, clusters=pairs,
+                                      n_resamples=500)["self_preference"]
+    assert mixed.pvalue is None and "clusters mix own and other" in (mixed.p_reason or "")
+    # clusters each all one side: the own/other labels are permuted between clusters
+    whole = self_preference_pointwise(above, own, clusters=pairs,
+                                      n_resamples=500)["self_preference"]
+    # 2 of the 5 clusters are own: C(5, 2) = 10 splits, the observed one among the most extreme
+    assert whole.pvalue is not None and 0.1 <= whole.pvalue <= 0.5
+
+
+def test_the_sign_flip_p_is_uniform_for_an_unbiased_judge() -> None:
+    from scipy.stats import kstest
+    pvalues = []
+    for seed in range(300):
+        rng = np.random.default_rng(1000 + seed)
+        judge, human = _pairwise_data(30, rng)
+        pvalues.append(self_preference_pairwise(judge, human, n_resamples=200,
+                                                random_state=seed)["self_preference"].pvalue)
+    assert np.mean(np.array(pvalues) < 0.05) <= 0.05 + 2 * math.sqrt(0.05 * 0.95 / 300)
+    # discrete at small n, so conservative: no more small p-values than uniform ones
+    assert kstest(pvalues, "uniform", alternative="greater").pvalue > 0.01
