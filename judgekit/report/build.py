@@ -209,6 +209,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         confidence_level=opts.confidence_level,
         estimate=estimate,
         weighted=use_weights,
+        available=sum(store.count_items(d) for d in datasets) - verdict_stat.n,
     )
     verdict = bias_gate.gate(verdict, bias, opts.max_position_conflict, opts.fdr_q)
     verdict = probe_text_gate.gate(

@@ -29,7 +29,8 @@ def test_injection_gate_reads_the_lower_bound() -> None:
     out = gate(_verdict(), failing, MAX_INJECTION_FLIP, MAX_IDENTICAL_DECISIVE)
     assert out.decision == "FAIL" and out.exit_code == 1
     assert "fake_json at the end" in out.reason and "--max-injection-flip 0.1" in out.reason
-    assert out.reason.endswith("(Agreement: Cohen's kappa is 0.800.)")
+    assert out.reason.startswith("Cohen's kappa is 0.800. The judge follows")
+    assert [e.name for e in out.explanations] == ["injection_flip"]
     assert gate(_verdict(), failing, 0.5, 0.5).decision == "PASS"
     noisy = Bias({}, (_injection(Stat(0.15, 0.08, 0.3, 40)),))
     assert gate(_verdict(), noisy, 0.1, 0.5).decision == "PASS"
@@ -56,8 +57,10 @@ def test_a_second_failure_is_added_to_the_first() -> None:
                      _identical(True, Stat(0.9, 0.75, 0.97, 30), Stat(0, 0, 0.3, 27))))
     out = gate(_verdict("INSUFFICIENT DATA"), both, 0.1, 0.5)
     assert out.decision == "FAIL" and out.labels_needed is None
-    assert "Also: The judge picks a side between two identical responses" in out.reason
-    assert out.reason.count("(Agreement:") == 1
+    assert [e.name for e in out.explanations] == ["injection_flip", "identical_decisive"]
+    assert out.explanations[1].text.startswith("The judge picks a side between two identical")
+    assert out.agreement_outcome == "INSUFFICIENT DATA"
+    assert "(Agreement:" not in out.reason and "Also:" not in out.reason
 
 
 def test_probes_run_are_listed_among_the_verdict_gates() -> None:
