@@ -316,6 +316,7 @@ def probe_source(entry: ProbeEntry) -> str:
 
 #: Names of the probes the report computes itself, for the "not computed" lines.
 PAIRED_PROBE_NAMES = {
+    "position": "Position probe",
     "scale_use": "Scale use",
     "confidence_calibration": "Confidence calibration",
     "self_preference": "Self-preference",

@@ -77,7 +77,8 @@ def gate(verdict: VerdictResult, bias: Bias, max_conflict: float, q: float) -> V
         ))
     check = GateCheck("position_conflict", "--max-position-conflict", max_conflict, "lower",
                       conflict, tripped,
-                      None if conflict is not None else "no position probe stored",
+                      None if conflict is not None
+                      else bias.absent.get("position", "no position probe stored"),
                       "level-order conflict rate" if pointwise else "position conflict rate")
     out = replace(out, gates=(*out.gates, check))
     tests = adjusted_tests(bias, q)

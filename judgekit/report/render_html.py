@@ -130,7 +130,7 @@ def _position_bars(report: Report) -> list[tuple[str, Stat]]:
     for entry in report.bias.probes:
         if entry.probe == "position":
             keys = ("position_consistency", "first_slot_rate", "second_slot_rate", "conflict_rate")
-            return [(label_of(k), entry.stats[k]) for k in keys if k in entry.stats]
+            return bias_labels(report.bias, {k: entry.stats[k] for k in keys if k in entry.stats})
     return []
 
 
