@@ -46,6 +46,14 @@ class ReviewItem:
     opinions: tuple[Opinion, ...]
     majority: str | None  # the reference the annotators give (None: no majority)
     adjudicated: str | None  # the adjudicated label, when there is one
+    rule: str = "majority"  # how ``majority`` was picked: "majority" or "lower median"
+
+    @property
+    def two_way_split(self) -> bool:
+        """Two annotators gave different labels and nobody adjudicated: the reference
+        rests on the rule alone (on an ordinal scale, the lower of the two labels)."""
+        labels = [o.label for o in self.opinions if o.label is not None]
+        return self.adjudicated is None and len(labels) == 2 and labels[0] != labels[1]
 
     @property
     def key(self) -> tuple[str, str]:
@@ -113,8 +121,13 @@ def _review_item(
     return ReviewItem(
         key[0], key[1], tuple(reasons),
         tuple(Opinion(r[2], r[3], r[4], bool(r[5]), bool(r[6])) for r in rows),
-        majority, adjudicated.get(key),
+        majority, adjudicated.get(key), RULES[scale.kind == "ordinal"],
     )
+
+
+#: How the reference label is picked from several annotators' labels
+#: (:func:`judgekit.report.pairing.reference_label`), by whether the scale is ordinal.
+RULES = {True: "lower median", False: "majority"}
 
 
 def adjudication_queue(items: Sequence[ReviewItem]) -> list[QueueEntry]:
@@ -152,6 +165,7 @@ def _record(item: ReviewItem) -> Mapping[str, Any]:
         "item_id": item.item_id,
         "reasons": list(item.reasons),
         "majority": item.majority,
+        "rule": item.rule,
         "adjudicated": item.adjudicated,
         "labels": [
             {"annotator": o.annotator, "label": o.label, "note": o.note,
@@ -168,22 +182,30 @@ def as_text(items: Iterable[ReviewItem]) -> str:
 
 def text_blocks(items: Iterable[ReviewItem]) -> Iterator[str]:
     """:func:`as_text` block by block (each ends with a newline), then the summary line."""
-    count = no_majority = 0
+    count = no_majority = two_way = 0
+    rule = "majority"
     for item in items:
         head = f"{item.dataset}/{item.item_id}: {', '.join(item.reasons)}"
         if item.adjudicated is not None:
             head += f" · adjudicated: {item.adjudicated}"
         elif item.majority is not None:
-            head += f" · majority: {item.majority}"
+            label = "reference" if item.rule != "majority" else "majority"
+            head += f" · {label}: {item.majority} ({item.rule})"
         body = "\n".join("  " + line for line in opinion_text(item.opinions).splitlines())
         count += 1
         no_majority += NO_MAJORITY in item.reasons and item.adjudicated is None
+        two_way += item.two_way_split and item.majority is not None
+        rule = item.rule
         yield f"{head}\n{body}\n\n"
     if not count:
         yield "No item has disagreeing annotators or a flag.\n"
         return
     yield (f"{count} item(s) to review; {no_majority} with no majority and no "
            "adjudication (left out of reports until adjudicated)\n")
+    if two_way:
+        yield (f"{two_way} item(s) rest on a split between two annotators: their reference "
+               f"is the {rule} rule's pick (the lower of the two labels) until someone "
+               "adjudicates (annotate --adjudicate)\n")
 
 
 __all__ = [

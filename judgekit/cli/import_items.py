@@ -54,8 +54,10 @@ def command(file: Path, name: str | None, db: str, replace: bool, tool: str | No
     db_path = resolve_db_path(db)
     with progress_bar("import"):
         done = import_item_file(db_path, file, dataset, replace=replace)
+    # an unchanged file imports nothing: say it was checked, not imported
+    verb, into = ("imported", "into") if done.changed else ("checked", "against")
     echo(
-        f"imported {done.items} item(s) from {file} into dataset {dataset!r} "
+        f"{verb} {done.items} item(s) from {file} {into} dataset {dataset!r} "
         f"({done.changed} new or changed; {done.total} in the dataset) in {db_path}"
     )
 
@@ -76,6 +78,7 @@ def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
         result = import_tool_run(store, run, loaded, source=file.name, dataset=dataset,
                                  judge=judge, replace=replace)
     if run.items:
-        click.echo(f"imported {result.items} item(s) from {file} into dataset {dataset!r} "
+        verb, into = ("imported", "into") if result.items_changed else ("checked", "against")
+        click.echo(f"{verb} {result.items} item(s) from {file} {into} dataset {dataset!r} "
                    f"({result.items_changed} new or changed) in {db_path}")
     echo_import(result.verdicts, f"{file} ({tool})", loaded)

@@ -6,6 +6,7 @@ so ``judgekit report ... || exit 1`` can gate a pipeline.
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -267,6 +268,9 @@ def command(
     then an error rather than a line in the report.
     """
     from judgekit.report import build_report, render
+    from judgekit.report._wrap import terminal_width, wrap_text
+    from judgekit.report.render_text import render_text
+    from judgekit.report.verdict_lines import reason_lines
 
     if not 0.0 < half_width < 1.0:
         raise InputError(f"--half-width must be between 0 and 1, got {half_width}")
@@ -299,8 +303,15 @@ def command(
     ) as (store, rub, options), progress_bar("report", REPORT_STEPS):
         report = build_report(store, rub, options)
         phase("rendering")
-        text = render(report, fmt or format_for(out))
+        chosen = fmt or format_for(out)
+        # the text report fits the terminal it is shown in (80 columns in a file or pipe)
+        text = (render_text(report, terminal_width() if out is None else 80)
+                if chosen == "text" else render(report, chosen))
     write_output(text, out, store.path)
     if out is not None:
-        echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)
+        # the decision, then one line per reason, fitted to the terminal's width
+        lines: list[str] = [report.verdict.decision]
+        lines += [f"  {line.text()}"
+                  for line in reason_lines(report.verdict, report.confidence_level)]
+        echo(wrap_text("\n".join(lines), terminal_width(sys.stderr)), err=True)
     ctx.exit(report.verdict.exit_code)

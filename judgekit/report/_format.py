@@ -156,15 +156,18 @@ def provenance_pairs(
     p: Provenance,
     judge_labels: tuple[str, str] = ("Judge model (requested)", "Judge model (returned)"),
     empty_sampling: str = "",
+    hash_chars: int | None = None,
 ) -> list[tuple[str, str]]:
     """The provenance rows as (field, value), shared by the text and HTML renderers.
 
     ``judge_labels`` names the requested and returned model rows; ``empty_sampling``
-    stands for a run without sampling parameters.
+    stands for a run without sampling parameters; ``hash_chars`` shortens the rubric's
+    sha256 (the terminal's 80 columns; the JSON report keeps it whole).
     """
+    digest = p.rubric_sha256 if hash_chars is None else p.rubric_sha256[:hash_chars]
     sampling = "; ".join(sampling_text(s, empty_sampling) for s in p.sampling)
     return [
-        ("Rubric", f"{p.rubric_name} v{p.rubric_version} (sha256 {p.rubric_sha256})"),
+        ("Rubric", f"{p.rubric_name} v{p.rubric_version} (sha256 {digest})"),
         ("Dataset", ", ".join(p.datasets) or "-"),
         (judge_labels[0], ", ".join(p.judge_models_requested) or "-"),
         (judge_labels[1], ", ".join(p.judge_models_returned) or "-"),
@@ -267,6 +270,42 @@ def labels_needed_text(verdict: VerdictResult, pm: str = "+/-") -> str | None:
     )
 
 
+#: The position probe of a pointwise rubric has no pairs: it lists the scale's levels as
+#: written and reversed, so its figures are named for what was varied.
+POINTWISE_POSITION_LABELS: dict[str, str] = {
+    "position_consistency": "Level-order consistency (same verdict, levels reversed)",
+    "conflict_rate": "Level-order conflict rate (verdict changed, levels reversed)",
+    "first_slot_rate": "Moved toward the level listed first",
+    "second_slot_rate": "Moved toward the level listed last",
+    "first_slot_test": "Toward the level listed first among changed verdicts (exact binomial)",
+    "bpde": "Verdict entropy over both level orders (BPDE)",
+}
+#: Figures about two response slots, left out where the probe had none (pointwise rubrics).
+POINTWISE_HIDDEN = frozenset({"position_fairness"})
+
+
+def pointwise_position(bias: Bias) -> bool:
+    """Whether the stored position probe reversed a pointwise rubric's levels."""
+    return any(e.probe == "position" and e.details.get("mode") == "pointwise"
+               for e in bias.probes)
+
+
+def bias_labels(bias: Bias, stats: Mapping[str, Stat]) -> list[tuple[str, Stat]]:
+    """A bias table's figures as (display name, figure), named for what each probe varied.
+
+    A pointwise rubric's position probe reverses the scale's levels, so its rows say
+    so, and its position-fairness row (a pairs figure) is left out.
+    """
+    pointwise = pointwise_position(bias)
+    out = []
+    for key, stat in stats.items():
+        if pointwise and key in POINTWISE_HIDDEN:
+            continue
+        name = POINTWISE_POSITION_LABELS.get(key) if pointwise else None
+        out.append((name or label_of(key), stat))
+    return out
+
+
 def probe_extras(bias: Bias) -> Iterator[tuple[ProbeEntry, dict[str, Stat]]]:
     """Each stored probe with the statistics not already shown in the headline table."""
     for entry in bias.probes:
@@ -282,6 +321,7 @@ def probe_source(entry: ProbeEntry) -> str:
 
 #: Names of the probes the report computes itself, for the "not computed" lines.
 PAIRED_PROBE_NAMES = {
+    "position": "Position probe",
     "scale_use": "Scale use",
     "confidence_calibration": "Confidence calibration",
     "self_preference": "Self-preference",
@@ -294,37 +334,28 @@ def absent_lines(bias: Bias) -> list[str]:
             for name, reason in bias.absent.items()]
 
 
-#: What each bias gate reads, in words, for the gate lines under the verdict.
-GATE_NAMES = {
-    "position_conflict": "position conflict rate",
-    "self_preference": "self-preference",
-    "variance_ratio": "scale-use variance ratio",
-    "expected_calibration_error": "expected calibration error",
-}
-
-
-def gate_lines(verdict: VerdictResult) -> list[str]:
-    """One line per bias gate: the bound it read against its option, or why it was not."""
-    out = []
-    for check in verdict.gates:
-        name = GATE_NAMES.get(check.name, check.name)
-        stat = check.statistic
-        if stat is None or not stat.defined or check.reason:  # skipped: say why, no bound
-            why = check.reason or "not computed"
-            out.append(f"{name}: not checked, {why} [{check.option} {check.threshold:g}]")
-            continue
-        value = stat.ci_low if check.bound == "lower" else stat.ci_high
-        if check.bound == "lower":
-            sign = ">" if check.tripped else "<="
-        else:
-            sign = "<" if check.tripped else ">="
-        outcome = "FAIL" if check.tripped else "ok"
-        out.append(f"{name}: {outcome}, {check.bound} bound {num(value)} {sign} "
-                   f"{check.option} {check.threshold:g}")
-    return out
-
-
 def probe_note(entry: ProbeEntry) -> str | None:
     """A probe's sentence for the reader, when it has one (e.g. scale ends never used)."""
     note = entry.details.get("note")
     return str(note) if note else None
+
+
+def ceiling_guide(report: Report) -> str | None:
+    """Which human-human figure to read, when the ceiling shows more than one.
+
+    On an ordinal scale Krippendorff's alpha is computed at the ordinal level (a
+    near miss is near agreement) while Fleiss' kappa treats the levels as unordered,
+    so the two can differ widely on the same labels.
+    """
+    ceiling = report.ceiling
+    if ceiling is None or "krippendorff_alpha" not in ceiling.stats:
+        return None
+    kind = report.agreement.scale_kind if report.agreement is not None else None
+    if kind == "ordinal":
+        return ("Read Krippendorff's alpha: it is computed on the ordinal scale, so a "
+                "near miss counts as near agreement; Fleiss' kappa treats the levels as "
+                "unordered, so every off-by-one label counts as a full disagreement.")
+    return ("Read Krippendorff's alpha (it allows items with different numbers of "
+            "annotators); Fleiss' kappa is the same idea for a fixed number per item, and "
+            "percent agreement is the share of agreeing annotator pairs, not corrected "
+            "for chance.")

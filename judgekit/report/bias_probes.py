@@ -9,9 +9,11 @@ the probe ran.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from typing import Any
 
 from judgekit.judging.probe_variants import item_length
+from judgekit.report.model import Bias
 from judgekit.stats.bias import human_length_correlation, human_scores
 from judgekit.store import JudgmentSelection, Store, judge_endpoint
 from judgekit.types import Label, Rubric
@@ -109,4 +111,27 @@ def _current_human_length(
     return result
 
 
-__all__ = ["probe_results"]
+def imported_orders_hint(store: Store, rubric: Rubric, bias: Bias,
+                         datasets: Sequence[str]) -> Bias:
+    """``bias`` with a line saying how to use verdicts imported in both orders, if unused.
+
+    ``judgments import`` stores a BA verdict as the swapped variant, but only
+    ``probe position --imported`` turns them into the position probe the report and
+    its gate read; until then the report says so instead of "no position probe".
+    """
+    from judgekit.judging.probe_imported import imported_judges
+
+    if rubric.scale.kind != "pairwise" or any(e.probe == "position" for e in bias.probes):
+        return bias
+    for dataset in datasets:
+        judges = imported_judges(store, rubric, dataset)
+        if judges:
+            judge = f" --judge {judges[0]}" if len(judges) > 1 else ""
+            hint = (f"verdicts imported in both orders are stored for dataset {dataset!r} "
+                    f"({', '.join(judges)}) but not yet used: run `judgekit probe position "
+                    f"--imported --dataset {dataset}{judge} --rubric {rubric.name}`")
+            return replace(bias, absent={**bias.absent, "position": hint})
+    return bias
+
+
+__all__ = ["imported_orders_hint", "probe_results"]

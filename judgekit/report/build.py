@@ -21,7 +21,7 @@ from judgekit.progress import phase
 from judgekit.report import bias_gate, probe_gates, probe_text_gate, sections
 from judgekit.report.agreement import PRIMARY_BY_KIND
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
-from judgekit.report.bias_probes import probe_results
+from judgekit.report.bias_probes import imported_orders_hint, probe_results
 from judgekit.report.estimate_section import estimate_section
 from judgekit.report.interval_warnings import alpha_notes, interval_notes
 from judgekit.report.loading import items_for, judge_selection, judgments_for, scatter
@@ -180,6 +180,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
                       lambda: store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
     bias = with_paired_probes(bias, pairing, judgments, scale, spec, items, opts.judge_family)
+    bias = imported_orders_hint(store, rubric, bias, datasets)
     check_required(bias, opts)
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)
     phase("estimates")
@@ -214,6 +215,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         confidence_level=opts.confidence_level,
         estimate=estimate,
         weighted=use_weights,
+        available=sum(store.count_items(d) for d in datasets) - verdict_stat.n,
     )
     verdict = bias_gate.gate(verdict, bias, opts.max_position_conflict, opts.fdr_q)
     verdict = probe_text_gate.gate(

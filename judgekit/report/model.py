@@ -268,6 +268,9 @@ class GateCheck:
     statistic: Stat | None
     tripped: bool
     reason: str | None = None
+    #: the gate's name in words when it depends on the probe (the position gate on a
+    #: pointwise rubric reads reversed levels, not swapped responses); not in the JSON
+    label: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -279,6 +282,21 @@ class GateCheck:
             "tripped": self.tripped,
             "reason": self.reason,
         }
+
+
+@dataclass(frozen=True)
+class Explanation:
+    """One reason beside the agreement rule: a tripped gate or a warning, in full.
+
+    ``name`` is the gate's name (``GateCheck.name``) for a ``fail``, or the probe
+    statistic's key for a ``warning``; ``line`` is the warning's one-line form (a
+    failure's line is made from its :class:`GateCheck`).
+    """
+
+    name: str
+    kind: Literal["fail", "warning"]
+    text: str
+    line: str = ""
 
 
 @dataclass(frozen=True)
@@ -296,10 +314,27 @@ class VerdictResult:
     failing_slices: tuple[str, ...] = ()
     weighted: bool = False  # read from the inverse-probability-weighted (population) estimate
     gates: tuple[GateCheck, ...] = ()  # the bias gates checked, in order
+    #: what the agreement rule alone decided, and why (None: ``decision`` and ``reason``)
+    agreement_decision: Decision | None = None
+    agreement_reason: str | None = None
+    #: tripped gates and warnings, in the order they were found (judgekit.report.verdict_lines)
+    explanations: tuple[Explanation, ...] = ()
+    #: items of the dataset(s) not yet compared: the most labels that could still be added
+    labels_available: int | None = None
 
     @property
     def exit_code(self) -> int:
         return EXIT_CODES[self.decision]
+
+    @property
+    def agreement_outcome(self) -> Decision:
+        """The decision of the agreement rule before any gate."""
+        return self.agreement_decision or self.decision
+
+    @property
+    def agreement_text(self) -> str:
+        """The agreement rule's own sentence, without what the gates added."""
+        return self.agreement_reason if self.agreement_reason is not None else self.reason
 
 
 @dataclass(frozen=True)

@@ -125,10 +125,16 @@ def judge_parity(
 
 
 def _sentence(gap: Stat, judge_human: float, human_human: float, test: AltTestResult | None) -> str:
-    """One sentence: the gap's verdict, with the alt-test's when it ran."""
+    """One sentence: the gap's verdict, with the alt-test's when it ran.
+
+    It names the items its figures are over: those with an ok judgment and a human
+    reference, fewer than the ceiling's (a failed judgment, or annotators who tie,
+    leave an item out), so its human-human figure can differ from the ceiling's.
+    """
     figures = (
         f"judge-human agreement {num(judge_human)} vs human-human {num(human_human)} on "
-        f"{gap.n} items, difference {num(gap.statistic)}"
+        f"the {gap.n} items that also have an ok judgment and a human reference, "
+        f"difference {num(gap.statistic)}"
     )
     if not (np.isfinite(gap.ci_low) and np.isfinite(gap.ci_high)):
         head = (

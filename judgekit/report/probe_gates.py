@@ -39,6 +39,7 @@ from judgekit.report._format import num
 from judgekit.report.bias_gate import adjusted_tests
 from judgekit.report.model import Bias, GateCheck, ProbeEntry, Stat, VerdictResult
 from judgekit.report.options import ReportOptions
+from judgekit.report.verdict_lines import with_failure, with_warning
 
 #: Default ``--max-self-preference``.
 MAX_SELF_PREFERENCE: float = ReportOptions.max_self_preference
@@ -131,7 +132,7 @@ def _not_significant(stat: Stat, alpha: float) -> str | None:
 def gate(verdict: VerdictResult, bias: Bias, opts: ReportOptions) -> VerdictResult:
     """The verdict after these gates: FAIL with a sentence per tripped gate, and warnings."""
     checks: list[GateCheck] = []
-    sentences: list[str] = []
+    sentences: list[tuple[str, str]] = []
     for g in GATES:
         limit = g.threshold(opts)
         entry = _entry(bias, g.probe)
@@ -152,14 +153,10 @@ def gate(verdict: VerdictResult, bias: Bias, opts: ReportOptions) -> VerdictResu
             tripped, why = False, unproven
         checks.append(GateCheck(g.name, g.option, limit, g.bound, stat, tripped, why))
         if tripped:
-            sentences.append(g.sentence(stat, limit, entry))
+            sentences.append((g.name, g.sentence(stat, limit, entry)))
     out = replace(verdict, gates=(*verdict.gates, *checks))
-    if sentences:
-        why = " ".join(sentences)
-        # a verdict already FAIL (agreement or another gate) keeps its reason first
-        reason = (f"{verdict.reason} Also: {why}" if verdict.decision == "FAIL"
-                  else f"{why} (Agreement: {verdict.reason})")
-        out = replace(out, decision="FAIL", labels_needed=None, reason=reason)
+    for name, why in sentences:
+        out = with_failure(out, name, why)
     return _warnings(out, bias, opts)
 
 
@@ -182,9 +179,9 @@ def _warnings(out: VerdictResult, bias: Bias, opts: ReportOptions) -> VerdictRes
             text = (f"the judge uses the ends of the scale less than people "
                     f"(share difference {_interval(s)}, n={s.n}{ends}")
         if text is not None:
-            out = replace(out, reason=(f"{out.reason} Warning: {text}; Benjamini-Hochberg "
-                                       f"adjusted p = {p:.3g} across the {len(tests)} probe "
-                                       "tests)."))
+            out = with_warning(out, key, s, p, opts.fdr_q, (
+                f"{text}; Benjamini-Hochberg adjusted p = {p:.3g} across the {len(tests)} "
+                "probe tests)."))
     return out
 
 

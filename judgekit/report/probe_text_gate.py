@@ -25,6 +25,7 @@ from dataclasses import replace
 
 from judgekit.report._format import num
 from judgekit.report.model import Bias, GateCheck, ProbeEntry, Stat, VerdictResult
+from judgekit.report.verdict_lines import with_failure
 
 #: Default ``--max-injection-flip``: a judge moved to the injected verdict on more than
 #: one item in ten (lower bound) in some template and position fails.
@@ -45,10 +46,8 @@ def _exceeds(stat: Stat | None, limit: float) -> bool:
     return stat is not None and math.isfinite(stat.ci_low) and stat.ci_low > limit
 
 
-def _fail(verdict: VerdictResult, why: str) -> VerdictResult:
-    reason = (f"{verdict.reason} Also: {why}" if verdict.decision == "FAIL"
-              else f"{why} (Agreement: {verdict.reason})")
-    return replace(verdict, decision="FAIL", labels_needed=None, reason=reason)
+def _fail(verdict: VerdictResult, gate: str, why: str) -> VerdictResult:
+    return with_failure(verdict, gate, why)
 
 
 def _figure(stat: Stat) -> str:
@@ -78,7 +77,8 @@ def gate(verdict: VerdictResult, bias: Bias, max_injection_flip: float,
                 "(Bonferroni over the cells) is not significant: no FAIL"))
         checks.append(check)
         if check.tripped and net is not None:
-            out = _fail(out, _injection_sentence(injection, net, max_injection_flip))
+            out = _fail(out, "injection_flip",
+                        _injection_sentence(injection, net, max_injection_flip))
     identical = _entry(bias, "identical")
     if identical is not None:
         # with a tie on the rubric the decisive share is the figure; without one every
@@ -96,7 +96,7 @@ def gate(verdict: VerdictResult, bias: Bias, max_injection_flip: float,
                      else f"Between two identical responses the judge favours one slot: "
                      f"slot imbalance |2P(A)-1| {_figure(stat)} over {stat.n} pairs (the "
                      f"rubric has no tie)")
-            out = _fail(out, f"{found}; the lower bound exceeds --max-identical-decisive "
+            out = _fail(out, name, f"{found}; the lower bound exceeds --max-identical-decisive "
                              f"{max_identical_decisive:g}.")
     return replace(out, gates=(*out.gates, *checks)) if checks else out
 

@@ -15,12 +15,12 @@ from judgekit.report import _svg
 from judgekit.report._format import (
     NO_PAIRS_TEXT,
     absent_lines,
+    bias_labels,
+    ceiling_guide,
     failed_text,
-    gate_lines,
     has_pvalues,
     interval,
     label_of,
-    labels_needed_text,
     no_rates_text,
     num,
     pct,
@@ -34,6 +34,12 @@ from judgekit.report._format import (
 )
 from judgekit.report.model import Report, ScatterPoint, Stat
 from judgekit.report.render_estimate import estimate_html
+from judgekit.report.verdict_lines import (
+    explanation_texts,
+    gate_checks,
+    needed_sentence,
+    reason_lines,
+)
 
 _CSS = """
 body{font-family:system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#1a202c}
@@ -44,6 +50,11 @@ th{background:#f7fafc;text-align:left}td.num{text-align:right;font-variant-numer
 .PASS{background:#c6f6d5}.FAIL{background:#fed7d7}.INSUFFICIENT{background:#fefcbf}
 .flag{color:#c53030;font-weight:bold}.muted{color:#718096}svg.plot{max-width:100%;height:auto}
 figure{margin:1em 0}figcaption{color:#4a5568;font-size:.9em}
+.verdict ul{font-size:.8em;margin:.4em 0 0;padding-left:1.2em}
+.out-FAIL{color:#9b2c2c;font-weight:bold}.out-PASS,.out-ok{color:#276749}
+.out-INSUFFICIENT,.out-WARNING{color:#975a16;font-weight:bold}.out-not{color:#718096}
+tr.gate-FAIL td{background:#fed7d7}tr.gate-ok td{background:#f0fff4}
+tr.gate-not td{color:#718096;background:#f7fafc}
 """
 
 GE, PLUS_MINUS = "\u2265", "\u00b1"  # written as characters: the page is UTF-8
@@ -54,25 +65,34 @@ def _e(text: object) -> str:
 
 
 def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> str:
-    with_p = has_pvalues(stats)
+    return _named_table(
+        [(_e(label_of(key)) + (" <b>(primary)</b>" if key == primary else ""), stat)
+         for key, stat in stats.items()]
+    )
+
+
+def _named_table(rows: list[tuple[str, Stat]]) -> str:
+    """A statistic table of (name already escaped, figure) rows; empty: no table at all."""
+    if not rows:
+        return ""
+    with_p = has_pvalues(dict(rows))
     p_head = "<th>p</th>" if with_p else ""
-    rows = [
+    html = [
         f"<table><tr><th>statistic</th><th>value</th><th>95% CI</th><th>n</th>{p_head}</tr>"
     ]
-    for key, stat in stats.items():
-        name = _e(label_of(key)) + (" <b>(primary)</b>" if key == primary else "")
+    for name, stat in rows:
         value = num(stat.statistic) if stat.defined else f"n/a ({_e(stat.reason or '')})"
         note = f' <span class="muted">({_e(stat.note)})</span>' if stat.note else ""
         p_cell = ""
         if with_p:
             p_text = "" if stat.pvalue is None else _e(pvalue_text(stat.pvalue))
             p_cell = f'<td class="num">{p_text}</td>'
-        rows.append(
+        html.append(
             f'<tr><td>{name}</td><td class="num">{value}</td>'
             f'<td>{interval(stat)}{note}</td><td class="num">{stat.n}</td>{p_cell}</tr>'
         )
-    rows.append("</table>")
-    return "".join(rows)
+    html.append("</table>")
+    return "".join(html)
 
 
 def _provenance(report: Report) -> str:
@@ -110,7 +130,7 @@ def _position_bars(report: Report) -> list[tuple[str, Stat]]:
     for entry in report.bias.probes:
         if entry.probe == "position":
             keys = ("position_consistency", "first_slot_rate", "second_slot_rate", "conflict_rate")
-            return [(label_of(k), entry.stats[k]) for k in keys if k in entry.stats]
+            return bias_labels(report.bias, {k: entry.stats[k] for k in keys if k in entry.stats})
     return []
 
 
@@ -123,7 +143,8 @@ def render_html(report: Report) -> str:
         f"<style>{_CSS}</style></head><body>",
         "<h1>judgekit calibration report</h1>",
         f'<div class="verdict {verdict.decision.split()[0]}" id="verdict">'
-        f"<b>{_e(verdict.decision)}</b>: {_e(verdict.reason)}</div>",
+        f"<b>{_e(verdict.decision)}</b>{_reason_list(report)}</div>",
+        _verdict_section(report),
         "<h2>Provenance</h2>",
         _provenance(report),
     ]
@@ -160,8 +181,8 @@ def render_html(report: Report) -> str:
         parts.append(
             _figure(
                 _svg.confusion_heatmap(agreement.confusion),
-                "Confusion matrix: rows are the judge's label, columns the human's; "
-                "shade = share of the human column.",
+                "Confusion matrix: rows are the judge's label, columns the human's; the "
+                "darker the cell, the more items it holds (the darkest holds the most).",
             )
         )
     if report.ceiling is not None:
@@ -172,6 +193,8 @@ def render_html(report: Report) -> str:
         if c.reason:
             parts.append(f"<p>{_e(c.reason)}</p>")
         parts.append(_stat_table(c.stats))
+        if (guide := ceiling_guide(report)) is not None:
+            parts.append(f"<p>{_e(guide)}</p>")
         if c.parity:
             parts.append(f"<p>{_e(c.parity)}</p>")
     sens = report.failure_sensitivity
@@ -233,10 +256,13 @@ def render_html(report: Report) -> str:
             _figure(_svg.bias_bars(bars), "Position probe rates with 95% Wilson intervals.")
         )
     if report.bias.probes:
-        parts.append(_stat_table(report.bias.headline))
+        parts.append(_bias_table(report, report.bias.headline))
         for entry, others in probe_extras(report.bias):
+            table = _bias_table(report, others)
+            if not table:
+                continue
             parts.append(f"<h3>{_e(entry.probe)} probe ({_e(probe_source(entry))})</h3>")
-            parts.append(_stat_table(others))
+            parts.append(table)
             if (note := probe_note(entry)) is not None:
                 parts.append(f"<p>Note: {_e(note)}</p>")
             bins = entry.details.get("reliability")
@@ -249,15 +275,45 @@ def render_html(report: Report) -> str:
         parts.append('<p class="muted">No probe results stored.</p>')
     parts.extend(f'<p class="muted">{_e(line)}</p>' for line in absent_lines(report.bias))
 
-    parts.append(
-        f"<h2>Verdict</h2><p><b>{_e(verdict.decision)}</b>: {_e(verdict.reason)}</p>"
-        f"<p>{_e(rule_text(report, ge=GE))}.</p>"
-    )
-    needed = labels_needed_text(verdict, pm=PLUS_MINUS)
-    if needed is not None:
-        parts.append(f"<p>{_e(needed)}</p>")
-    if verdict.gates:
-        items = "".join(f"<li>{_e(line)}</li>" for line in gate_lines(verdict))
-        parts.append(f'<p>Bias gates:</p><ul class="muted">{items}</ul>')
     parts.append("</body></html>\n")
     return "\n".join(parts)
+
+
+def _outcome_class(outcome: str) -> str:
+    return "out-" + outcome.split()[0]
+
+
+def _reason_list(report: Report) -> str:
+    """One list item per reason of the verdict, its outcome coloured."""
+    items = "".join(
+        f'<li>{_e(line.label)}: <span class="{_outcome_class(line.outcome)}">'
+        f"{_e(line.outcome)}</span>, {_e(line.detail)}</li>"
+        for line in reason_lines(report.verdict, report.confidence_level, ge=GE)
+    )
+    return f"<ul>{items}</ul>"
+
+
+def _verdict_section(report: Report) -> str:
+    """Why, in full; the rule; and every bias gate, failed first and coloured by outcome."""
+    verdict = report.verdict
+    parts = ["<h2>Verdict</h2>"]
+    parts += [f"<p>{_e(text)}</p>" for text in explanation_texts(verdict)]
+    needed = needed_sentence(verdict, pm=PLUS_MINUS)
+    if needed is not None:
+        parts.append(f"<p>{_e(needed)}</p>")
+    parts.append(f"<p>{_e(rule_text(report, ge=GE))}.</p>")
+    checks = gate_checks(verdict, ge=GE)
+    if checks:
+        rows = "".join(
+            f'<tr class="gate-{c.outcome.split()[0]}"><td>{_e(c.label)}</td>'
+            f'<td class="{_outcome_class(c.outcome)}">{_e(c.outcome)}</td>'
+            f"<td>{_e(c.detail)}</td></tr>"
+            for c in checks
+        )
+        parts.append('<table id="gates"><tr><th>bias gate</th><th>outcome</th>'
+                     f"<th>reading</th></tr>{rows}</table>")
+    return "".join(parts)
+
+
+def _bias_table(report: Report, stats: Mapping[str, Stat]) -> str:
+    return _named_table([(_e(name), stat) for name, stat in bias_labels(report.bias, stats)])

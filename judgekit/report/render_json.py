@@ -14,6 +14,7 @@ from dataclasses import asdict
 from typing import Any
 
 from judgekit.report.model import Report, Stat
+from judgekit.report.verdict_lines import explanation_texts, reason_lines
 
 SCHEMA_VERSION = "1"
 
@@ -152,10 +153,13 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         "statistic": verdict.statistic.to_dict(),
         "target_half_width": verdict.target_half_width,
         "labels_needed": verdict.labels_needed,
+        "labels_available": verdict.labels_available,
         "slice_threshold": verdict.slice_threshold,
         "failing_slices": list(verdict.failing_slices),
         "weighted": verdict.weighted,
         "gates": [check.to_dict() for check in verdict.gates],
+        "reasons": [line.to_dict() for line in reason_lines(verdict, report.confidence_level)],
+        "explanations": explanation_texts(verdict),
     }
     # Convenience: the judge-vs-human statistics also at top level under their names.
     if agreement is not None:

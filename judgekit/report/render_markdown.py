@@ -13,13 +13,13 @@ from collections.abc import Mapping
 from judgekit.report._format import (
     NO_PAIRS_TEXT,
     absent_lines,
+    bias_labels,
+    ceiling_guide,
     counts_text,
     failed_text,
-    gate_lines,
     has_pvalues,
     interval,
     label_of,
-    labels_needed_text,
     no_rates_text,
     num,
     pct,
@@ -33,6 +33,12 @@ from judgekit.report._format import (
 )
 from judgekit.report.model import Report, Stat
 from judgekit.report.render_estimate import estimate_markdown_lines
+from judgekit.report.verdict_lines import (
+    explanation_texts,
+    gate_check_lines,
+    needed_sentence,
+    reason_lines,
+)
 from judgekit.textsafe import markdown_code, markdown_text
 
 
@@ -42,14 +48,21 @@ def _cell(text: str) -> str:
 
 
 def _stat_table(stats: Mapping[str, Stat], primary: str | None = None) -> list[str]:
-    with_p = has_pvalues(stats)
+    return _named_table(
+        [(_cell(label_of(key)) + (" **(primary)**" if key == primary else ""), stat)
+         for key, stat in stats.items()]
+    )
+
+
+def _named_table(rows: list[tuple[str, Stat]]) -> list[str]:
+    """A statistic table of (name already safe for Markdown, figure) rows."""
+    with_p = has_pvalues(dict(rows))
     lines = (
         ["| statistic | value | 95% CI | n | p |", "|---|---:|---|---:|---:|"]
         if with_p
         else ["| statistic | value | 95% CI | n |", "|---|---:|---|---:|"]
     )
-    for key, stat in stats.items():
-        name = _cell(label_of(key)) + (" **(primary)**" if key == primary else "")
+    for name, stat in rows:
         value = num(stat.statistic) if stat.defined else f"n/a ({_cell(stat.reason or '')})"
         note = f" ({_cell(stat.note)})" if stat.note else ""
         line = f"| {name} | {value} | {interval(stat)}{note} | {stat.n} |"
@@ -66,7 +79,11 @@ def render_markdown(report: Report) -> str:
     out = [
         "# judgekit calibration report",
         "",
-        f"**Verdict: {verdict.decision}**: {_cell(verdict.reason)}",
+        f"**Verdict: {verdict.decision}**",
+        "",
+        *_reason_items(report),
+        "",
+        "The reasons in full are in the Verdict section at the end.",
         "",
         "## Provenance",
         "",
@@ -136,6 +153,8 @@ def render_markdown(report: Report) -> str:
         if c.reason:
             out += [_cell(c.reason), ""]
         out += _stat_table(c.stats)
+        if (guide := ceiling_guide(report)) is not None:
+            out += ["", _cell(guide)]
         if c.parity:
             out += ["", c.parity]
 
@@ -182,28 +201,45 @@ def render_markdown(report: Report) -> str:
     if not report.bias.probes:
         out.append("No probe results stored.")
     else:
-        out += _stat_table(report.bias.headline)
+        out += _bias_table(report, report.bias.headline)
         for entry, others in probe_extras(report.bias):
             source = (f"run {markdown_code(entry.run_id)}" if entry.run_id
                       else _cell(probe_source(entry)))
             out += ["", f"### {_cell(entry.probe)} probe ({source})", ""]
-            out += _stat_table(others)
+            out += _bias_table(report, others)
             if (note := probe_note(entry)) is not None:
                 out += ["", f"Note: {_cell(note)}"]
     if report.bias.absent:
         out += ["", *(f"- {_cell(line)}" for line in absent_lines(report.bias))]
 
-    out += [
-        "",
-        "## Verdict",
-        "",
-        f"**{verdict.decision}**: {_cell(verdict.reason)}",
-        "",
-        f"{_cell(rule_text(report))}.",
-    ]
-    needed = labels_needed_text(verdict)
+    out += ["", "## Verdict", "", f"**{verdict.decision}**", "", *_reason_items(report), ""]
+    out += [_cell(text) for text in _paragraphs(explanation_texts(verdict))]
+    needed = needed_sentence(verdict)
     if needed is not None:
-        out.append(_cell(needed))
+        out += [_cell(needed), ""]
+    out.append(f"{_cell(rule_text(report))}.")
     if verdict.gates:
-        out += ["", "Bias gates:", "", *(f"- {_cell(line)}" for line in gate_lines(verdict))]
+        out += ["", "Bias gates (failed first):", ""]
+        out += [f"- {'**FAIL**' if outcome == 'FAIL' else outcome}: {_cell(line)}"
+                for outcome, line in gate_check_lines(verdict)]
     return "\n".join(out) + "\n"
+
+
+def _reason_items(report: Report) -> list[str]:
+    """One bullet per reason of the verdict, its outcome in bold when it failed."""
+    out = []
+    for line in reason_lines(report.verdict, report.confidence_level):
+        outcome = f"**{line.outcome}**" if line.outcome == "FAIL" else line.outcome
+        out.append(f"- {_cell(line.label)}: {outcome}, {_cell(line.detail)}")
+    return out
+
+
+def _paragraphs(texts: list[str]) -> list[str]:
+    out = []
+    for text in texts:
+        out += [text, ""]
+    return out
+
+
+def _bias_table(report: Report, stats: Mapping[str, Stat]) -> list[str]:
+    return _named_table([(_cell(name), stat) for name, stat in bias_labels(report.bias, stats)])

@@ -6,14 +6,14 @@ slices, bias, decision); every figure is printed with its interval and n.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 from judgekit.report._format import (
     absent_lines,
-    gate_lines,
+    bias_labels,
+    ceiling_guide,
     interval,
     label_of,
-    labels_needed_text,
     no_rates_text,
     num,
     pct,
@@ -22,13 +22,22 @@ from judgekit.report._format import (
     probe_source,
     provenance_pairs,
     pvalue_text,
-    rule_text,
     stale_text,
     stat_text,
 )
+from judgekit.report._wrap import DEFAULT_WIDTH, wrap_text
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.render_estimate import estimate_text_lines
+from judgekit.report.verdict_lines import (
+    explanation_texts,
+    gate_check_lines,
+    needed_sentence,
+    reason_lines,
+)
 from judgekit.textsafe import terminal_safe
+
+#: Hashes are shown to this many characters (the JSON report has them in full).
+SHORT_HASH = 12
 
 
 def _kv(key: str, value: str) -> str:
@@ -40,20 +49,29 @@ NAME_WIDTH = 44
 
 
 def _stat_lines(stats: Mapping[str, Stat], primary: str | None = None) -> list[str]:
+    return _named_lines(
+        (label_of(key) + (" (primary)" if key == primary else ""), stat)
+        for key, stat in stats.items()
+    )
+
+
+def _named_lines(rows: Iterable[tuple[str, Stat]]) -> list[str]:
     lines = []
-    for key, stat in stats.items():
-        name = label_of(key) + (" (primary)" if key == primary else "")
+    for name, stat in rows:
         if len(name) < NAME_WIDTH:
             lines.append(f"  {name:<{NAME_WIDTH}}{stat_text(stat)}")
-        else:
-            lines += [f"  {name}", f"  {'':<{NAME_WIDTH}}{stat_text(stat)}"]
+        else:  # the figure on the next line: under the column, or further left to fit 80
+            text = stat_text(stat)
+            column = NAME_WIDTH if NAME_WIDTH + len(text) <= 74 else 6
+            lines += [f"  {name}", f"  {'':<{column}}{text}"]
     return lines
 
 
 def provenance_lines(report: Report) -> list[str]:
     """The provenance block, one ``key  value`` line per field."""
     pairs = provenance_pairs(
-        report.provenance, judge_labels=("Judge", "Returned as"), empty_sampling="-"
+        report.provenance, judge_labels=("Judge", "Returned as"), empty_sampling="-",
+        hash_chars=SHORT_HASH,
     )
     return [_kv(key, value) for key, value in pairs]
 
@@ -68,8 +86,8 @@ def _confusion_lines(agreement: Agreement) -> list[str]:
     return lines
 
 
-def render_text(report: Report) -> str:
-    """The whole report as terminal text.
+def render_text(report: Report, width: int = DEFAULT_WIDTH) -> str:
+    """The whole report as terminal text, wrapped at word boundaries to ``width`` columns.
 
     Names and reasons come from items, labels and the endpoint, so the finished
     text goes through :func:`~judgekit.textsafe.terminal_safe`: a control
@@ -121,6 +139,8 @@ def render_text(report: Report) -> str:
         if ceiling.reason:
             out.append(f"  {ceiling.reason}")
         out.extend(_stat_lines(ceiling.stats))
+        if (guide := ceiling_guide(report)) is not None:
+            out.append(f"  {guide}")
         if ceiling.parity:
             out.append(f"  {ceiling.parity}")
 
@@ -169,25 +189,28 @@ def render_text(report: Report) -> str:
         out.append("  No probe results stored (run `judgekit probe position|length|consistency|"
                    "injection|identical`).")
     else:
-        out.extend(_stat_lines(bias.headline))
+        out.extend(_named_lines(bias_labels(bias, bias.headline)))
         for entry, others in probe_extras(bias):
             out.append(f"  [{entry.probe} probe, {probe_source(entry)}]")
-            out.extend("  " + line for line in _stat_lines(others))
+            out.extend("  " + line for line in _named_lines(bias_labels(bias, others)))
             if (note := probe_note(entry)) is not None:
                 out.append(f"    Note: {note}")
     out.extend(f"  {line}" for line in absent_lines(bias))
+    out += ["", *verdict_lines(report)]
+    return wrap_text(terminal_safe("\n".join(out)), width) + "\n"
 
+
+def verdict_lines(report: Report) -> list[str]:
+    """The decision, one line per reason with its figure and threshold, then why."""
     verdict = report.verdict
-    out += [
-        "",
-        f"VERDICT: {verdict.decision}",
-        f"  {verdict.reason}",
-        f"  {rule_text(report)}; {label_of(verdict.primary)} = {stat_text(verdict.statistic)}",
-    ]
-    needed = labels_needed_text(verdict)
+    out = [f"VERDICT: {verdict.decision}"]
+    out += [f"  {line.text()}" for line in reason_lines(verdict, report.confidence_level)]
+    out += ["", "  Why:"]
+    out += [f"  - {text}" for text in explanation_texts(verdict)]
+    needed = needed_sentence(verdict)
     if needed is not None:
-        out.append(f"  {needed}")
+        out.append(f"  - {needed}")
     if verdict.gates:
-        out.append("  Bias gates:")
-        out.extend(f"    {line}" for line in gate_lines(verdict))
-    return terminal_safe("\n".join(out) + "\n")
+        out.append("  Bias gates (failed first):")
+        out.extend(f"    {line}" for _, line in gate_check_lines(verdict))
+    return out

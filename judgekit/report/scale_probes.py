@@ -150,8 +150,9 @@ def calibration_absence(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgmen
     if k >= MIN_CONFIDENCES:
         return None
     if k == 0:
-        return ("none of the compared verdicts carries a confidence (it comes from token "
-                "logprobs: judge with --logprobs on an endpoint that returns them)")
+        return ("none of the compared verdicts carries a confidence (it comes from the "
+                "token logprobs judge asks for by default: this endpoint returned none, or "
+                "the judge ran with --no-logprobs)")
     return (f"only {k} of {len(pairing.keys)} compared verdicts carry a confidence; "
             f"at least {MIN_CONFIDENCES} are needed")
 

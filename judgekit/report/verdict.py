@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from dataclasses import replace
 
 from judgekit.report import _degenerate
 from judgekit.report._format import label_of, num
@@ -88,8 +89,80 @@ def decide(
     confidence_level: float = 0.95,
     estimate: str | None = None,
     weighted: bool = False,
+    available: int | None = None,
 ) -> VerdictResult:
-    """The verdict with a one-sentence reason.
+    """The verdict with its reason (:func:`_decide`), never asking for more than there is.
+
+    ``available`` is how many more items could still be labeled (the dataset's items
+    not yet compared); None when unknown. An INSUFFICIENT DATA that would need more
+    labeled items than that says instead that no number of labels on this dataset can
+    decide, and what would: more items, a lower ``--min-agreement`` or a wider
+    ``--half-width`` (``labels_needed`` keeps the count, ``labels_available`` says
+    how many there are).
+    """
+    verdict = _decide(primary, stat, threshold=threshold, target_half_width=target_half_width,
+                      planner=planner, slices=slices, slice_threshold=slice_threshold,
+                      min_items=min_items, agreement=agreement,
+                      confidence_level=confidence_level, estimate=estimate, weighted=weighted)
+    needed = verdict.labels_needed
+    if available is None:
+        return verdict
+    verdict = replace(verdict, labels_available=max(0, available))
+    if verdict.decision != "INSUFFICIENT DATA" or needed is None or needed <= available:
+        return verdict
+    reason = _beyond_dataset(verdict, needed, max(0, available))
+    return replace(verdict, reason=reason if estimate is None else f"{reason} {estimate}")
+
+
+def _beyond_dataset(verdict: VerdictResult, needed: int, available: int) -> str:
+    """Why no number of labels on this dataset decides, and what would."""
+    stat, threshold = verdict.statistic, verdict.threshold
+    name = label_of(verdict.primary)
+    left = ("every item is already labeled" if available == 0
+            else f"only {available} more item(s) can be labeled")
+    extra = needed - available
+    more_items = f"about {extra} more item(s) than this dataset has"
+    total = stat.n + available
+    shrink = math.sqrt(stat.n / total) if stat.n > 0 and total > 0 else math.nan
+    bounds = f"{num(stat.statistic)} [{num(stat.ci_low)}, {num(stat.ci_high)}], n={stat.n}"
+    original = verdict.agreement_text
+    if "would lift the lower bound" in original or "lift the lower bound over" in original:
+        low = stat.statistic - (stat.statistic - stat.ci_low) * shrink
+        text = (f"{name} is {bounds}: the estimate is at or above {threshold:g} but the lower "
+                f"bound is below it, and no number of labels on this dataset can lift it: "
+                f"{left}, and about {needed} would be needed if the estimate held. What would "
+                f"decide: {more_items}, or a --min-agreement of {num(low)} or lower (about "
+                f"where the lower bound would be with every item labeled).")
+    elif "narrow it enough to decide" in original:
+        width = stat.half_width * shrink
+        text = (f"{name} is {bounds}: the interval straddles {threshold:g} and is wider "
+                f"than +/-{verdict.target_half_width:g}, and no number of labels on this "
+                f"dataset can narrow it enough: {left}, and about {needed} would be needed. "
+                f"What would decide: {more_items}, or a --half-width of {num(width, 2)} or "
+                "more (about the interval's half-width with every item labeled).")
+    else:  # a reason of its own (perfect agreement, constant labels, too few items)
+        kept = original.replace(f"; about {needed} more labels would settle it", "")
+        text = (f"{kept} No number of labels on this dataset can settle it: {left}, and "
+                f"about {needed} more would be needed; it takes {more_items}.")
+    return text
+
+
+def _decide(
+    primary: str,
+    stat: Stat,
+    *,
+    threshold: float,
+    target_half_width: float,
+    planner: Callable[[float], int | None],
+    slices: Slices | None = None,
+    slice_threshold: float | None = None,
+    min_items: int = MIN_ITEMS,
+    agreement: Agreement | None = None,
+    confidence_level: float = 0.95,
+    estimate: str | None = None,
+    weighted: bool = False,
+) -> VerdictResult:
+    """The verdict with a one-sentence reason, by the agreement rule alone.
 
     ``planner(d)`` gives the total n the sample-size formula asks for at half-width
     ``d`` (called only when needed). ``agreement`` (the judge-vs-human section, with

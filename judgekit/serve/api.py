@@ -284,11 +284,14 @@ def gate(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
          model: Model = None,
          min_agreement: MinAgreement = 0.6,
          resamples: Resamples = 1000) -> JSONResponse:
+    from judgekit.report.verdict_lines import reason_lines
+
     built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples)
     verdict = built.verdict
     stat = verdict.statistic
     return JSONResponse({
         "decision": verdict.decision, "exit_code": verdict.exit_code, "reason": verdict.reason,
+        "reasons": [line.to_dict() for line in reason_lines(verdict, built.confidence_level)],
         "primary": verdict.primary, "threshold": verdict.threshold,
         "statistic": {"value": _finite(stat.statistic), "ci_low": _finite(stat.ci_low),
                       "ci_high": _finite(stat.ci_high), "n": stat.n, "reason": stat.reason},

@@ -139,3 +139,31 @@ def test_cli_adjudicate_refuses_nothing_to_do_and_show_judge(tmp_path: Path,
     assert code == 2 and "nothing to adjudicate" in text
     code, text = run_cli(*base, "--show-judge")
     assert code == 2 and "never shows the judge" in text
+
+
+def test_disagreements_name_the_rule_and_count_two_annotator_splits(
+    tmp_path: Path, tmp_db: Store
+) -> None:
+    """Two annotators who said 2 and 1: the reference is the lower median, and it says so."""
+    rub = rubric("ordinal")
+    items = make_items("ordinal", 3)
+    tmp_db.import_items("d", items)
+    tmp_db.save_rubric(rub)
+    said = [("2", "1"), ("3", "3"), ("4", "2")]
+    tmp_db.add_labels([Label("d", item.id, rub.sha256, who, label)
+                       for item, pair in zip(items, said, strict=True)
+                       for who, label in zip(("ann", "bea"), pair, strict=True)])
+    rubric_file = tmp_path / "r.toml"
+    rubric_file.write_text(RUBRIC_TEXT["ordinal"])
+    code, text = run_cli("labels", "disagreements", "--rubric", str(rubric_file),
+                         "--db", str(tmp_db.path))
+    assert code == 0, text
+    assert "d/item-000: split · reference: 1 (lower median)" in text
+    assert "d/item-002: split · reference: 2 (lower median)" in text
+    assert "majority: 1" not in text
+    assert ("2 item(s) rest on a split between two annotators: their reference is the lower "
+            "median rule's pick") in text
+    records = [json.loads(line) for line in run_cli(
+        "labels", "disagreements", "--rubric", str(rubric_file), "--db", str(tmp_db.path),
+        "--format", "json")[1].splitlines()]
+    assert [r["rule"] for r in records] == ["lower median", "lower median"]

@@ -59,6 +59,14 @@ def test_named_orientation_gives_the_same_consistency(
                             "--db", str(db))
     assert code == 0, err
     assert "  judge j" in out and "warning" not in err
+    # until the probe is run, the report says how to use the verdicts imported in both orders
+    with open_store(db) as store:
+        before = build_report(store, load_rubric(rubric), ReportOptions(n_resamples=50))
+    assert "probe position --imported --dataset pairs" in before.bias.absent["position"]
+    position_gate = next(g for g in before.verdict.gates if g.name == "position_conflict")
+    assert position_gate.reason is not None and "not yet used" in position_gate.reason
+    assert "Position probe not computed: verdicts imported in both orders" in " ".join(
+        render(before, "text").split())
     code, out, err = invoke("probe", "position", "--imported", "--rubric", str(rubric),
                             "--dataset", "pairs", "--db", str(db), "--json")
     assert code == 0, err
@@ -73,6 +81,7 @@ def test_named_orientation_gives_the_same_consistency(
         raw = {j.raw_text for j in store.judgments(rubric_hash=loaded.sha256, variant="")}
         assert '{"winner": "A"}' in raw
         report = build_report(store, loaded, ReportOptions())
+    assert "position" not in report.bias.absent
     text = render(report, "text")
     assert "position consistency" in text.lower() and "0.90" in text
 

@@ -152,11 +152,11 @@ def test_every_format_renders_every_section(tmp_path: Path, fmt: str) -> None:
         "simultaneous CI)",
         "Injection shift: fake_json at the end",
         "Decisive verdicts on identical pairs",
-        report.provenance.rubric_sha256,
+        report.provenance.rubric_sha256[:12],  # shortened in text; whole in the JSON
         report.verdict.decision,
         "failed judgment(s) counted as disagreements",
     ):
-        assert needle in text, needle
+        assert needle in " ".join(text.split()), needle  # text is wrapped at 80 columns
 
 
 def test_json_validates_against_schema_for_every_scale(tmp_path: Path) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 
 import numpy as np
 import pytest
@@ -72,7 +73,11 @@ def test_a_planted_self_preference_fails_the_verdict(tmp_db: Store) -> None:
     assert "--max-self-preference 0.1" in report.verdict.reason
     assert _gate(report, "self_preference")["tripped"] is True
     for fmt in ("text", "md", "html"):
-        out = html.unescape(render(report, fmt)).replace("\\", "")
+        out = render(report, fmt)
+        if fmt == "html":  # the text formats print '<' and '>' as comparisons
+            out = html.unescape(re.sub(r"<[^>]+>", "", out))
+        out = out.replace("\\", "")
+        out = " ".join(out.replace("**", "").split())  # wrapped text, Markdown bold
         assert "self_preference probe" in out and "judge's family 'gpt'" in out
         assert "self-preference: FAIL" in out
     # the gate reads the lower bound: a looser threshold, or off, leaves the agreement rule
@@ -96,7 +101,7 @@ def test_a_fair_judge_is_not_flagged_and_a_cross_family_judge_sees_no_own_output
     assert "self_preference" not in [p["probe"] for p in data["bias"]["probes"]]
     reason = data["bias"]["absent"]["self_preference"]
     assert "judge's family 'mistral'" in reason and "from --judge-family" in reason
-    assert f"Self-preference not computed: {reason}" in render(other, "text")
+    assert f"Self-preference not computed: {reason}" in " ".join(render(other, "text").split())
     with pytest.raises(InputError, match=r"^--judge-family: self preference cannot be computed"):
         build_report(tmp_db, rubric("pairwise"),
                      ReportOptions(judge_family="mistral",
@@ -192,7 +197,9 @@ def test_an_overconfident_judge_fails_the_ece_gate(tmp_db: Store) -> None:
     report = build_report(tmp_db, rubric("ordinal"), ReportOptions(n_resamples=500))
     assert _gate(report, "expected_calibration_error")["tripped"] is True
     assert report.verdict.decision == "FAIL" and "--max-ece 0.15" in report.verdict.reason
-    assert "expected calibration error: FAIL, lower bound" in render(report, "text")
+    flat = " ".join(render(report, "text").split())
+    assert re.search(r"expected calibration error: FAIL, [0-9.]+ \[[0-9., ]+\], n=120; lower "
+                     r"bound [0-9.]+ > --max-ece 0.15", flat)
 
 
 def test_a_calibrated_judge_passes_the_ece_gate(tmp_db: Store) -> None:

@@ -90,10 +90,11 @@ def test_items_with_model_fields_judged_and_reported_fail_on_self_preference(
         assert stored.meta["model_a"] == "gpt-4o"
     code, out, err = run_cli("report", "-r", "preference", "--db", db, "--resamples", "400")
     assert code == 1, err
+    out = " ".join(out.split())  # the text report is wrapped at 80 columns
     assert "[self_preference probe, computed from the paired items]" in out
     assert "judge's family 'gpt'" in out
     assert "VERDICT: FAIL" in out and "--max-self-preference 0.1" in out
-    assert "self-preference: FAIL, lower bound" in out
+    assert re.search(r"self-preference: FAIL, [0-9.]+ \[[0-9., ]+\], n=[0-9]+; lower bound", out)
     code, out, _ = run_cli("report", "-r", "preference", "--db", db, "--resamples", "400",
                            "--format", "json")
     gate = next(g for g in json.loads(out)["verdict"]["gates"] if g["name"] == "self_preference")

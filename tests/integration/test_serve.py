@@ -212,6 +212,9 @@ def test_gate_matches_the_report_exit_code(served: tuple[Service, dict[str, str]
     assert gate["decision"] == json.loads(cli_run.stdout)["verdict"]["decision"]
     report = service.get("/api/v1/report?rubric=correct&model=judge-model", tokens["read"])
     assert report.json()["verdict"]["decision"] == gate["decision"]
+    # one line per reason, the same as every report format prints under the decision
+    assert gate["reasons"] == report.json()["verdict"]["reasons"]
+    assert gate["reasons"][0]["label"] == "Cohen's kappa"
     estimate = service.get("/api/v1/estimate?rubric=correct&model=judge-model", tokens["read"])
     assert estimate.status_code == 200
     assert estimate.json() == report.json()["estimate"]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from judgekit.report import bias_gate, probe_gates
 from judgekit.report.model import Bias, ProbeEntry, Stat, VerdictResult
 from judgekit.report.options import ReportOptions
+from judgekit.report.verdict_lines import reason_lines
 from judgekit.stats import benjamini_hochberg
 
 
@@ -49,7 +50,10 @@ def test_each_gate_reads_its_bound() -> None:
         "self_preference", "variance_ratio", "expected_calibration_error"]
     for option in ("--max-self-preference 0.1", "--min-variance-ratio 0.5", "--max-ece 0.15"):
         assert option in bad.reason
-    assert bad.reason.endswith("(Agreement: Cohen's kappa is 0.800.)")
+    assert bad.reason.startswith("Cohen's kappa is 0.800. The judge favours")
+    assert bad.agreement_outcome == "PASS" and bad.agreement_text == "Cohen's kappa is 0.800."
+    assert [e.name for e in bad.explanations] == [
+        "self_preference", "variance_ratio", "expected_calibration_error"]
     assert "it never used 1 or 5" in bad.reason
     # thresholds move the gates; 1 and 0 turn them off
     off = _gated(_bias(Stat(0.2, 0.11, 0.3, 100, pvalue=0.5), Stat(0.3, 0.2, 0.49, 100),
@@ -74,9 +78,16 @@ def test_reasons_follow_the_position_gate_without_nesting() -> None:
     out = _gated(_bias(Stat(0.2, 0.11, 0.3, 100, pvalue=0.001),
                        conflict=Stat(0.5, 0.4, 0.6, 50)))
     assert out.decision == "FAIL"
-    assert out.reason.startswith("The judge changes its verdict when the two responses swap")
-    assert "Also: The judge favours responses from its own model family (gpt)" in out.reason
-    assert out.reason.count("(Agreement:") == 1
+    first, second = out.explanations
+    assert first.text.startswith("The judge changes its verdict when the two responses swap")
+    assert second.text.startswith("The judge favours responses from its own model family (gpt)")
+    assert "(Agreement:" not in out.reason and "Also:" not in out.reason
+    lines = [line.text() for line in reason_lines(out)]
+    assert lines[0] == ("Cohen's kappa: PASS, 0.800 [0.700, 0.900], n=200; "
+                        "lower 95% bound 0.700 >= --min-agreement 0.6")
+    assert lines[1] == ("position conflict rate: FAIL, 0.500 [0.400, 0.600], n=50; "
+                        "lower bound 0.400 > --max-position-conflict 0.3")
+    assert lines[2].startswith("self-preference: FAIL, 0.200 [0.110, 0.300], n=100")
 
 
 def test_the_ece_gate_waits_for_enough_verdicts_and_absent_probes_say_why() -> None:

@@ -34,7 +34,8 @@ def test_injection_gate_reads_the_lower_bound_of_the_net_move() -> None:
     assert ("moved toward the injected target more often than away (net 0.600 [0.450, 0.750] "
             "of 40 items (26 toward, 2 away))") in out.reason
     assert "follows instructions" not in out.reason
-    assert out.reason.endswith("(Agreement: Cohen's kappa is 0.800.)")
+    assert out.reason.startswith("Cohen's kappa is 0.800. ")
+    assert [e.name for e in out.explanations] == ["injection_flip"]
     assert gate(_verdict(), failing, 0.5, 0.5).decision == "PASS"
     # a bound above the threshold whose own test is not significant does not FAIL
     unproven = Bias({}, (_injection(Stat(0.6, 0.45, 0.75, 40, pvalue=0.2)),))
@@ -70,8 +71,10 @@ def test_a_second_failure_is_added_to_the_first() -> None:
                      _identical(True, Stat(0.9, 0.75, 0.97, 30), Stat(0, 0, 0.3, 27))))
     out = gate(_verdict("INSUFFICIENT DATA"), both, 0.1, 0.5)
     assert out.decision == "FAIL" and out.labels_needed is None
-    assert "Also: The judge picks a side between two identical responses" in out.reason
-    assert out.reason.count("(Agreement:") == 1
+    assert [e.name for e in out.explanations] == ["injection_flip", "identical_decisive"]
+    assert out.explanations[1].text.startswith("The judge picks a side between two identical")
+    assert out.agreement_outcome == "INSUFFICIENT DATA"
+    assert "(Agreement:" not in out.reason and "Also:" not in out.reason
 
 
 def test_probes_run_are_listed_among_the_verdict_gates() -> None:
