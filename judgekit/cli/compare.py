@@ -15,6 +15,7 @@ from judgekit.cli._common import (
     echo,
     echo_json,
     read_store,
+    reference_option,
     resolve_rubric,
     rubric_option,
     text_or_json_option,
@@ -29,6 +30,7 @@ def render_judges(c: JudgeComparison) -> str:
     from judgekit.report._format import label_of, pvalue_text, stat_text
 
     lines = [f"Judges compared on {c.n_items} items with an ok verdict from both and a human label"]
+    lines.append(f"  Human reference: {c.reference}")
     for side in (c.a, c.b):
         run = f", run {side.run_id}" if side.run_id else ""
         lines.append(f"  {side.title}: {side.rubric}{run}")
@@ -119,6 +121,7 @@ def command() -> None:
 )
 @click.option("--dataset", default=None, help="Only items of this dataset.")
 @click.option("--annotator", default=None, help="Human reference annotator (default: majority).")
+@reference_option
 @_output_options
 def judges(
     rubric: str,
@@ -128,6 +131,7 @@ def judges(
     run_b: str | None,
     dataset: str | None,
     annotator: str | None,
+    reference: str | None,
     fmt: str,
     resamples: int,
     seed: int,
@@ -152,6 +156,7 @@ def judges(
                 annotator=annotator,
                 spec=IntervalSpec(n_resamples=resamples, random_state=seed),
                 cluster_by=cluster_by,
+                reference=reference,
             )
     finally:
         store.close()

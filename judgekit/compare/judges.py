@@ -16,6 +16,7 @@ from judgekit.errors import InputError
 from judgekit.progress import phase
 from judgekit.report.agreement import PRIMARY_BY_KIND, primary_only
 from judgekit.report.loading import items_for
+from judgekit.report.measures import check_reference, level_sentence
 from judgekit.report.model import Stat
 from judgekit.report.pairing import ItemKey, select_judgments
 from judgekit.report.reference import human_reference
@@ -58,6 +59,8 @@ class JudgeComparison:
     primary_difference: Stat
     clustering: Clustering | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: how the human reference per item was formed (``--reference``, ``--annotator``)
+    reference: str = ""
 
     @property
     def primary_method(self) -> str:
@@ -81,6 +84,7 @@ class JudgeComparison:
             "kind": "judges",
             "primary": self.primary,
             "n_items": self.n_items,
+            "reference": self.reference,
             "a": side(self.a),
             "b": side(self.b),
             "agreement_difference": self.agreement_difference.to_dict(),
@@ -197,6 +201,7 @@ def compare_judges(
     annotator: str | None = None,
     spec: IntervalSpec | None = None,
     cluster_by: str | None = None,
+    reference: str | None = None,
 ) -> JudgeComparison:
     """Both judges against the humans (labels made under rubric A) on the items both judged ok.
 
@@ -220,9 +225,12 @@ def compare_judges(
     phase("reading judge B")
     judged_b, counts_b = judge_side(store, rubric_b, select_b, run_b)
     phase("reading labels")
-    human = human_reference(store, rubric_a, dataset=dataset)  # blind labels, adjudications
+    reference = check_reference(reference, scale)
+    # blind labels, adjudications
+    human = human_reference(store, rubric_a, dataset=dataset, reference=reference)
     if annotator is not None:
         human = human.for_annotator(annotator)
+    max_annotators = max(map(len, human.by_item.values()), default=1)
     ja, jb, hh = [], [], []
     keys: list[ItemKey] = []
     for key in sorted(human.keys):
@@ -309,4 +317,5 @@ def compare_judges(
         bootstrap_stat(kappa_diff, [joint], spec),
         clustering,
         tuple(notes),
+        level_sentence(reference, annotator, max_annotators),
     )

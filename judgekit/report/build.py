@@ -24,8 +24,10 @@ from judgekit.report.agreement_section import References, agreement_section, pai
 from judgekit.report.bias_probes import probe_results
 from judgekit.report.estimate_section import estimate_section
 from judgekit.report.interval_warnings import alpha_notes, interval_notes
+from judgekit.report.levels import Levels, levels_section
 from judgekit.report.loading import items_for, judge_selection, judgments_for, scatter
 from judgekit.report.manifest import health, provenance
+from judgekit.report.measures import check_reference, values_sentence
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import (
@@ -78,6 +80,7 @@ def collector_paused() -> Iterator[None]:
 
 def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     scale = rubric.scale
+    reference = check_reference(opts.reference, scale)
     phase("choosing the judge")
     selection = judge_selection(store, rubric, opts)
     notes: list[str] = []
@@ -89,7 +92,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         )
     phase("reading labels")
     human = human_reference(
-        store, rubric, dataset=opts.dataset, include_unblinded=opts.include_unblinded
+        store, rubric, dataset=opts.dataset, include_unblinded=opts.include_unblinded,
+        reference=reference,
     )
     if opts.annotator is not None:
         human = human.for_annotator(opts.annotator)
@@ -100,7 +104,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     items = items_for(store, human.keys)
     # full judgment rows only for the labeled items; counts for the rest come from SQL
     judgments, n_stale = judgments_for(store, selection, references)
-    pairing = pair_up(judgments, references, scale)
+    pairing = pair_up(judgments, references, scale, reference)
     notes.extend(pairing_notes(pairing, n_stale, references, scale, opts.annotator))
 
     cluster_by = default_cluster_by(opts.cluster_by, pairing.keys, items)
@@ -120,6 +124,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     primary = opts.primary or PRIMARY_BY_KIND[scale.kind]
     primary_stat = Stat(math.nan, n=0, reason="no item has both an ok judgment and a human label")
     slices = weighted = None
+    levels: Levels | None = None
     uniform_queue = True
     if pairing.keys:
         phase("agreement")
@@ -142,6 +147,11 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
                 None if spec.clusters is None else len(set(spec.clusters.tolist())),
                 cluster_by,
             )
+        )
+        levels = levels_section(
+            pairing, items, scale, spec, agreement.stats, group_by=opts.group_by,
+            system_by=opts.system_by,
+            values=values_sentence(reference, opts.annotator, pairing.n_scored),
         )
         phase("slices and weights")
         names = [_slice_of(items.get(k)) for k in pairing.keys]
@@ -240,6 +250,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         confidence_level=opts.confidence_level,
         n_resamples=opts.n_resamples,
         estimate=estimates,
+        levels=levels,
     )
 
 

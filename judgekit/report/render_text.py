@@ -28,6 +28,7 @@ from judgekit.report._format import (
 )
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.render_estimate import estimate_text_lines
+from judgekit.report.render_levels import levels_text_lines
 from judgekit.textsafe import terminal_safe
 
 
@@ -158,6 +159,10 @@ def render_text(report: Report) -> str:
                 f"{num(srow.percent_agreement.statistic)} {interval(srow.percent_agreement)}  "
                 f"p_adj={pvalue_text(srow.adjusted_pvalue)}{flag}"
             )
+
+    if report.levels is not None:
+        out += ["", "Agreement by level (item, per group, system)"]
+        out.extend(levels_text_lines(report.levels))
 
     if report.estimate is not None:
         out += ["", "Estimate (judge only, labels only, PPI++)"]

@@ -50,8 +50,14 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
     k = len(labels)
     j_codes = np.array([index[x] for x in pairing.judge])
     h_codes = np.array([index[x] for x in pairing.human])
-    j_vals = numeric_values(scale, pairing.judge)
-    h_vals = numeric_values(scale, pairing.human)
+    # the variance ratio and the end-of-scale shares read numbers: the judge's own score and
+    # the human reference number (--reference mean: the annotators' mean); entropy reads levels
+    if pairing.judge_values:
+        j_vals = np.asarray(pairing.judge_values, dtype=float)
+        h_vals = np.asarray(pairing.human_values, dtype=float)
+    else:
+        j_vals = numeric_values(scale, pairing.judge)
+        h_vals = numeric_values(scale, pairing.human)
     ends = numeric_values(scale, [labels[0], labels[-1]])
     low, high = float(ends[0]), float(ends[1])
 
@@ -73,7 +79,7 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
     else:
         stats["variance_ratio"] = undefined("the human labels use one level only",
                                             len(pairing.keys))
-    details: dict[str, Any] = {}
+    details: dict[str, Any] = {"values": _values_words(pairing)}
     unused = [labels[0], labels[-1]]
     unused = [end for end in unused if end not in pairing.judge and end in pairing.human]
     if unused:
@@ -83,6 +89,14 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
             f"{sum(h in unused for h in pairing.human)} of {len(pairing.keys)} items"
         )
     return ProbeEntry("scale_use", "", stats, details)
+
+
+def _values_words(pairing: Pairing) -> str:
+    """What the variance ratio and end shares compare, in words (the JSON's ``values``)."""
+    human = {"mean": "the mean of the annotators' values", "majority": "the majority label's value"
+             }.get(pairing.reference, "the lower median level's value")
+    judge = "the judge's own score" if pairing.n_scored else "the judge's label value"
+    return f"{judge} against {human}; entropy compares levels"
 
 
 def _paired_share_gap(j_vals: np.ndarray, h_vals: np.ndarray, low: float, high: float,

@@ -44,6 +44,8 @@ class JudgmentRow(NamedTuple):
     model_requested: str
     model_returned: str | None
     stale: bool  # made for an older version of its item (``item_hash`` differs)
+    #: the verdict's stored score (an imported 3.5 beside label 4; else the label's value)
+    score: float | None = None
 
 
 class ItemFacts(NamedTuple):
