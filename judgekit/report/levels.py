@@ -26,12 +26,13 @@ from typing import Any
 
 import numpy as np
 
+from judgekit import stats
 from judgekit.errors import InputError
 from judgekit.families import response_models
 from judgekit.report.agreement import numeric_values
 from judgekit.report.model import Stat, undefined
 from judgekit.report.pairing import AnyItem, ItemKey, Pairing, cluster_ids
-from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat
+from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.stats.correlation import _rowwise_pearson
 from judgekit.stats.levels import CORRELATIONS, LevelFigure, group_level, system_level
 from judgekit.types import Scale
@@ -136,7 +137,7 @@ def levels_section(
     items: Mapping[ItemKey, AnyItem],
     scale: Scale,
     spec: IntervalSpec,
-    item_stats: Mapping[str, Stat],
+    item_stats: Mapping[str, Stat] | None = None,
     *,
     group_by: str | None = None,
     system_by: str | None = None,
@@ -153,6 +154,9 @@ def levels_section(
     groups = cluster_ids(pairing.keys, items, group_field)
     grouped = group_level(jv, hv, groups, n_resamples=spec.n_resamples,
                           confidence_level=spec.confidence_level, random_state=spec.random_state)
+    if item_stats is None:  # compare: no agreement section to take them from
+        item_stats = {"spearman": to_stat(stats.spearman(jv, hv), spec),
+                      "kendall_tau": to_stat(stats.kendall_tau(jv, hv), spec)}
     item = {name: item_stats[name] for name in ("spearman", "kendall_tau") if name in item_stats}
     item["pearson"] = (
         bootstrap_stat(_rowwise_pearson, [jv, hv], spec)

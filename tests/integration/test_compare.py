@@ -291,6 +291,7 @@ UNCLUSTERED_CANDIDATES_TEXT = (
 )
 JUDGES_KEYS = {
     "kind", "primary", "n_items", "reference", "a", "b", "agreement_difference", "agreement_test",
+    "levels",
     "pvalue", "primary_difference",
 }
 CANDIDATES_KEYS = {

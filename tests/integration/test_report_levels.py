@@ -238,3 +238,40 @@ def test_reference_mean_needs_an_ordinal_scale(tmp_path: Path) -> None:
     assert code == 2 and out == ""
     assert "--reference mean needs an ordinal scale" in err and "Traceback" not in err
     assert Path(db).read_bytes() == before
+
+
+def test_compare_judges_by_model_shows_both_judges_at_every_level(tmp_path: Path) -> None:
+    data = summeval_like()
+    db = write_store(tmp_path, data)
+    rng = np.random.default_rng(3)
+    worse = np.clip(data["score"] + rng.choice([-1.5, 0.0, 1.5], data["score"].size), 1, 5)
+    verdicts = tmp_path / "weak.jsonl"
+    with verdicts.open("w") as f:
+        for i in range(data["doc"].size):
+            f.write(json.dumps({"item_id": f"d{data['doc'][i]:03d}-s{data['system'][i]}",
+                                "judge": "weak-judge", "label": str(int(np.floor(worse[i] + 0.5))),
+                                "score": float(worse[i])}) + "\n")
+    imported = run_cli("judgments", "import", str(verdicts), "--rubric", str(RUBRIC), "--db", db)
+    assert imported[0] == 0
+    args = ("compare", "judges", "--rubric", str(RUBRIC), "--db", db, "--model-a", "geval-gpt4",
+            "--model-b", "weak-judge", "--reference", "mean", "--resamples", "200")
+    code, out, err = run_cli(*args, "--format", "json")
+    assert code == 0, err
+    result = json.loads(out)
+    expert_mean = data["experts"].mean(axis=1)
+    for side, scores in (("a", data["score"]), ("b", worse)):
+        levels = result["levels"][side]
+        means = [np.round(scores[data["system"] == s].mean(), 9) for s in range(N_SYSTEMS)]
+        human = [np.round(expert_mean[data["system"] == s].mean(), 9) for s in range(N_SYSTEMS)]
+        assert levels["system"]["statistics"]["kendall_tau"]["statistic"] == pytest.approx(
+            sps.kendalltau(means, human).statistic, abs=1e-12)
+        assert levels["item"]["spearman"]["statistic"] == pytest.approx(
+            sps.spearmanr(scores, expert_mean).statistic, abs=1e-12)
+    assert "--reference mean" in result["reference"]
+    code, text, _ = run_cli(*args)
+    assert "System level (by model; 8 systems, 28 pairs)" in text
+    assert "Per group (by prompt;" in text
+    # naming a model that did not judge is one line and exit 2
+    code, _, err = run_cli("compare", "judges", "--rubric", str(RUBRIC), "--db", db,
+                           "--model-a", "nobody", "--model-b", "weak-judge")
+    assert code == 2 and "no judgments by model 'nobody'" in err
