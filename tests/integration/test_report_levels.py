@@ -275,3 +275,23 @@ def test_compare_judges_by_model_shows_both_judges_at_every_level(tmp_path: Path
     code, _, err = run_cli("compare", "judges", "--rubric", str(RUBRIC), "--db", db,
                            "--model-a", "nobody", "--model-b", "weak-judge")
     assert code == 2 and "no judgments by model 'nobody'" in err
+
+
+def test_agree_compares_the_judge_with_the_mean_of_the_other_raters(tmp_path: Path) -> None:
+    data = summeval_like()
+    ratings = tmp_path / "ratings.csv"
+    rows = ["item_id,rater,label"]
+    for i in range(data["doc"].size):
+        rows += [f"i{i},{name},{value}" for name, value in zip(EXPERTS, data["experts"][i],
+                                                              strict=True)]
+        rows.append(f"i{i},judge,{data['label'][i]}")
+    ratings.write_text("\n".join(rows) + "\n")
+    code, out, err = run_cli("agree", str(ratings), "--level", "ordinal", "--judge", "judge",
+                             "--reference", "mean", "--format", "json", "--resamples", "200")
+    assert code == 0, err
+    figure = json.loads(out)["judge_parity"]["against_reference"]
+    assert figure["reference"] == "the mean of the other raters" and figure["measure"] == "spearman"
+    assert figure["statistic"] == pytest.approx(
+        sps.spearmanr(data["label"], data["experts"].mean(axis=1)).statistic, abs=1e-12)
+    code, _, err = run_cli("agree", str(ratings), "--level", "ordinal", "--reference", "mean")
+    assert code == 2 and "--reference needs --judge" in err
