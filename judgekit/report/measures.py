@@ -125,11 +125,8 @@ def reference_sentence(
             "agreement and the confusion matrix use the lower median level"
         )
     if reference == "median":
-        return "the lower median of the annotators' labels per item (--reference median)"
-    return (
-        "the majority label per item (--reference majority; items whose annotators tie are "
-        "left out)"
-    )
+        return "the lower median of the annotators' labels per item"
+    return "the majority label per item (items whose annotators tie are left out)"
 
 
 def level_sentence(reference: str, annotator: str | None, max_annotators: int) -> str:

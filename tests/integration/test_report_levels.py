@@ -295,3 +295,30 @@ def test_agree_compares_the_judge_with_the_mean_of_the_other_raters(tmp_path: Pa
         sps.spearmanr(data["label"], data["experts"].mean(axis=1)).statistic, abs=1e-12)
     code, _, err = run_cli("agree", str(ratings), "--level", "ordinal", "--reference", "mean")
     assert code == 2 and "--reference needs --judge" in err
+
+
+def test_ceiling_sets_the_judges_quadratic_kappa_beside_the_annotators_like_for_like(
+    summeval: tuple[dict[str, np.ndarray], str],
+) -> None:
+    data, db = summeval
+    ceiling = report_json(db)["human_ceiling"]
+    experts = data["experts"]
+    pairs = list(itertools.combinations(range(3), 2))
+    human = np.mean([cohen_kappa_score(experts[:, a], experts[:, b], weights="quadratic")
+                     for a, b in pairs])
+    judge = np.mean([cohen_kappa_score(data["label"], experts[:, a], weights="quadratic")
+                     for a in range(3)])
+    stats = ceiling["statistics"]
+    assert stats["mean_pairwise_weighted_kappa"]["statistic"] == pytest.approx(human, abs=1e-12)
+    assert stats["judge_mean_weighted_kappa"]["statistic"] == pytest.approx(judge, abs=1e-12)
+    low, high = (stats["mean_pairwise_weighted_kappa"][k] for k in ("ci_low", "ci_high"))
+    assert low < human < high
+    assert "Like for like on Quadratic-weighted kappa" in ceiling["parity"]
+    # --annotator keeps the ceiling, computed on the other two experts
+    single = report_json(db, "--annotator", "expert1")["human_ceiling"]
+    assert single is not None and single["n_annotators"] == 2
+    assert single["statistics"]["mean_pairwise_weighted_kappa"]["statistic"] == pytest.approx(
+        cohen_kappa_score(experts[:, 1], experts[:, 2], weights="quadratic"), abs=1e-12)
+    assert "other than 'expert1'" in single["reason"]
+    _, text, _ = run_cli("report", "--rubric", str(RUBRIC), "--db", db, "--resamples", "200")
+    assert "Fleiss' kappa (nominal: every level its own category)" in text
