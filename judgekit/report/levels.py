@@ -128,7 +128,7 @@ def _system_of(item: AnyItem | None, system_by: str | None) -> str | None:
     return None if value is None or (isinstance(value, str) and not value.strip()) else str(value)
 
 
-def _numbers(pairing: Pairing, scale: Scale) -> tuple[np.ndarray, np.ndarray] | None:
+def paired_numbers(pairing: Pairing, scale: Scale) -> tuple[np.ndarray, np.ndarray] | None:
     """Judge and human numbers of the compared items (ordinal: scores; binary: pass = 1)."""
     if scale.kind == "ordinal" and pairing.judge_values:
         return np.asarray(pairing.judge_values), np.asarray(pairing.human_values)
@@ -154,7 +154,7 @@ def levels_section(
     """The three levels on the paired items; None for scales without numbers (pairwise,
     categorical). Raises :class:`InputError` when ``system_by`` names a field no compared
     item has (a field asked for must exist, never a silent empty section)."""
-    numbers = _numbers(pairing, scale)
+    numbers = paired_numbers(pairing, scale)
     if numbers is None or not pairing.keys:
         return None
     jv, hv = numbers
@@ -208,4 +208,4 @@ def _with_system_reason(levels: Levels, reason: str) -> Levels:
     )
 
 
-__all__ = ["LEVEL_FIGURES", "Levels", "SystemRow", "levels_section"]
+__all__ = ["LEVEL_FIGURES", "Levels", "SystemRow", "levels_section", "paired_numbers"]

@@ -22,6 +22,8 @@ import numpy as np
 from judgekit import stats
 from judgekit.errors import InputError
 from judgekit.report.agreement import numeric_values
+from judgekit.report.length_paired import PROBE as LENGTH_PROBE
+from judgekit.report.length_paired import length_entry
 from judgekit.report.model import Bias, ProbeEntry, Stat, undefined
 from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import AnyItem, AnyJudgment, ItemKey, Pairing
@@ -198,6 +200,11 @@ def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey,
     else:
         absent["confidence_calibration"] = (calibration_absence(pairing, judgments, confident)
                                             or "not computed")
+    length, why = length_entry(pairing, items or {}, scale, spec)
+    if length is not None:
+        extra.append(length)
+    else:
+        absent[LENGTH_PROBE] = why or "not computed"
     own, reason = self_preference_entry(pairing, items or {}, judgments, scale, spec,
                                         judge_family)
     if own is not None:

@@ -47,7 +47,8 @@ def summeval_like(seed: int = 7) -> dict[str, np.ndarray]:
             "label": label}
 
 
-def write_store(tmp_path: Path, data: dict[str, np.ndarray]) -> str:
+def write_store(tmp_path: Path, data: dict[str, np.ndarray],
+                responses: list[str] | None = None) -> str:
     """Items, expert labels and the judge's verdicts imported through the CLI."""
     db = str(tmp_path / "judgekit.db")
     items = tmp_path / "items.jsonl"
@@ -57,7 +58,7 @@ def write_store(tmp_path: Path, data: dict[str, np.ndarray]) -> str:
         for i in range(data["doc"].size):
             item_id = f"d{data['doc'][i]:03d}-s{data['system'][i]}"
             fi.write(json.dumps({"id": item_id, "input": f"Summarise document {data['doc'][i]}.",
-                                 "response": f"summary {i}",
+                                 "response": responses[i] if responses else f"summary {i}",
                                  "model": f"M{data['system'][i]}"}) + "\n")
             for name, value in zip(EXPERTS, data["experts"][i], strict=True):
                 fl.write(json.dumps({"item_id": item_id, "annotator": name,
@@ -322,3 +323,24 @@ def test_ceiling_sets_the_judges_quadratic_kappa_beside_the_annotators_like_for_
     assert "other than 'expert1'" in single["reason"]
     _, text, _ = run_cli("report", "--rubric", str(RUBRIC), "--db", db, "--resamples", "200")
     assert "Fleiss' kappa (nominal: every level its own category)" in text
+
+
+def test_length_bias_from_stored_verdicts_sets_judge_beside_people(tmp_path: Path) -> None:
+    data = summeval_like()
+    rng = np.random.default_rng(11)
+    # the judge's score grows with length; people's does not
+    words = np.clip(np.rint(10 + 12 * (data["score"] - 3) + rng.normal(0, 4, data["score"].size)),
+                    1, None).astype(int)
+    responses = [" ".join(["word"] * n) for n in words]
+    db = write_store(tmp_path, data, responses)
+    probes = {p["probe"]: p for p in report_json(db, "--reference", "mean")["bias"]["probes"]}
+    figures = probes["length_from_verdicts"]["statistics"]
+    lengths = np.array([len(r) for r in responses], dtype=float)
+    expert_mean = data["experts"].mean(axis=1)
+    assert figures["length_correlation"]["statistic"] == pytest.approx(
+        sps.spearmanr(data["score"], lengths).statistic, abs=1e-12)
+    assert figures["human_length_correlation"]["statistic"] == pytest.approx(
+        sps.spearmanr(expert_mean, lengths).statistic, abs=1e-12)
+    assert figures["length_correlation"]["statistic"] > figures["human_length_correlation"][
+        "statistic"]
+    assert figures["length_slope_human_adjusted"]["ci_low"] > 0
