@@ -167,6 +167,25 @@ def rubric_option(func: F) -> F:
     return decorator(func)
 
 
+#: ``--reference`` choices (judgekit.report.measures.REFERENCES, named here so ``--help``
+#: imports no numpy).
+REFERENCE_CHOICES = ("majority", "median", "mean")
+
+
+def reference_option(func: F) -> F:
+    """Add ``--reference majority|median|mean`` as ``reference`` (None: the scale's default)."""
+    decorator = click.option(
+        "--reference",
+        type=click.Choice(REFERENCE_CHOICES),
+        default=None,
+        help="Human reference per item with several annotators: majority label, lower "
+        "median level, or mean of the annotators' values (ordinal; used by correlations, "
+        "mean bias, estimates and the scale probes, while kappa and the confusion matrix use "
+        "the lower median level). Default: median for ordinal scales, majority otherwise.",
+    )
+    return decorator(func)
+
+
 def import_file_options(func: F) -> F:
     """``FILE`` plus ``--rubric``, ``--db`` and ``--dataset``: what every import command takes.
 

@@ -14,6 +14,7 @@ from judgekit.cli._common import (
     echo,
     echo_json,
     read_store,
+    reference_option,
     resolve_rubric,
     text_or_json_option,
 )
@@ -74,6 +75,10 @@ def render_agree_text(result: AgreeResult) -> str:
                     f"  alt-test skipped (too few shared items): {', '.join(test.skipped)}"
                 )
         lines.append(f"  {parity.sentence}")
+        ref = result.against_reference
+        if ref is not None:
+            name = "Cohen's kappa" if ref.statistic_name == "cohen_kappa" else "Spearman"
+            lines.append(f"  {name} against {ref.reference} (--reference): {stat_text(ref.stat)}")
     return "\n".join(lines) + "\n"
 
 
@@ -121,6 +126,7 @@ def render_agree_text(result: AgreeResult) -> str:
     help="Treat this rater as the candidate to replace the others: adds the judge-human minus "
     "human-human agreement gap and, with 3+ other raters, the alternative annotator test.",
 )
+@reference_option
 @click.option(
     "--epsilon",
     type=click.FloatRange(0.0, 1.0, max_open=True),
@@ -132,7 +138,7 @@ def render_agree_text(result: AgreeResult) -> str:
 def command(
     file: str | None, rubric: str | None, db: str, dataset: str | None, include_unblinded: bool,
     level: Level | None, fmt: str, min_overlap: int, resamples: int, seed: int,
-    cluster_by: str | None, judge: str | None, epsilon: float,
+    cluster_by: str | None, judge: str | None, reference: str | None, epsilon: float,
 ) -> None:
     """Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label),
     or among the annotators in the store (--rubric, --db).
@@ -178,6 +184,7 @@ def command(
             clusters=clusters,
             clustering=clustering,
             notes=notes,
+            reference=reference,
         )
     if fmt == "json":
         echo_json(result.to_dict(), indent=2, allow_nan=False)

@@ -15,6 +15,7 @@ from judgekit.cli._common import (
     echo,
     echo_json,
     read_store,
+    reference_option,
     resolve_rubric,
     rubric_option,
     text_or_json_option,
@@ -29,6 +30,7 @@ def render_judges(c: JudgeComparison) -> str:
     from judgekit.report._format import label_of, pvalue_text, stat_text
 
     lines = [f"Judges compared on {c.n_items} items with an ok verdict from both and a human label"]
+    lines.append(f"  Human reference: {c.reference}")
     for side in (c.a, c.b):
         run = f", run {side.run_id}" if side.run_id else ""
         lines.append(f"  {side.title}: {side.rubric}{run}")
@@ -43,8 +45,33 @@ def render_judges(c: JudgeComparison) -> str:
     lines.append(
         f"  {label_of(c.primary)} A - B ({c.primary_method}): {stat_text(c.primary_difference)}"
     )
+    lines.extend(_level_lines(c))
     lines.extend(_clustering_lines(c.clustering, c.notes))
     return "\n".join(lines) + "\n"
+
+
+def _level_lines(c: JudgeComparison) -> list[str]:
+    """Each judge's per-group and system-level agreement, where they are defined."""
+    from judgekit.report._format import stat_text
+
+    a, b = c.levels_a, c.levels_b
+    if a is None or b is None:
+        return []
+    lines: list[str] = []
+    if a.n_groups_used or b.n_groups_used:
+        lines.append(f"  Per group (by {a.group_by}; Spearman averaged over groups where both "
+                     "sides vary)")
+        for side, lv in (("A", a), ("B", b)):
+            lines.append(f"     {side}: {stat_text(lv.per_group['spearman'])}")
+    if a.systems and b.systems:
+        lines.append(f"  System level (by {a.system_by}; {len(a.systems)} systems, "
+                     f"{a.n_pairs} pairs)")
+        for side, lv in (("A", a), ("B", b)):
+            lines.append(
+                f"     {side}: Kendall tau-b {stat_text(lv.system['kendall_tau'])}; pairwise "
+                f"accuracy {stat_text(lv.system['pairwise_accuracy'])}"
+            )
+    return lines
 
 
 def _clustering_lines(clustering: Clustering | None, notes: tuple[str, ...]) -> list[str]:
@@ -112,13 +139,20 @@ def command() -> None:
 @db_option
 @click.option("--rubric-b", default=None, help="Rubric of judge B (default: the same rubric).")
 @click.option(
-    "--run-a", default=None, help="A run of judge A (stands for all its judge's judgments)."
+    "--run-a", "--judge-run-a", "run_a", default=None,
+    help="A run of judge A (stands for all its judge's judgments).",
 )
 @click.option(
-    "--run-b", default=None, help="A run of judge B (stands for all its judge's judgments)."
+    "--run-b", "--judge-run-b", "run_b", default=None,
+    help="A run of judge B (stands for all its judge's judgments).",
 )
+@click.option("--model-a", default=None, metavar="NAME",
+              help="Judge A by its model name (as `report --model`).")
+@click.option("--model-b", default=None, metavar="NAME",
+              help="Judge B by its model name (as `report --model`).")
 @click.option("--dataset", default=None, help="Only items of this dataset.")
 @click.option("--annotator", default=None, help="Human reference annotator (default: majority).")
+@reference_option
 @_output_options
 def judges(
     rubric: str,
@@ -126,8 +160,11 @@ def judges(
     rubric_b: str | None,
     run_a: str | None,
     run_b: str | None,
+    model_a: str | None,
+    model_b: str | None,
     dataset: str | None,
     annotator: str | None,
+    reference: str | None,
     fmt: str,
     resamples: int,
     seed: int,
@@ -152,6 +189,9 @@ def judges(
                 annotator=annotator,
                 spec=IntervalSpec(n_resamples=resamples, random_state=seed),
                 cluster_by=cluster_by,
+                reference=reference,
+                model_a=model_a,
+                model_b=model_b,
             )
     finally:
         store.close()

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli._common import db_option, report_inputs, rubric_option
+from judgekit.cli._common import db_option, reference_option, report_inputs, rubric_option
 from judgekit.cli._progress import progress_bar
 from judgekit.cli.report import FORMATS, REPORT_STEPS, format_for, write_output
 from judgekit.errors import InputError
@@ -182,6 +182,7 @@ def _compare_in(
 )
 @click.option("--model", default=None, metavar="NAME", help="Use this judge model's judgments.")
 @click.option("--annotator", default=None, help="This annotator's labels as the human reference.")
+@reference_option
 @click.option(
     "--include-unblinded",
     is_flag=True,
@@ -206,8 +207,9 @@ def _compare_in(
     "--cluster-by",
     default=None,
     metavar="FIELD",
-    help="Cluster-robust variance over items sharing FIELD (cluster, slice, meta.NAME; "
-    "'item' for none). Default: 'cluster' when items have one.",
+    help="Cluster-robust variance over items sharing FIELD (cluster, prompt, slice, "
+    "meta.NAME; 'item' for none). Default (as `judgekit report`): 'cluster' when items have "
+    "one, else 'prompt' when labeled items share a prompt, else none.",
 )
 @click.option(
     "--queue",
@@ -231,6 +233,7 @@ def command(
     judge_run: str | None,
     model: str | None,
     annotator: str | None,
+    reference: str | None,
     include_unblinded: bool,
     by: str | None,
     compare: tuple[str, str] | None,
@@ -256,6 +259,7 @@ def command(
         judge_run=judge_run,
         model=model,
         annotator=annotator,
+        reference=reference,
         include_unblinded=include_unblinded,
         cluster_by=cluster_by,
         queue=queue,

@@ -17,6 +17,7 @@ from judgekit.cli._common import (
     FiniteFloat,
     db_option,
     echo,
+    reference_option,
     report_inputs,
     rubric_option,
     write_out,
@@ -96,6 +97,21 @@ def _asked_for(
     "--annotator",
     default=None,
     help="Use this annotator's labels as the human reference (default: majority).",
+)
+@reference_option
+@click.option(
+    "--group-by",
+    default=None,
+    metavar="FIELD",
+    help="Per-group agreement: correlate within each group of items sharing FIELD (prompt, "
+    "cluster, slice, meta.NAME) and average over groups; default: prompt.",
+)
+@click.option(
+    "--system-by",
+    default=None,
+    metavar="FIELD",
+    help="System-level agreement: the item field naming the candidate system (default: "
+    "model; meta.NAME or a bare meta key).",
 )
 @click.option(
     "--include-unblinded",
@@ -239,6 +255,9 @@ def command(
     model: str | None,
     dataset: str | None,
     annotator: str | None,
+    reference: str | None,
+    group_by: str | None,
+    system_by: str | None,
     include_unblinded: bool,
     fmt: str | None,
     out: str | None,
@@ -282,6 +301,9 @@ def command(
         judge_run=judge_run,
         model=model,
         annotator=annotator,
+        reference=reference,
+        group_by=group_by,
+        system_by=system_by,
         include_unblinded=include_unblinded,
         cluster_by=cluster_by,
         queue=queue,

@@ -23,6 +23,7 @@ from typing import Any, Literal
 import numpy as np
 
 from judgekit import stats
+from judgekit.compare.agree_reference import ReferenceFigure, judge_against_reference
 from judgekit.compare.clustering import Clustering
 from judgekit.errors import InputError
 from judgekit.io.records import iter_records
@@ -79,6 +80,8 @@ class AgreeResult:
     #: How items were grouped for resampling, when clusters are in use (store ratings only).
     clustering: Clustering | None = None
     notes: tuple[str, ...] = ()
+    #: With ``judge=`` and ``reference=``: the judge against the others' reference.
+    against_reference: ReferenceFigure | None = None
 
     def to_dict(self) -> dict[str, Any]:
         out = self._figures()
@@ -95,6 +98,8 @@ class AgreeResult:
                 else self.parity.alt_test.to_dict(),
                 "sentence": self.parity.sentence,
             }
+            if self.against_reference is not None:
+                out["judge_parity"]["against_reference"] = self.against_reference.to_dict()
         return out
 
     def _figures(self) -> dict[str, Any]:
@@ -236,6 +241,7 @@ def agreement_from_ratings(
     clusters: Mapping[str, str] | None = None,
     clustering: Clustering | None = None,
     notes: tuple[str, ...] = (),
+    reference: str | None = None,
 ) -> AgreeResult:
     """Every inter-rater figure for the ratings, each with n and interval.
 
@@ -247,8 +253,12 @@ def agreement_from_ratings(
     agreement gap (judge-human minus human-human agreement, on items it and two or
     more others rated) and, with three or more others, the alternative annotator
     test with cost-benefit margin ``epsilon``. The multi-rater figures still
-    count every rater.
+    count every rater. ``reference`` (majority, median, mean; needs ``judge``) adds the
+    judge against that reference of the other raters, as a report compares it.
     """
+    if reference is not None and judge is None:
+        raise InputError("--reference needs --judge RATER: it is the reference the judge is "
+                         "compared with")
     spec = IntervalSpec(confidence_level, n_resamples, random_state)
 
     def spec_for(keys: list[str]) -> IntervalSpec:
@@ -317,6 +327,8 @@ def agreement_from_ratings(
         judge=judge,
         clustering=clustering,
         notes=notes,
+        against_reference=None if reference is None or judge is None
+        else judge_against_reference(by_item, items, judge, level, reference, spec_for),
     )
 
 

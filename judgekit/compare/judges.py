@@ -11,17 +11,25 @@ import numpy as np
 import numpy.typing as npt
 
 from judgekit import stats
-from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
+from judgekit.compare.clustering import Clustering, clustered_spec
 from judgekit.errors import InputError
 from judgekit.progress import phase
 from judgekit.report.agreement import PRIMARY_BY_KIND, primary_only
+from judgekit.report.levels import Levels, levels_section
 from judgekit.report.loading import items_for
+from judgekit.report.measures import (
+    check_reference,
+    judge_number,
+    level_sentence,
+    level_values,
+    reference_number,
+)
 from judgekit.report.model import Stat
-from judgekit.report.pairing import ItemKey, select_judgments
+from judgekit.report.pairing import ItemKey, Pairing, select_judgments
 from judgekit.report.reference import human_reference
 from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, proportion_stat, to_stat
 from judgekit.store import JudgmentSelection, Store
-from judgekit.types import Rubric
+from judgekit.types import Rubric, Scale
 
 
 @dataclass(frozen=True)
@@ -58,6 +66,11 @@ class JudgeComparison:
     primary_difference: Stat
     clustering: Clustering | None = None
     notes: tuple[str, ...] = field(default_factory=tuple)
+    #: how the human reference per item was formed (``--reference``, ``--annotator``)
+    reference: str = ""
+    #: each judge's agreement per group and per system (None: a scale without numbers)
+    levels_a: Levels | None = None
+    levels_b: Levels | None = None
 
     @property
     def primary_method(self) -> str:
@@ -81,6 +94,7 @@ class JudgeComparison:
             "kind": "judges",
             "primary": self.primary,
             "n_items": self.n_items,
+            "reference": self.reference,
             "a": side(self.a),
             "b": side(self.b),
             "agreement_difference": self.agreement_difference.to_dict(),
@@ -88,6 +102,10 @@ class JudgeComparison:
             "pvalue": self.pvalue if np.isfinite(self.pvalue) else None,
             "primary_difference": self.primary_difference.to_dict(),
         }
+        out["levels"] = (
+            None if self.levels_a is None or self.levels_b is None
+            else {"a": self.levels_a.to_dict(), "b": self.levels_b.to_dict()}
+        )
         if self.clustering is not None:
             out.update(self.clustering.to_dict())
             out["primary_test"] = self.primary_method
@@ -100,6 +118,7 @@ class Verdict(NamedTuple):
 
     status: str
     label: str | None
+    score: float | None = None
 
 
 def judge_side(
@@ -123,11 +142,11 @@ def judge_side(
             + (f" on dataset {selection.dataset!r}" if selection.dataset else "")
             + (f" by the judge of run {run_id!r}" if run_id else "")
         )
-    share: dict[tuple[str, str | None], Verdict] = {}
+    share: dict[tuple[str, str | None, float | None], Verdict] = {}
     verdicts: dict[ItemKey, Verdict] = {}
     counts: Counter[str] = Counter()
     for key, row in chosen.items():
-        outcome = (row.status, row.label)
+        outcome = (row.status, row.label, row.score)
         verdict = share.get(outcome)
         if verdict is None:
             verdict = share[outcome] = Verdict(*outcome)
@@ -168,6 +187,8 @@ def judge_of(
     dataset: str | None,
     *,
     run_option: str,
+    model: str | None = None,
+    model_option: str | None = None,
 ) -> JudgmentSelection:
     """The judgments a compared judge stands for, by the report's rule (docs/reports.md).
 
@@ -180,9 +201,10 @@ def judge_of(
         rubric_name=rubric.name,
         dataset=dataset,
         run_id=run_id,
+        model=model,
         variant="",
         run_option=run_option,
-        model_option=None,
+        model_option=model_option,
     )
 
 
@@ -197,6 +219,9 @@ def compare_judges(
     annotator: str | None = None,
     spec: IntervalSpec | None = None,
     cluster_by: str | None = None,
+    reference: str | None = None,
+    model_a: str | None = None,
+    model_b: str | None = None,
 ) -> JudgeComparison:
     """Both judges against the humans (labels made under rubric A) on the items both judged ok.
 
@@ -207,8 +232,10 @@ def compare_judges(
     spec = spec or IntervalSpec()
     scale = rubric_a.scale
     phase("choosing the judges")
-    select_a = judge_of(store, rubric_a, run_a, dataset, run_option="--run-a")
-    select_b = judge_of(store, rubric_b, run_b, dataset, run_option="--run-b")
+    select_a = judge_of(store, rubric_a, run_a, dataset, run_option="--run-a", model=model_a,
+                        model_option="--model-a")
+    select_b = judge_of(store, rubric_b, run_b, dataset, run_option="--run-b", model=model_b,
+                        model_option="--model-b")
     if select_a == select_b:
         raise InputError(
             "judges A and B are the same judge (model, endpoint, sampling and rubric): a run id "
@@ -220,11 +247,16 @@ def compare_judges(
     phase("reading judge B")
     judged_b, counts_b = judge_side(store, rubric_b, select_b, run_b)
     phase("reading labels")
-    human = human_reference(store, rubric_a, dataset=dataset)  # blind labels, adjudications
+    reference = check_reference(reference, scale)
+    # blind labels, adjudications
+    human = human_reference(store, rubric_a, dataset=dataset, reference=reference)
     if annotator is not None:
         human = human.for_annotator(annotator)
+    max_annotators = max(map(len, human.by_item.values()), default=1)
     ja, jb, hh = [], [], []
     keys: list[ItemKey] = []
+    scores_a: list[float | None] = []
+    scores_b: list[float | None] = []
     for key in sorted(human.keys):
         ref = human.label_of(key, scale)
         a, b = judged_a.get(key), judged_b.get(key)
@@ -236,12 +268,21 @@ def compare_judges(
         jb.append(b.label)
         hh.append(ref)
         keys.append(key)
+        scores_a.append(a.score)
+        scores_b.append(b.score)
+    references = human.references()
     del judged_a, judged_b, human  # only the paired labels are needed from here on
     if not hh:
         raise InputError("no item has an ok verdict from both judges and a human label")
     phase("statistics")
-    items = items_for(store, keys) if cluster_by != NO_CLUSTERS else {}
+    items = items_for(store, keys)
     spec, clustering = clustered_spec(keys, items, cluster_by, spec)
+    sides = [
+        side_pairing(keys, labels, scores, hh, references, scale, reference)
+        for labels, scores in ((ja, scores_a), (jb, scores_b))
+    ]
+    levels = [levels_section(p, items, scale, spec) for p in sides]
+    del references
     notes: list[str] = []
     primary = PRIMARY_BY_KIND[scale.kind]
     ca = np.asarray(ja, dtype=object) == np.asarray(hh, dtype=object)
@@ -309,4 +350,28 @@ def compare_judges(
         bootstrap_stat(kappa_diff, [joint], spec),
         clustering,
         tuple(notes),
+        level_sentence(reference, annotator, max_annotators),
+        levels[0],
+        levels[1],
     )
+
+
+def side_pairing(
+    keys: list[ItemKey],
+    judge: list[str],
+    scores: list[float | None],
+    human: list[str],
+    references: Mapping[ItemKey, Mapping[str, str]],
+    scale: Scale,
+    reference: str,
+) -> Pairing:
+    """One compared judge's items as the report pairs them, numbers included."""
+    out = Pairing(keys=keys, judge=judge, human=human, reference=reference)
+    numbers = level_values(scale) if scale.kind == "ordinal" else {}
+    if numbers:
+        for key, label, score, ref in zip(keys, judge, scores, human, strict=True):
+            value = judge_number(label, score, numbers)
+            out.n_scored += value != numbers[label]
+            out.judge_values.append(value)
+            out.human_values.append(reference_number(references[key], ref, reference, numbers))
+    return out

@@ -40,7 +40,11 @@ STAT_LABELS: dict[str, str] = {
     "agreement_without_ties": "Agreement (ties excluded)",
     "decisive_kappa": "Cohen's kappa (decisive pairs: both chose a side)",
     "judge_minus_human_agreement": "Judge-human minus human-human agreement",
-    "fleiss_kappa": "Fleiss' kappa",
+    "fleiss_kappa": "Fleiss' kappa (nominal: every level its own category)",
+    "mean_pairwise_weighted_kappa": "Annotator pairs' mean quadratic-weighted kappa",
+    "judge_mean_weighted_kappa": "Judge vs each annotator: mean quadratic-weighted kappa",
+    "mean_pairwise_cohen_kappa": "Annotator pairs' mean Cohen's kappa",
+    "judge_mean_cohen_kappa": "Judge vs each annotator: mean Cohen's kappa",
     # probe statistics (docs/probes.md); the JSON keeps the stored keys
     "position_consistency": "Position consistency",
     "conflict_rate": "Conflict rate (1 - consistency)",

@@ -101,17 +101,29 @@ def mean_difference(
     )
 
 
-def _ordinal(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> dict[str, Stat]:
-    jv, hv = numeric_values(scale, j), numeric_values(scale, h)
+def _ordinal(
+    j: list[str],
+    h: list[str],
+    scale: Scale,
+    spec: IntervalSpec,
+    numbers: tuple[Sequence[float], Sequence[float]] | None = None,
+) -> dict[str, Stat]:
+    """Level figures on the labels; Spearman, Kendall and mean bias on ``numbers`` when given
+    (the judge's scores and the human reference numbers, :mod:`judgekit.report.measures`)."""
+    jl, hl = numeric_values(scale, j), numeric_values(scale, h)
+    if numbers is None:
+        jv, hv = jl, hl
+    else:
+        jv, hv = np.asarray(numbers[0], dtype=float), np.asarray(numbers[1], dtype=float)
     return {
         "weighted_kappa": to_stat(
             stats.cohen_kappa(j, h, weights="quadratic", labels=list(scale.labels)), spec
         ),
-        "krippendorff_alpha": to_stat(stats.krippendorff_alpha([jv, hv], level="ordinal"), spec),
+        "krippendorff_alpha": to_stat(stats.krippendorff_alpha([jl, hl], level="ordinal"), spec),
         "spearman": to_stat(stats.spearman(jv, hv), spec),
         "kendall_tau": to_stat(stats.kendall_tau(jv, hv), spec),
         "exact_agreement": to_stat(stats.percent_agreement(j, h), spec),
-        "within_one_agreement": to_stat(stats.percent_agreement(jv, hv, tolerance=1), spec),
+        "within_one_agreement": to_stat(stats.percent_agreement(jl, hl, tolerance=1), spec),
         "mean_bias": mean_difference(jv, hv, spec),
         "cohen_kappa": to_stat(stats.cohen_kappa(j, h, labels=list(scale.labels)), spec),
     }
@@ -152,18 +164,36 @@ _BY_KIND = {
 
 
 def judge_vs_human(
-    judge: Sequence[str], human: Sequence[str], scale: Scale, spec: IntervalSpec
+    judge: Sequence[str],
+    human: Sequence[str],
+    scale: Scale,
+    spec: IntervalSpec,
+    numbers: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> dict[str, Stat]:
-    """Every figure the scale kind calls for, judge labels against human labels item by item."""
+    """Every figure the scale kind calls for, judge labels against human labels item by item.
+
+    ``numbers`` (judge scores, human reference numbers; ordinal scales) replace the
+    labels' values in the correlations and the mean bias: ``--reference mean`` and
+    judges with scores of their own between levels.
+    """
     if len(judge) != len(human):
         raise ValueError("judge and human label lists differ in length")
     if not judge:
         return {PRIMARY_BY_KIND[scale.kind]: undefined("no item has both a judgment and a label")}
+    if scale.kind == "ordinal" and numbers is not None:
+        if not len(numbers[0]) == len(numbers[1]) == len(judge):
+            raise ValueError("judge and human numbers differ in length from the labels")
+        return _ordinal(list(judge), list(human), scale, spec, numbers)
     return _BY_KIND[scale.kind](list(judge), list(human), scale, spec)
 
 
 def primary_only(
-    judge: Sequence[str], human: Sequence[str], scale: Scale, spec: IntervalSpec, primary: str
+    judge: Sequence[str],
+    human: Sequence[str],
+    scale: Scale,
+    spec: IntervalSpec,
+    primary: str,
+    numbers: tuple[Sequence[float], Sequence[float]] | None = None,
 ) -> Stat:
     """Just one figure (for slices and comparisons), computed exactly as in the full set."""
     if not judge:
@@ -177,4 +207,6 @@ def primary_only(
         return to_stat(stats.percent_agreement(j, h), spec)
     if primary == "gwet_ac1":
         return to_stat(stats.gwet_ac1(j, h, labels=labels), spec)
-    return judge_vs_human(j, h, scale, spec).get(primary, undefined(f"{primary} not computed"))
+    return judge_vs_human(j, h, scale, spec, numbers).get(
+        primary, undefined(f"{primary} not computed")
+    )

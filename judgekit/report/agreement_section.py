@@ -13,6 +13,7 @@ import numpy.typing as npt
 
 from judgekit.errors import InputError
 from judgekit.report.agreement import confusion_of, judge_vs_human, mean_difference, numeric_values
+from judgekit.report.measures import score_sentence
 from judgekit.report.model import Agreement
 from judgekit.report.pairing import ItemKey, Pairing, reference_rule
 from judgekit.report.stat_intervals import IntervalSpec
@@ -52,7 +53,12 @@ def agreement_section(
     Raises :class:`InputError` when ``primary`` is not computed for the scale, so a
     misspelt ``--primary`` is never a silent switch to another statistic.
     """
-    figures = judge_vs_human(pairing.judge, pairing.human, scale, spec)
+    numbers = (
+        (pairing.judge_values, pairing.human_values)
+        if scale.kind == "ordinal" and pairing.judge_values
+        else None
+    )
+    figures = judge_vs_human(pairing.judge, pairing.human, scale, spec, numbers)
     if primary not in figures:
         raise InputError(
             f"--primary {primary!r} is not computed for a {scale.kind} scale; "
@@ -64,18 +70,31 @@ def agreement_section(
         figures,
         confusion_of(pairing.judge, pairing.human, scale.labels),
         len(pairing.keys),
-        reference_rule(annotator, max(map(len, references.values())), scale),
+        _reference_text(pairing, references, scale, annotator),
         interval_method(n_resamples, cluster_by, spec),
         cluster_by,
         None if spec.clusters is None else len(set(spec.clusters.tolist())),
+        pairing.reference,
+        pairing.n_scored,
     )
-    if scale.kind == "ordinal" and "mean_bias" in figures:
+    if scale.kind == "ordinal" and "mean_bias" in figures and pairing.reference == "median":
         medians = _median_values(pairing, references, scale)
         if medians is not None:
             figures["mean_bias"] = mean_difference(
-                numeric_values(scale, pairing.judge), medians, spec
+                np.asarray(pairing.judge_values, dtype=float), medians, spec
             )
     return agreement
+
+
+def _reference_text(
+    pairing: Pairing, references: References, scale: Scale, annotator: str | None
+) -> str:
+    """The reference sentence, and what the judge's side of the numeric figures is."""
+    text = reference_rule(
+        annotator, max(map(len, references.values())), scale, pairing.reference
+    )
+    scored = score_sentence(pairing.n_scored, len(pairing.keys))
+    return text if scored is None else f"{text}; against {scored}"
 
 
 def pairing_notes(
@@ -117,7 +136,7 @@ def _reference_notes(
     pooled = int(np.count_nonzero(sizes >= 2))
     if not pooled:
         return []
-    rule = "lower median" if scale.kind == "ordinal" else "majority label"
+    rule = {"mean": "mean", "median": "lower median"}.get(pairing.reference, "majority label")
     return [
         f"On {pooled} of {len(pairing.keys)} compared items the human reference is the {rule} "
         "of several annotators. A pooled reference is less noisy than one annotator, so the "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import gc
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import replace
 
@@ -19,19 +19,24 @@ import numpy as np
 
 from judgekit.progress import phase
 from judgekit.report import bias_gate, probe_gates, probe_text_gate, sections
+from judgekit.report._format import label_of
 from judgekit.report.agreement import PRIMARY_BY_KIND
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
 from judgekit.report.bias_probes import imported_orders_hint, probe_results
+from judgekit.report.ceiling_pairs import like_for_like_sentence, pairwise_kappas
 from judgekit.report.estimate_section import estimate_section
 from judgekit.report.interval_warnings import alpha_notes, interval_notes
+from judgekit.report.levels import Levels, levels_section
 from judgekit.report.loading import items_for, judge_selection, judgments_for, scatter
 from judgekit.report.manifest import health, provenance
-from judgekit.report.model import Agreement, Report, Stat
+from judgekit.report.measures import check_reference, values_sentence
+from judgekit.report.model import Agreement, Ceiling, Report, Stat
 from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import (
     PROMPT_CLUSTER_NOTE,
     AnyItem,
     ItemKey,
+    Pairing,
     cluster_ids,
     default_cluster_by,
     pair_up,
@@ -45,7 +50,7 @@ from judgekit.report.verdict import decide
 from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
 from judgekit.store.exports import snapshot
-from judgekit.types import Rubric
+from judgekit.types import Rubric, Scale
 
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
 MAX_SCATTER_POINTS = 2000
@@ -83,6 +88,7 @@ def collector_paused() -> Iterator[None]:
 
 def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     scale = rubric.scale
+    reference = check_reference(opts.reference, scale)
     phase("choosing the judge")
     selection = judge_selection(store, rubric, opts)
     notes: list[str] = []
@@ -94,18 +100,22 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         )
     phase("reading labels")
     human = human_reference(
-        store, rubric, dataset=opts.dataset, include_unblinded=opts.include_unblinded
+        store, rubric, dataset=opts.dataset, include_unblinded=opts.include_unblinded,
+        reference=reference,
     )
+    # single annotators' labels: the human-human ceiling; with --annotator, the others'
+    grouped = human.by_item
     if opts.annotator is not None:
+        grouped = {k: others for k, v in grouped.items()
+                   if (others := {a: x for a, x in v.items() if a != opts.annotator})}
         human = human.for_annotator(opts.annotator)
     notes.extend(reference_notes(human, scale))
-    grouped = human.by_item  # single annotators' labels: the human-human ceiling
     references: References = human.references()
     phase("reading judgments")
     items = items_for(store, human.keys)
     # full judgment rows only for the labeled items; counts for the rest come from SQL
     judgments, n_stale = judgments_for(store, selection, references)
-    pairing = pair_up(judgments, references, scale)
+    pairing = pair_up(judgments, references, scale, reference)
     notes.extend(pairing_notes(pairing, n_stale, references, scale, opts.annotator))
 
     cluster_by = default_cluster_by(opts.cluster_by, pairing.keys, items)
@@ -125,6 +135,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     primary = opts.primary or PRIMARY_BY_KIND[scale.kind]
     primary_stat = Stat(math.nan, n=0, reason="no item has both an ok judgment and a human label")
     slices = weighted = None
+    levels: Levels | None = None
     uniform_queue = True
     if pairing.keys:
         phase("agreement")
@@ -147,6 +158,11 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
                 None if spec.clusters is None else len(set(spec.clusters.tolist())),
                 cluster_by,
             )
+        )
+        levels = levels_section(
+            pairing, items, scale, spec, agreement.stats, group_by=opts.group_by,
+            system_by=opts.system_by,
+            values=values_sentence(reference, opts.annotator, pairing.n_scored),
         )
         phase("slices and weights")
         names = [_slice_of(items.get(k)) for k in pairing.keys]
@@ -172,6 +188,9 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
                 parity=parity.sentence,
                 alt_test=None if parity.alt_test is None else parity.alt_test.to_dict(),
             )
+    if ceiling is not None:
+        ceiling = like_for_like(ceiling, grouped, pairing, scale, spec, cluster_map, primary,
+                                opts.annotator)
     phase("failures, bias and scores")
     sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
     datasets = (selection.dataset,) if selection.dataset else summary.datasets
@@ -247,7 +266,34 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         confidence_level=opts.confidence_level,
         n_resamples=opts.n_resamples,
         estimate=estimates,
+        levels=levels,
     )
+
+
+def like_for_like(
+    ceiling: Ceiling,
+    grouped: Mapping[ItemKey, Mapping[str, str]],
+    pairing: Pairing,
+    scale: Scale,
+    spec: IntervalSpec,
+    cluster_map: Mapping[ItemKey, str] | None,
+    primary: str,
+    annotator: str | None,
+) -> Ceiling:
+    """The ceiling with the primary kappa between annotator pairs (and judge-annotator pairs)
+    beside the multi-rater figures, and a sentence comparing like with like."""
+    keys = sorted(k for k, by in grouped.items() if len(by) >= 2)
+    unit = IntervalSpec(spec.confidence_level, spec.n_resamples, spec.random_state,
+                        None if cluster_map is None
+                        else np.asarray([cluster_map[k] for k in keys], dtype=object))
+    judge = dict(zip(pairing.keys, pairing.judge, strict=True))
+    pairs = pairwise_kappas(keys, grouped, judge, scale, unit, primary)
+    sentence = like_for_like_sentence(pairs, primary, label_of(primary))
+    others = (f"Computed on the annotators other than {annotator!r} (--annotator makes "
+              f"{annotator!r} the reference)." if annotator is not None else None)
+    reason = " ".join(x for x in (ceiling.reason, others) if x) or None
+    parity = " ".join(x for x in (ceiling.parity, sentence) if x) or None
+    return replace(ceiling, stats={**ceiling.stats, **pairs}, reason=reason, parity=parity)
 
 
 def _slice_of(item: AnyItem | None) -> str:

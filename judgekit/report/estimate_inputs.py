@@ -13,6 +13,7 @@ from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from judgekit.report.measures import judge_number, level_values
 from judgekit.report.pairing import AnyItem, ItemKey, Pairing, cluster_ids
 from judgekit.report.weighting import pick_queue
 from judgekit.store import JudgmentSelection, Store
@@ -35,6 +36,13 @@ class EstimateInputs:
     slices_all: list[str] = field(default_factory=list)
     design: str = "simple random sample of the judged items"
     notes: tuple[str, ...] = ()
+    #: numbers of the mean-score target (ordinal scales): the human reference number
+    #: (``--reference``) and the judge's score, labeled and judged items; None otherwise
+    human_values: list[float] | None = None
+    judge_values_labeled: list[float] | None = None
+    judge_values_all: list[float] | None = None
+    #: ``--reference`` as applied
+    reference: str = "majority"
 
 
 def _slice_of(item: AnyItem | None) -> str:
@@ -82,6 +90,8 @@ def estimate_inputs(
     notes: list[str] = []
     judged: list[ItemKey] = []
     judge_all: list[str] = []
+    numbers = level_values(rubric.scale) if rubric.scale.kind == "ordinal" else {}
+    values_all: list[float] = []
     failed = stale = 0
     for row in store.judged_items(**selection.filters()):
         key = (row.dataset, row.item_id)
@@ -98,6 +108,8 @@ def estimate_inputs(
             key = known
         judged.append(key)
         judge_all.append(row.label)
+        if numbers:
+            values_all.append(judge_number(row.label, row.score, numbers))
     del own_key
     all_items: Mapping[ItemKey, AnyItem] = ChainMap(extra, dict(items)) if extra else items
     if failed:
@@ -113,6 +125,7 @@ def estimate_inputs(
             " used."
         )
     labeled, human, judge_lab = list(pairing.keys), list(pairing.human), list(pairing.judge)
+    human_num, judge_num = list(pairing.human_values), list(pairing.judge_values)
     weights = None
     design = "simple random sample of the judged items"
     found = pick_queue(store, rubric, queue, selection.dataset)
@@ -128,6 +141,9 @@ def estimate_inputs(
             labeled = [labeled[i] for i in keep]
             human = [human[i] for i in keep]
             judge_lab = [judge_lab[i] for i in keep]
+            if numbers:
+                human_num = [human_num[i] for i in keep]
+                judge_num = [judge_num[i] for i in keep]
             weights = _design_weights(labeled, probs, strata) if labeled else []
             design = (
                 f"labels from queue {meta.get('name')!r} ({meta.get('strategy')}), weighted by "
@@ -153,6 +169,10 @@ def estimate_inputs(
         [_slice_of(all_items.get(k)) for k in judged],
         design,
         tuple(notes),
+        human_num if numbers else None,
+        judge_num if numbers else None,
+        values_all if numbers else None,
+        pairing.reference,
     )
 
 

@@ -119,6 +119,8 @@ class EstimateSection:
     slices: tuple[SliceEstimate, ...] = ()
     stratified: Stat | None = None
     inputs: EstimateInputs | None = field(default=None, compare=False, repr=False)
+    #: how the human value of a labeled item was formed (``--reference``), in words
+    reference: str = ""
     target_specs: tuple[Target, ...] = field(default=(), compare=False, repr=False)
 
     @property
@@ -133,6 +135,7 @@ class EstimateSection:
             "n_labeled": self.n_labeled,
             "n_judged": self.n_judged,
             "design": self.design,
+            "reference": self.reference,
         }
         for name in METHOD_NAMES:
             out[name] = head.stats[name].to_dict() if head and name in head.stats else None
@@ -166,13 +169,38 @@ def to_stat(result: stats.EstimateResult, confidence_level: float, method: str) 
     return Stat(result.statistic, low, high, result.n, method, result.reason, result.note)
 
 
+def target_arrays(
+    target: Target, inputs: EstimateInputs
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Human values, judge values on the labeled items, judge values on every judged item.
+
+    The mean score uses the numbers of :mod:`judgekit.report.measures` (the human
+    reference number under ``--reference``, the judge's own score); the other
+    targets are shares of labels.
+    """
+    if (
+        target.key == "mean_score"
+        and inputs.human_values is not None
+        and inputs.judge_values_labeled is not None
+        and inputs.judge_values_all is not None
+    ):
+        return (
+            np.asarray(inputs.human_values, dtype=np.float64),
+            np.asarray(inputs.judge_values_labeled, dtype=np.float64),
+            np.asarray(inputs.judge_values_all, dtype=np.float64),
+        )
+    return (
+        np.array([target.values[x] for x in inputs.human], dtype=np.float64),
+        np.array([target.values[x] for x in inputs.judge_labeled], dtype=np.float64),
+        np.array([target.values[x] for x in inputs.judge_all], dtype=np.float64),
+    )
+
+
 def estimate_target(
     target: Target, inputs: EstimateInputs, confidence_level: float
 ) -> TargetEstimate:
     """Judge only, labels only, PPI++ and (binary) Rogan-Gladen for one target."""
-    y = np.array([target.values[x] for x in inputs.human], dtype=np.float64)
-    f = np.array([target.values[x] for x in inputs.judge_labeled], dtype=np.float64)
-    fu = np.array([target.values[x] for x in inputs.judge_all], dtype=np.float64)
+    y, f, fu = target_arrays(target, inputs)
     design: dict[str, Any] = {"weights": inputs.weights}
     if inputs.clusters is not None:
         design.update(clusters=inputs.clusters, unlabeled_clusters=inputs.clusters_all)
@@ -198,9 +226,7 @@ def stratified_estimate(
     target: Target, inputs: EstimateInputs, confidence_level: float
 ) -> tuple[Stat, tuple[SliceEstimate, ...]]:
     """Stratified PPI++ by slice: one estimate per slice, the overall weighted by slice size."""
-    y = np.array([target.values[x] for x in inputs.human], dtype=np.float64)
-    f = np.array([target.values[x] for x in inputs.judge_labeled], dtype=np.float64)
-    fu = np.array([target.values[x] for x in inputs.judge_all], dtype=np.float64)
+    y, f, fu = target_arrays(target, inputs)
     sizes: dict[str, int] = {}
     for name in inputs.slices_all:
         sizes[name] = sizes.get(name, 0) + 1
@@ -275,7 +301,25 @@ def estimate_section(
         slices,
         stratified,
         inputs,
+        _reference_words(inputs),
         tuple(targets),
+    )
+
+
+def _reference_words(inputs: EstimateInputs) -> str:
+    """What each labeled item's human value is, and what the judge's is, for every output."""
+    if inputs.human_values is None:
+        return "the majority label per item (--reference majority)"
+    human = {
+        "mean": "the mean of the annotators' values (--reference mean)",
+        "median": "the lower median of the annotators' labels (--reference median)",
+        "majority": "the majority label (--reference majority)",
+    }[inputs.reference]
+    return (
+        f"mean score: human value {human}, judge value its own score where it has one; "
+        "shares at or above a level: the lower median level"
+        if inputs.reference == "mean"
+        else f"mean score: human value {human}, judge value its own score where it has one"
     )
 
 
@@ -319,15 +363,7 @@ def compare_sections(
     target = first.target_specs[0] if first.target_specs else None
     if target is None or a is None or b is None:
         raise ValueError("both sections need a target and their inputs")
-    arrays = []
-    for inputs in (a, b):
-        arrays.append(
-            (
-                np.array([target.values[x] for x in inputs.human], dtype=np.float64),
-                np.array([target.values[x] for x in inputs.judge_labeled], dtype=np.float64),
-                np.array([target.values[x] for x in inputs.judge_all], dtype=np.float64),
-            )
-        )
+    arrays = [target_arrays(target, inputs) for inputs in (a, b)]
     ids = (
         _prompt_ids(a.labeled, a.clusters),
         _prompt_ids(a.judged, a.clusters_all),
@@ -359,6 +395,7 @@ __all__ = [
     "estimate_section",
     "estimate_target",
     "stratified_estimate",
+    "target_arrays",
     "targets_for",
     "to_stat",
     "undefined_section",

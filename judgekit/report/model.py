@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
     from judgekit.report.estimate_section import EstimateSection
+    from judgekit.report.levels import Levels
 
 Decision = Literal["PASS", "FAIL", "INSUFFICIENT DATA"]
 
@@ -161,6 +162,10 @@ class Agreement:
     interval_method: str
     cluster_by: str | None = None
     n_clusters: int | None = None
+    #: ``--reference`` as applied (majority, median, mean)
+    reference_rule: str = "majority"
+    #: compared items whose judge score (not its label) feeds the numeric figures
+    n_scored: int = 0
 
     @property
     def primary_stat(self) -> Stat:
@@ -355,6 +360,8 @@ class Report:
     confidence_level: float = 0.95
     n_resamples: int = 1000
     estimate: EstimateSection | None = None
+    #: agreement per item, per group and per system (judgekit.report.levels)
+    levels: Levels | None = None
 
     def to_frame(self, backend: str = "pandas") -> Any:
         """Every figure as a DataFrame row (section, name, statistic, ci_low, ci_high, n...)."""

@@ -20,6 +20,14 @@ class ReportOptions:
     model: str | None = None
     annotator: str | None = None
     include_unblinded: bool = False  # pool labels given with the judge shown
+    #: ``--reference``: majority, median or mean (None: lower median for ordinal scales,
+    #: majority otherwise); see :mod:`judgekit.report.measures`
+    reference: str | None = None
+    #: ``--group-by``: the field whose groups the per-group correlation averages over
+    #: (default: the prompt); see :mod:`judgekit.report.levels`
+    group_by: str | None = None
+    #: ``--system-by``: the field naming the candidate system of each item (default: model)
+    system_by: str | None = None
     cluster_by: str | None = None
     queue: str | None = None
     primary: str | None = None

@@ -8,16 +8,25 @@ Choices made here, documented in docs/reports.md:
 - the human reference is one annotator's label when ``annotator`` is given or only one
   labeled the item, otherwise the majority label (ordinal: the lower median); an item
   whose annotators tie with no majority is left out and counted. Which labels take
-  part (blind only, adjudications first) is :mod:`judgekit.report.reference`.
+  part (blind only, adjudications first) is :mod:`judgekit.report.reference`;
+  ``--reference`` and the judge's own scores (the numbers correlations compare) are
+  :mod:`judgekit.report.measures`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypeVar
 
+from judgekit.report.measures import (
+    default_reference,
+    judge_number,
+    level_values,
+    reference_level,
+    reference_number,
+    reference_sentence,
+)
 from judgekit.store.columns import ItemFacts, JudgmentRow
 from judgekit.types import Item, Judgment, Scale
 
@@ -50,22 +59,20 @@ def select_judgments(
     return chosen
 
 
-def reference_label(by_annotator: Mapping[str, str], scale: Scale) -> str | None:
-    """The human reference for one item (None when annotators tie with no majority)."""
-    values = list(by_annotator.values())
-    if len(values) == 1:
-        return values[0]
-    if scale.kind == "ordinal":
-        order = {label: i for i, label in enumerate(scale.labels)}
-        ranked = sorted(values, key=order.__getitem__)
-        return ranked[(len(ranked) - 1) // 2]
-    counts = Counter(values).most_common()
-    if len(counts) > 1 and counts[0][1] == counts[1][1]:
-        return None
-    return counts[0][0]
+def reference_label(
+    by_annotator: Mapping[str, str], scale: Scale, reference: str | None = None
+) -> str | None:
+    """The human reference level for one item (None when annotators tie with no majority).
+
+    ``reference`` is ``--reference`` (None: the scale's default, lower median for
+    ordinal scales, majority otherwise); see :mod:`judgekit.report.measures`.
+    """
+    return reference_level(by_annotator, scale, reference or default_reference(scale))
 
 
-def reference_rule_of(scale: Scale) -> Callable[[Mapping[str, str]], str | None]:
+def reference_rule_of(
+    scale: Scale, reference: str | None = None
+) -> Callable[[Mapping[str, str]], str | None]:
     """:func:`reference_label` for ``scale``, computed once per distinct labels mapping.
 
     The human reference shares one dict among items labeled alike, so a pass over
@@ -74,24 +81,26 @@ def reference_rule_of(scale: Scale) -> Callable[[Mapping[str, str]], str | None]
     function for one pass over mappings that do not change meanwhile.
     """
     memo: dict[int, tuple[Mapping[str, str], str | None]] = {}
+    chosen = reference or default_reference(scale)
 
     def rule(by_annotator: Mapping[str, str]) -> str | None:
         found = memo.get(id(by_annotator))
         if found is None:
-            found = memo[id(by_annotator)] = (by_annotator, reference_label(by_annotator, scale))
+            found = memo[id(by_annotator)] = (
+                by_annotator, reference_level(by_annotator, scale, chosen)
+            )
         return found[1]
 
     return rule
 
 
-def reference_rule(annotator: str | None, max_annotators: int, scale: Scale) -> str:
-    if annotator is not None:
-        return f"labels of annotator {annotator!r}"
-    if max_annotators <= 1:
-        return "the single human label per item"
-    if scale.kind == "ordinal":
-        return "the lower median of the annotators' labels per item"
-    return "the majority label per item (items whose annotators tie are left out)"
+def reference_rule(
+    annotator: str | None, max_annotators: int, scale: Scale, reference: str | None = None
+) -> str:
+    """How the reference per item was formed, in words (every output format shows it)."""
+    return reference_sentence(
+        reference or default_reference(scale), scale, annotator, max_annotators
+    )
 
 
 @dataclass
@@ -104,19 +113,37 @@ class Pairing:
     failed: list[tuple[ItemKey, str, AnyJudgment]] = field(default_factory=list)  # (key, human, j)
     no_judgment: int = 0
     no_majority: int = 0
+    #: ``--reference`` as applied (majority, median or mean)
+    reference: str = "majority"
+    #: the numbers correlations and means compare: the judge's score (its own finite
+    #: ``score``, else its label's value) and the human reference number (the mean of the
+    #: annotators' values with ``--reference mean``, else the reference level's value)
+    judge_values: list[float] = field(default_factory=list)
+    human_values: list[float] = field(default_factory=list)
+    #: compared items whose judge score differs from its label's value
+    n_scored: int = 0
 
 
 def pair_up(
     judgments: Mapping[ItemKey, AnyJudgment],
     references: Mapping[ItemKey, Mapping[str, str]],
     scale: Scale,
+    reference: str | None = None,
 ) -> Pairing:
-    """Align verdicts with human references; failures and gaps are counted, never scored."""
-    out = Pairing()
+    """Align verdicts with human references; failures and gaps are counted, never scored.
+
+    Besides the two label lists, the pairing holds the numbers the numeric figures
+    compare (:mod:`judgekit.report.measures`): the judge's score and the human
+    reference number under ``reference`` (None: the scale's default).
+    """
+    chosen = reference or default_reference(scale)
+    out = Pairing(reference=chosen)
     valid = scale.label_set
-    rule = reference_rule_of(scale)
+    rule = reference_rule_of(scale, chosen)
+    numbers = level_values(scale) if scale.kind == "ordinal" else {}
     for key in sorted(references):
-        ref = rule(references[key])
+        by_annotator = references[key]
+        ref = rule(by_annotator)
         if ref is None:
             out.no_majority += 1
             continue
@@ -130,6 +157,11 @@ def pair_up(
         out.keys.append(key)
         out.judge.append(judgment.label)
         out.human.append(ref)
+        if numbers:
+            value = judge_number(judgment.label, judgment.score, numbers)
+            out.n_scored += value != numbers[judgment.label]
+            out.judge_values.append(value)
+            out.human_values.append(reference_number(by_annotator, ref, chosen, numbers))
     return out
 
 

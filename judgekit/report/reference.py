@@ -60,6 +60,8 @@ class HumanReference:
     off_scale: int = 0
     #: items flagged for review by at least one annotator
     flagged: int = 0
+    #: ``--reference`` (majority, median, mean; None: the scale's default)
+    reference: str | None = None
 
     @property
     def n_labels(self) -> int:
@@ -84,14 +86,14 @@ class HumanReference:
             if annotator in v
         }
         return HumanReference(by_item, {}, self.include_unblinded, self.unblinded,
-                              self.off_scale, self.flagged)
+                              self.off_scale, self.flagged, self.reference)
 
     def label_of(self, key: ItemKey, scale: Scale) -> str | None:
         """The item's reference label: its adjudication, else the annotators' rule (None: tie)."""
         if key in self.adjudicated:
             return self.adjudicated[key]
         by = self.by_item.get(key)
-        return reference_label(by, scale) if by else None
+        return reference_label(by, scale, self.reference) if by else None
 
     def references(self) -> dict[ItemKey, dict[str, str]]:
         """Item -> annotator -> label, with each adjudicated item reduced to its adjudication.
@@ -111,7 +113,7 @@ class HumanReference:
 
     def no_majority_items(self, scale: Scale) -> list[ItemKey]:
         """Items left out because their annotators split with no majority (none adjudicated)."""
-        rule = reference_rule_of(scale)
+        rule = reference_rule_of(scale, self.reference)
         return sorted(
             k for k, by in self.by_item.items()
             if k not in self.adjudicated and rule(by) is None
@@ -119,7 +121,11 @@ class HumanReference:
 
 
 def split_labels(
-    labels: Iterable[Label | LabelRow], scale: Scale, *, include_unblinded: bool = False
+    labels: Iterable[Label | LabelRow],
+    scale: Scale,
+    *,
+    include_unblinded: bool = False,
+    reference: str | None = None,
 ) -> HumanReference:
     """Build the reference from latest label rows (annotators' and adjudicators' together)."""
     rows = (
@@ -128,7 +134,7 @@ def split_labels(
             label.flagged, label.source)
         for label in labels
     )
-    return _fold(rows, scale, include_unblinded)
+    return _fold(rows, scale, include_unblinded, reference)
 
 
 #: One label as :data:`~judgekit.store.columns.LABEL_ROW_SELECT` reads it (a
@@ -138,7 +144,9 @@ RawLabel = tuple[str, str, str, str | None, Any, Any, str]
 Combo = tuple[tuple[str, str], ...]
 
 
-def _fold(rows: Iterable[RawLabel], scale: Scale, include_unblinded: bool) -> HumanReference:
+def _fold(
+    rows: Iterable[RawLabel], scale: Scale, include_unblinded: bool, reference: str | None = None
+) -> HumanReference:
     """The reference of label rows, oldest first (a later adjudication replaces an earlier one).
 
     Each item's (annotator, label) pairs are collected as one interned tuple, so
@@ -181,7 +189,7 @@ def _fold(rows: Iterable[RawLabel], scale: Scale, include_unblinded: bool) -> Hu
     for key, combo in combos.items():  # in place: values only, so the order is kept
         by_item[key] = as_dict[combo]
     return HumanReference(
-        by_item, adjudicated, include_unblinded, unblinded, off_scale, len(flagged)
+        by_item, adjudicated, include_unblinded, unblinded, off_scale, len(flagged), reference
     )
 
 
@@ -191,6 +199,7 @@ def human_reference(
     *,
     dataset: str | None = None,
     include_unblinded: bool = False,
+    reference: str | None = None,
 ) -> HumanReference:
     """The human reference for ``rubric`` (optionally one dataset) from the store.
 
@@ -206,6 +215,7 @@ def human_reference(
         itertools.chain(itertools.chain.from_iterable(pages), adjudications),
         rubric.scale,
         include_unblinded,
+        reference,
     )
 
 

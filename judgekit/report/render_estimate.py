@@ -31,7 +31,15 @@ def _effective(target: TargetEstimate) -> str:
 
 
 def _summary(section: EstimateSection) -> str:
-    return f"n={section.n_labeled} labeled, N={section.n_judged} judged; design: {section.design}"
+    text = f"n={section.n_labeled} labeled, N={section.n_judged} judged; design: {section.design}"
+    return f"{text}; human reference: {section.reference}" if section.reference else text
+
+
+def _method(key: str, target: TargetEstimate) -> str:
+    """The estimate's name; the judge-only figure of a mean is the judge's own mean, not a rate."""
+    if key == "judge_only" and target.key == "mean_score":
+        return "judge only (the judge's own mean, not corrected)"
+    return METHOD_NAMES[key]
 
 
 def estimate_text_lines(section: EstimateSection, confidence_level: float) -> list[str]:
@@ -45,7 +53,7 @@ def estimate_text_lines(section: EstimateSection, confidence_level: float) -> li
     for target in section.targets:
         out.append(f"  {target.name} ({confidence_level:.0%} intervals; {_effective(target)})")
         for key, stat in target.stats.items():
-            out.append(f"    {METHOD_NAMES[key]:<{width}}{stat_text(stat)}")
+            out.append(f"    {_method(key, target):<{width}}{stat_text(stat)}")
     if section.stratified is not None:
         head = section.targets[0].name if section.targets else ""
         out.append(f"  {head} by {section.by} (stratified PPI++, weighted by slice size)")
@@ -72,7 +80,9 @@ def estimate_markdown_lines(section: EstimateSection, confidence_level: float) -
         out += [f"**{_cell(target.name)}** ({_effective(target)})", ""]
         out += [f"| estimate | value | {level} | n |", "|---|---|---|---|"]
         for key, stat in target.stats.items():
-            out.append(f"| {METHOD_NAMES[key]} | {_cell(_value(stat))} | {_ci(stat)} | {stat.n} |")
+            out.append(
+                f"| {_method(key, target)} | {_cell(_value(stat))} | {_ci(stat)} | {stat.n} |"
+            )
         out.append("")
     if section.stratified is not None:
         out += [f"By {section.by} (stratified PPI++):", ""]
@@ -135,7 +145,7 @@ def estimate_html(section: EstimateSection, confidence_level: float) -> str:
         parts.append(f"<table><tr><th>estimate</th><th>value</th><th>{level}</th><th>n</th></tr>")
         for key, stat in target.stats.items():
             parts.append(
-                f'<tr><td>{escape(METHOD_NAMES[key])}</td><td class="num">'
+                f'<tr><td>{escape(_method(key, target))}</td><td class="num">'
                 f"{escape(_value(stat))}</td><td>{_ci(stat)}</td>"
                 f'<td class="num">{stat.n}</td></tr>'
             )

@@ -34,6 +34,7 @@ from judgekit.report._format import (
 )
 from judgekit.report.model import Report, ScatterPoint, Stat
 from judgekit.report.render_estimate import estimate_html
+from judgekit.report.render_levels import levels_html
 from judgekit.report.verdict_lines import (
     explanation_texts,
     gate_checks,
@@ -241,6 +242,10 @@ def render_html(report: Report) -> str:
                 f'<td class="num">{pvalue_text(r.adjusted_pvalue)}</td><td>{flag}</td></tr>'
             )
         parts.append("</table>")
+
+    if report.levels is not None:
+        parts.append('<h2 id="levels">Agreement by level: item, per group, system</h2>')
+        parts.append(levels_html(report.levels))
 
     if report.estimate is not None:
         parts.append('<h2 id="estimate">Estimate: judge only, labels only, PPI++</h2>')

@@ -66,6 +66,8 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "primary": agreement.primary,
             "n_items": agreement.n_items,
             "reference": agreement.reference,
+            "reference_rule": agreement.reference_rule,
+            "judge_scored_items": agreement.n_scored,
             "interval_method": agreement.interval_method,
             "cluster_by": agreement.cluster_by,
             "n_clusters": agreement.n_clusters,
@@ -120,6 +122,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
         }
     )
     out["estimate"] = None if report.estimate is None else report.estimate.to_dict()
+    out["levels"] = None if report.levels is None else report.levels.to_dict()
     sens = report.failure_sensitivity
     out["failures_as_disagreements"] = (
         None

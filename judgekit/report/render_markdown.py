@@ -33,6 +33,7 @@ from judgekit.report._format import (
 )
 from judgekit.report.model import Report, Stat
 from judgekit.report.render_estimate import estimate_markdown_lines
+from judgekit.report.render_levels import levels_markdown_lines
 from judgekit.report.verdict_lines import (
     explanation_texts,
     gate_check_lines,
@@ -192,6 +193,10 @@ def render_markdown(report: Report) -> str:
                 f"{num(r.percent_agreement.statistic)} | {interval(r.percent_agreement)} | "
                 f"{pvalue_text(r.adjusted_pvalue)} | {'**worse**' if r.flagged else ''} |"
             )
+
+    if report.levels is not None:
+        out += ["", "## Agreement by level (item, per group, system)", ""]
+        out += levels_markdown_lines(report.levels)
 
     if report.estimate is not None:
         out += ["", "## Estimate (judge only, labels only, PPI++)", ""]

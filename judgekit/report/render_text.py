@@ -28,6 +28,7 @@ from judgekit.report._format import (
 from judgekit.report._wrap import DEFAULT_WIDTH, wrap_text
 from judgekit.report.model import Agreement, Report, Stat
 from judgekit.report.render_estimate import estimate_text_lines
+from judgekit.report.render_levels import levels_text_lines
 from judgekit.report.verdict_lines import (
     explanation_texts,
     gate_check_lines,
@@ -178,6 +179,10 @@ def render_text(report: Report, width: int = DEFAULT_WIDTH) -> str:
                 f"{num(srow.percent_agreement.statistic)} {interval(srow.percent_agreement)}  "
                 f"p_adj={pvalue_text(srow.adjusted_pvalue)}{flag}"
             )
+
+    if report.levels is not None:
+        out += ["", "Agreement by level (item, per group, system)"]
+        out.extend(levels_text_lines(report.levels))
 
     if report.estimate is not None:
         out += ["", "Estimate (judge only, labels only, PPI++)"]

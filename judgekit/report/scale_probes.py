@@ -22,6 +22,8 @@ import numpy as np
 from judgekit import stats
 from judgekit.errors import InputError
 from judgekit.report.agreement import numeric_values
+from judgekit.report.length_paired import PROBE as LENGTH_PROBE
+from judgekit.report.length_paired import length_entry
 from judgekit.report.model import Bias, ProbeEntry, Stat, undefined
 from judgekit.report.options import ReportOptions
 from judgekit.report.pairing import AnyItem, AnyJudgment, ItemKey, Pairing
@@ -50,8 +52,14 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
     k = len(labels)
     j_codes = np.array([index[x] for x in pairing.judge])
     h_codes = np.array([index[x] for x in pairing.human])
-    j_vals = numeric_values(scale, pairing.judge)
-    h_vals = numeric_values(scale, pairing.human)
+    # the variance ratio and the end-of-scale shares read numbers: the judge's own score and
+    # the human reference number (--reference mean: the annotators' mean); entropy reads levels
+    if pairing.judge_values:
+        j_vals = np.asarray(pairing.judge_values, dtype=float)
+        h_vals = np.asarray(pairing.human_values, dtype=float)
+    else:
+        j_vals = numeric_values(scale, pairing.judge)
+        h_vals = numeric_values(scale, pairing.human)
     ends = numeric_values(scale, [labels[0], labels[-1]])
     low, high = float(ends[0]), float(ends[1])
 
@@ -73,7 +81,7 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
     else:
         stats["variance_ratio"] = undefined("the human labels use one level only",
                                             len(pairing.keys))
-    details: dict[str, Any] = {}
+    details: dict[str, Any] = {"values": _values_words(pairing)}
     unused = [labels[0], labels[-1]]
     unused = [end for end in unused if end not in pairing.judge and end in pairing.human]
     if unused:
@@ -83,6 +91,14 @@ def scale_use_entry(pairing: Pairing, scale: Scale, spec: IntervalSpec) -> Probe
             f"{sum(h in unused for h in pairing.human)} of {len(pairing.keys)} items"
         )
     return ProbeEntry("scale_use", "", stats, details)
+
+
+def _values_words(pairing: Pairing) -> str:
+    """What the variance ratio and end shares compare, in words (the JSON's ``values``)."""
+    human = {"mean": "the mean of the annotators' values", "majority": "the majority label's value"
+             }.get(pairing.reference, "the lower median level's value")
+    judge = "the judge's own score" if pairing.n_scored else "the judge's label value"
+    return f"{judge} against {human}; entropy compares levels"
 
 
 def _paired_share_gap(j_vals: np.ndarray, h_vals: np.ndarray, low: float, high: float,
@@ -185,6 +201,11 @@ def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey,
     else:
         absent["confidence_calibration"] = (calibration_absence(pairing, judgments, confident)
                                             or "not computed")
+    length, why = length_entry(pairing, items or {}, scale, spec)
+    if length is not None:
+        extra.append(length)
+    else:
+        absent[LENGTH_PROBE] = why or "not computed"
     own, reason = self_preference_entry(pairing, items or {}, judgments, scale, spec,
                                         judge_family)
     if own is not None:

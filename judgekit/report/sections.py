@@ -192,7 +192,8 @@ def slice_figures(
             (
                 name,
                 n_in,
-                primary_only(list(judge[mask]), list(human[mask]), scale, sub, primary),
+                primary_only(list(judge[mask]), list(human[mask]), scale, sub, primary,
+                             _numbers(pairing, mask)),
                 proportion_stat(agree[mask], sub),
                 pvalue,
             )
@@ -212,6 +213,16 @@ def slice_figures(
     else:
         test = "one-sided Fisher exact test of agreement, slice vs rest"
     return Slices(out, len(names), q, test)
+
+
+def _numbers(
+    pairing: Pairing, mask: npt.NDArray[np.bool_]
+) -> tuple[list[float], list[float]] | None:
+    """The pairing's judge scores and human reference numbers on the items of ``mask``."""
+    if not pairing.judge_values:
+        return None
+    jv, hv = np.asarray(pairing.judge_values), np.asarray(pairing.human_values)
+    return jv[mask].tolist(), hv[mask].tolist()
 
 
 #: Primary statistics with a weighted (inverse-probability) version in the weighted section.

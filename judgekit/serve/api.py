@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from fastapi import APIRouter, Depends, HTTPException, Query, Request
 from fastapi.responses import JSONResponse, Response
@@ -60,6 +60,9 @@ JudgeRun = Annotated[str | None, Query(description="Report the judge of this run
 Model = Annotated[str | None, Query(description="Report this judge model.")]
 MinAgreement = Annotated[float, Query(gt=0.0, lt=1.0, description="As `report --min-agreement`.")]
 Resamples = Annotated[int, Query(ge=100, le=100_000, description="Bootstrap resamples.")]
+Reference = Annotated[Literal["majority", "median", "mean"] | None, Query(
+    description="As `report --reference`: the human reference per item (default: median for "
+    "ordinal scales, majority otherwise).")]
 
 
 def stored_rubric(store: Store, name_or_sha: str, caches: ServeCaches | None = None) -> Rubric:
@@ -237,7 +240,8 @@ def post_judgments(body: JudgmentsIn, store: StoreDep,
 
 
 def _report(store: Store, rubric: str, dataset: str | None, judge_run: str | None,
-            model: str | None, min_agreement: float, resamples: int) -> Any:
+            model: str | None, min_agreement: float, resamples: int,
+            reference: str | None = None) -> Any:
     from judgekit.report import build_report
     from judgekit.report_inputs import NotInStore, report_options
 
@@ -245,7 +249,7 @@ def _report(store: Store, rubric: str, dataset: str | None, judge_run: str | Non
     try:
         options = report_options(store, where="the store", dataset=dataset, judge_run=judge_run,
                                  model=model, min_agreement=min_agreement,
-                                 n_resamples=resamples)
+                                 n_resamples=resamples, reference=reference)
     except NotInStore as exc:
         raise HTTPException(404, detail=str(exc)) from None
     try:
@@ -259,21 +263,22 @@ def report(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
            judge_run: JudgeRun = None,
            model: Model = None,
            min_agreement: MinAgreement = 0.6,
-           resamples: Resamples = 1000) -> Response:
+           resamples: Resamples = 1000, reference: Reference = None) -> Response:
     from judgekit.report import render
 
-    built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples)
+    built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples,
+                    reference)
     return Response(render(built, "json"), media_type="application/json")
 
 
 @router.get("/estimate", summary="The corrected estimate (the `estimate` section of the report)")
 def estimate(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
              judge_run: JudgeRun = None, model: Model = None,
-             resamples: Resamples = 1000) -> Response:
+             resamples: Resamples = 1000, reference: Reference = None) -> Response:
     """Judge only, labels only, PPI++ and Rogan-Gladen per target, as `judgekit estimate`."""
     from judgekit.report import render
 
-    built = _report(store, rubric, dataset, judge_run, model, 0.6, resamples)
+    built = _report(store, rubric, dataset, judge_run, model, 0.6, resamples, reference)
     section = json.loads(render(built, "json")).get("estimate")
     return Response(json.dumps(section), media_type="application/json")
 
@@ -283,10 +288,11 @@ def gate(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
          judge_run: JudgeRun = None,
          model: Model = None,
          min_agreement: MinAgreement = 0.6,
-         resamples: Resamples = 1000) -> JSONResponse:
+         resamples: Resamples = 1000, reference: Reference = None) -> JSONResponse:
     from judgekit.report.verdict_lines import reason_lines
 
-    built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples)
+    built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples,
+                    reference)
     verdict = built.verdict
     stat = verdict.statistic
     return JSONResponse({

@@ -44,6 +44,8 @@ class JudgmentRow(NamedTuple):
     model_requested: str
     model_returned: str | None
     stale: bool  # made for an older version of its item (``item_hash`` differs)
+    #: the verdict's stored score (an imported 3.5 beside label 4; else the label's value)
+    score: float | None = None
 
 
 class ItemFacts(NamedTuple):
@@ -56,6 +58,8 @@ class ItemFacts(NamedTuple):
     cluster: str | None
     meta_json: str
     is_pairwise: bool
+    #: characters of the response; for a pair, len(A) - len(B) (the length probe's measure)
+    response_length: float | None = None
 
     @property
     def meta(self) -> dict[str, Any]:
@@ -67,7 +71,9 @@ LABEL_ROW_SELECT = "dataset, item_id, annotator, label, blind, flagged, source"
 #: Columns of :class:`ItemFacts`, in order, for ``SELECT``.
 ITEM_FACTS_SELECT = (
     "dataset, id, input, slice, cluster, meta, "
-    "response_a IS NOT NULL AND response_b IS NOT NULL"
+    "response_a IS NOT NULL AND response_b IS NOT NULL, "
+    "CASE WHEN response_a IS NOT NULL AND response_b IS NOT NULL "
+    "THEN length(response_a) - length(response_b) ELSE length(COALESCE(response, '')) END"
 )
 
 
@@ -101,9 +107,10 @@ def item_facts_reader() -> Callable[[tuple[Any, ...], str], ItemFacts]:
     share = shared()
 
     def convert(row: tuple[Any, ...], item_id: str) -> ItemFacts:
-        dataset, _, text, slice_name, cluster, meta, pairwise = row
+        dataset, _, text, slice_name, cluster, meta, pairwise, length = row
         return ItemFacts(share(dataset, dataset), item_id, text, share(slice_name, slice_name),
-                         share(cluster, cluster), share(meta, meta), bool(pairwise))
+                         share(cluster, cluster), share(meta, meta), bool(pairwise),
+                         None if length is None else float(length))
 
     return convert
 

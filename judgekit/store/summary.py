@@ -73,6 +73,8 @@ class JudgedItem(NamedTuple):
     slice: str | None
     cluster: str | None
     meta: Mapping[str, Any]
+    #: the verdict's stored score (an imported 3.5 beside label 4; else the label's value)
+    score: float | None = None
 
 
 @dataclass(frozen=True)
@@ -279,14 +281,15 @@ class JudgmentSummaryMixin(StoreBase):
         sql = (
             "SELECT j.dataset, j.item_id, j.variant, j.sample_index, j.status, j.label, "
             "j.confidence, j.model_requested, j.model_returned, "
-            "(j.item_hash != '' AND i.content_hash IS NOT NULL AND j.item_hash != i.content_hash) "
+            "(j.item_hash != '' AND i.content_hash IS NOT NULL AND j.item_hash != i.content_hash), "
+            "j.score "
             "FROM judgments j LEFT JOIN items i ON i.dataset = j.dataset AND i.id = j.item_id "
             f"WHERE j.id IN (SELECT MAX(id) FROM judgments {where} GROUP BY cache_key) "
             "ORDER BY j.id"
         )
         for page in self._paged(sql, params):
             for (dataset, item_id, variant, sample_index, status, label, conf, requested,
-                 returned, stale) in page:
+                 returned, stale, score) in page:
                 if items is None or (dataset, item_id) in items:
                     if known is not None:
                         item_id = known[dataset, item_id][1]
@@ -294,6 +297,7 @@ class JudgmentSummaryMixin(StoreBase):
                         share(dataset, dataset), item_id, share(variant, variant), sample_index,
                         share(status, status), share(label, label), conf,
                         share(requested, requested), share(returned, returned), bool(stale),
+                        score,
                     )
 
     def judged_items(self, **filters: Unpack[JudgmentFilters]) -> Iterator[JudgedItem]:
@@ -309,7 +313,7 @@ class JudgmentSummaryMixin(StoreBase):
             f"{_selection(where, True)}"
             "SELECT s.dataset, s.item_id, s.status, s.label, "
             "i.id IS NOT NULL AND (s.item_hash = '' OR s.item_hash = i.content_hash), "
-            "i.slice, i.cluster, i.meta FROM selected s "
+            "i.slice, i.cluster, i.meta, s.score FROM selected s "
             "LEFT JOIN items i ON i.dataset = s.dataset AND i.id = s.item_id "
             "ORDER BY s.dataset, s.item_id",
             params,
@@ -324,7 +328,7 @@ class JudgmentSummaryMixin(StoreBase):
 
         share = shared()
         for page in pages:
-            for ds, item_id, status, label, current, sl, cl, meta in page:
+            for ds, item_id, status, label, current, sl, cl, meta, score in page:
                 yield JudgedItem(share(ds, ds), item_id, share(status, status),
                                  share(label, label), bool(current), share(sl, sl),
-                                 share(cl, cl), meta_of(meta))
+                                 share(cl, cl), meta_of(meta), score)

@@ -265,6 +265,7 @@ def test_compare_candidates_applies_one_runs_judge_to_both_datasets(tmp_path: Pa
 
 UNCLUSTERED_JUDGES_TEXT = (
     "Judges compared on 60 items with an ok verdict from both and a human label\n"
+    "  Human reference: the single human label per item\n"
     "  A = m1 (http://127.0.0.1:9/v1): correctness v1, run good\n"
     "     Cohen's kappa             0.799 [0.601, 0.925] n=60\n"
     "     Agreement with humans     0.900 [0.799, 0.953] n=60\n"
@@ -289,8 +290,9 @@ UNCLUSTERED_CANDIDATES_TEXT = (
     "  Abstentions/failures B: none\n"
 )
 JUDGES_KEYS = {
-    "kind", "primary", "n_items", "a", "b", "agreement_difference", "agreement_test", "pvalue",
-    "primary_difference",
+    "kind", "primary", "n_items", "reference", "a", "b", "agreement_difference", "agreement_test",
+    "levels",
+    "pvalue", "primary_difference",
 }
 CANDIDATES_KEYS = {
     "kind", "score", "n_items", "mean_a", "mean_b", "micro_difference", "macro_difference",

@@ -1,0 +1,141 @@
+"""The like-for-like human ceiling: the primary kappa between pairs of annotators.
+
+The report's primary statistic compares the judge with one label per item: Cohen's
+kappa, quadratic-weighted on ordinal scales. Fleiss' kappa and Krippendorff's alpha
+are multi-rater figures of another kind (Fleiss' treats every level as a nominal
+category), so setting the judge's quadratic kappa beside them compares unlike
+things: on SummEval the experts' mean pairwise quadratic kappa is 0.50-0.69 while
+their Fleiss' kappa is far lower. This module gives the figure the primary can be
+read against:
+
+- ``mean_pairwise_<primary>``: the mean over annotator pairs of the primary kappa
+  between the two annotators, each pair on the items both labeled;
+- ``judge_mean_<primary>``: the mean over annotators of the same kappa between the
+  judge and that annotator, on the items both labeled.
+
+Both are one statistic of the item-level data, so their interval is the report's
+(cluster) bootstrap over items: every resample recomputes every pair's kappa.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from judgekit.report.model import Stat, undefined
+from judgekit.report.pairing import ItemKey
+from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat
+from judgekit.types import Scale
+
+#: Primary statistics with a pairwise version in the ceiling, and their kappa weights.
+PAIRWISE_PRIMARIES = {"weighted_kappa": "quadratic", "cohen_kappa": None}
+#: A pair of raters needs this many shared items to enter the mean.
+MIN_SHARED = 5
+
+
+def _weights(k: int, kind: str | None) -> npt.NDArray[np.float64]:
+    if kind is None:
+        return np.eye(k)
+    grid = np.subtract.outer(np.arange(k), np.arange(k)) / max(k - 1, 1)
+    return 1.0 - grid**2
+
+
+def _mean_kappa_fn(
+    pairs: Sequence[tuple[int, int]], k: int, weights: npt.NDArray[np.float64]
+) -> Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float64]]:
+    """Mean kappa over rater pairs from (B, n, R) label codes (-1: not labeled)."""
+
+    def fn(codes: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        b = codes.shape[0]
+        values = np.full((b, len(pairs)), np.nan)
+        for p, (r1, r2) in enumerate(pairs):
+            x, y = codes[..., r1], codes[..., r2]
+            both = (x >= 0) & (y >= 0)
+            cells = np.where(both, x * k + y, k * k)  # k*k: a dropped cell
+            flat = (np.arange(b)[:, None] * (k * k + 1) + cells).ravel()
+            counts = np.bincount(flat, minlength=b * (k * k + 1)).reshape(b, k * k + 1)
+            table = counts[:, : k * k].reshape(b, k, k).astype(np.float64)
+            total = table.sum(axis=(1, 2))
+            with np.errstate(divide="ignore", invalid="ignore"):
+                prob = table / total[:, None, None]
+                p_o = np.einsum("bij,ij->b", prob, weights)
+                p_e = np.einsum("bi,ij,bj->b", prob.sum(axis=2), weights, prob.sum(axis=1))
+                kappa = np.where(np.abs(1 - p_e) < 1e-12, np.nan, (p_o - p_e) / (1 - p_e))
+            values[:, p] = np.where(total > 0, kappa, np.nan)
+        defined = ~np.isnan(values)
+        count = defined.sum(axis=1)
+        total = np.where(defined, values, 0.0).sum(axis=1)
+        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+
+    return fn
+
+
+def pairwise_kappas(
+    keys: Sequence[ItemKey],
+    annotators: Mapping[ItemKey, Mapping[str, str]],
+    judge: Mapping[ItemKey, str] | None,
+    scale: Scale,
+    spec: IntervalSpec,
+    primary: str,
+) -> dict[str, Stat]:
+    """``mean_pairwise_<primary>`` among annotators and, with ``judge``, ``judge_mean_<primary>``.
+
+    ``keys`` are the items two or more annotators labeled; ``spec.clusters`` (one per
+    key) makes the bootstrap resample clusters. Empty for a primary with no pairwise form.
+    """
+    if primary not in PAIRWISE_PRIMARIES or not keys:
+        return {}
+    index = {label: i for i, label in enumerate(scale.labels)}
+    k = len(scale.labels)
+    weights = _weights(k, PAIRWISE_PRIMARIES[primary])
+    names = sorted({a for key in keys for a in annotators[key]})
+    raters = [*names, "\0judge"]
+    codes = np.full((len(keys), len(raters)), -1, dtype=np.int64)
+    for i, key in enumerate(keys):
+        for a, label in annotators[key].items():
+            codes[i, raters.index(a)] = index[label]
+        if judge is not None and key in judge:
+            codes[i, -1] = index[judge[key]]
+    out: dict[str, Stat] = {}
+    human_pairs = [
+        (a, b) for a, b in itertools.combinations(range(len(names)), 2)
+        if int(np.count_nonzero((codes[:, a] >= 0) & (codes[:, b] >= 0))) >= MIN_SHARED
+    ]
+    out[f"mean_pairwise_{primary}"] = (
+        bootstrap_stat(_mean_kappa_fn(human_pairs, k, weights), [codes], spec)
+        if human_pairs
+        else undefined(f"no two annotators share {MIN_SHARED} items", len(keys))
+    )
+    if judge is not None:
+        judge_pairs = [
+            (a, len(raters) - 1) for a in range(len(names))
+            if int(np.count_nonzero((codes[:, a] >= 0) & (codes[:, -1] >= 0))) >= MIN_SHARED
+        ]
+        out[f"judge_mean_{primary}"] = (
+            bootstrap_stat(_mean_kappa_fn(judge_pairs, k, weights), [codes], spec)
+            if judge_pairs
+            else undefined(f"no annotator shares {MIN_SHARED} items with the judge", len(keys))
+        )
+    return out
+
+
+def like_for_like_sentence(stats: Mapping[str, Stat], primary: str, name: str) -> str | None:
+    """The judge's mean kappa with single annotators beside the annotators' with each other."""
+    human = stats.get(f"mean_pairwise_{primary}")
+    judge = stats.get(f"judge_mean_{primary}")
+    if human is None or judge is None or not (human.defined and judge.defined):
+        return None
+    from judgekit.report._format import interval, num
+
+    return (
+        f"Like for like on {name}: the judge against single annotators averages "
+        f"{num(judge.statistic)} {interval(judge)}; annotators against each other "
+        f"{num(human.statistic)} {interval(human)} (mean over pairs, each pair on the items "
+        "both labeled)."
+    )
+
+
+__all__ = ["PAIRWISE_PRIMARIES", "like_for_like_sentence", "pairwise_kappas"]
