@@ -18,6 +18,7 @@ from typing import Any
 
 from judgekit.errors import InputError
 from judgekit.families import model_field_problem
+from judgekit.io.file_checks import no_records
 from judgekit.io.records import Record, iter_records
 from judgekit.io.records import type_name as _type_name
 from judgekit.io.streaming import batched
@@ -45,7 +46,7 @@ def load_items(path: str | Path) -> list[Item]:
     :class:`InputError` at ``file:line``."""
     items = list(_file_items(Path(path)))
     if not items:
-        raise InputError(f"{path}: no items (the file is empty)")
+        raise InputError(f"{path}: no items ({no_records(path)})")
     return items
 
 
@@ -57,7 +58,7 @@ def check_item_file(path: str | Path) -> int:
         count += len(batch)
         advance(len(batch))
     if not count:
-        raise InputError(f"{path}: no items (the file is empty)")
+        raise InputError(f"{path}: no items ({no_records(path)})")
     return count
 
 
@@ -104,7 +105,7 @@ def import_item_file(
         changed = store.import_item_batches(dataset, counted(), replace=replace)
         total = store.count_items(dataset)
     if not count:
-        raise InputError(f"{path}: no items (the file is empty)")
+        raise InputError(f"{path}: no items ({no_records(path)})")
     return ItemImportResult(items=count, changed=changed, total=total)
 
 
