@@ -99,6 +99,10 @@ def _load(path: Path) -> tuple[list[tuple[At, dict[str, Any]]], dict[str, Any]]:
     return top.key("results").each_obj(inner, "results"), data
 
 
+def _provider_id(at: At, result: dict[str, Any]) -> str:
+    return at.key("provider").string(at.obj(result, "provider"), "id") or ""
+
+
 def _grader_model(at: At, result: dict[str, Any], default: str) -> str:
     test = at.obj(result, "testCase")
     provider = at.key("testCase").obj(test, "options").get("provider")
@@ -171,14 +175,13 @@ def read(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
     version = At(path).obj(data, "metadata").get("promptfooVersion")
     default = DEFAULT_GRADER + (f"@{version}" if isinstance(version, str) else "")
     ids = _ids(results)
-    several = len({(r.get("promptIdx"), json.dumps(r.get("provider"), sort_keys=True))
-                   for _, r in results}) > 1
+    several = len({(at.integer(r, "promptIdx", 0), _provider_id(at, r))
+                   for at, r in results}) > 1
     items: dict[str, Item] = {}
     graded: list[tuple[str, str, str, At, dict[str, Any], dict[str, Any]]] = []
     for number, (at, result) in enumerate(results):
         test = at.integer(result, "testIdx", number)
-        provider = at.obj(result, "provider")
-        provider_id = at.key("provider").string(provider, "id") or ""
+        provider_id = _provider_id(at, result)
         item_id = ids.get(test, f"t{test}")
         if several:
             item_id += f"-p{at.integer(result, 'promptIdx', 0)}-{provider_id}"
