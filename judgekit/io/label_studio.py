@@ -32,12 +32,17 @@ FROM_NAME = "label"
 TO_NAME = "response"
 
 
-def labeling_config(rubric: Rubric, *, pairwise: bool) -> str:
-    """The Label Studio labeling config (XML) for ``rubric``'s scale."""
+def labeling_config(rubric: Rubric, *, pairwise: bool, reference: bool = False) -> str:
+    """The Label Studio labeling config (XML) for ``rubric``'s scale; with ``reference``
+    (some task has one) the expected answer is shown too, under its own header, as a
+    rubric such as correctness asks the annotator to compare against it."""
     texts = ('  <Text name="input" value="$input"/>\n'
              + ('  <Text name="response" value="$response_a"/>\n'
                 '  <Text name="response_b" value="$response_b"/>\n' if pairwise else
                 '  <Text name="response" value="$response"/>\n'))
+    if reference:
+        texts += ('  <Header value="Reference (expected answer)"/>\n'
+                  '  <Text name="reference" value="$reference"/>\n')
     choices = "\n".join(f"    <Choice value={quoteattr(label)}/>" for label in rubric.scale.labels)
     return (f"<View>\n{texts}  <Choices name=\"{FROM_NAME}\" toName=\"{TO_NAME}\" "
             f"choice=\"single\" showInline=\"true\">\n{choices}\n  </Choices>\n"
