@@ -329,8 +329,10 @@ def browsing_views_use_indexes(db: Database) -> None:
     re-ran that grouping for every row: 29.6 s at 20,000 judgments and 2,000 labels,
     11 minutes at 200,000 and 10,000, where Datasette gives up after 1 s. A row is
     the latest of its key when no later row of that key exists, one probe of
-    ``judgments_by_cache_key`` (``labels_by_key``) per row: the same rows, in
-    ``benchmarks/bench_views.py`` under a second at 200,000 judgments.
+    ``judgments_by_cache_key`` (``labels_by_key``) per row. ``judge_vs_human`` starts
+    from the labels (``CROSS JOIN`` fixes SQLite's loop order), usually far fewer than
+    the judgments, and finds each item's judgments by ``judgments_by_rubric_dataset``.
+    The same rows; ``benchmarks/bench_views.py`` times both definitions.
     """
     _run(
         db,
@@ -356,8 +358,8 @@ def browsing_views_use_indexes(db: Database) -> None:
                    j.run_id, j.label AS judge_label, j.score AS judge_score,
                    l.annotator, l.source AS label_source, l.blind, l.label AS human_label,
                    CASE WHEN l.label IS NULL THEN NULL ELSE j.label = l.label END AS agree
-            FROM latest_judgments j
-            JOIN latest_labels l
+            FROM latest_labels l
+            CROSS JOIN latest_judgments j
               ON l.rubric_hash = j.rubric_hash AND l.dataset = j.dataset
              AND l.item_id = j.item_id
             WHERE j.status = 'ok' AND j.variant = '' AND j.sample_index = 0
