@@ -85,7 +85,8 @@ def _annotator(value: Any) -> str | None:
 def _first(result: Sequence[Any], kind: str, key: str) -> Any:
     for region in result:
         if isinstance(region, dict) and region.get("type") == kind:
-            values = (region.get("value") or {}).get(key)
+            value = region.get("value")
+            values = value.get(key) if isinstance(value, dict) else None
             if isinstance(values, list) and values:
                 return values[0]
     return None
@@ -107,10 +108,15 @@ def label_rows(path: Path) -> list[dict[str, Any]]:
             raise InputError(f"{where}: 'data' has no item_id (export tasks with "
                              "judgekit labels export-tasks, or add an item_id column)")
         shown_prediction = bool(entry.get("predictions"))
-        for annotation in entry.get("annotations") or []:
+        annotations = entry.get("annotations") or []
+        if not isinstance(annotations, list):
+            raise InputError(f"{where}: 'annotations' must be a list")
+        for number, annotation in enumerate(annotations):
             if not isinstance(annotation, dict) or annotation.get("was_cancelled"):
                 continue
             result = annotation.get("result") or []
+            if not isinstance(result, list):
+                raise InputError(f"{where}: annotations[{number}].result must be a list")
             row: dict[str, Any] = {
                 "item_id": item_id, "annotator": _annotator(annotation.get("completed_by")),
                 "label": _first(result, "choices", "choices"),

@@ -249,3 +249,41 @@ def test_the_yaml_output_is_fuzzed_as_json_too() -> None:
             assert not (Path(scratch) / "x.db").exists()
 
 
+
+
+# -- the labeling tools' exports (labels import --from) ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def facts_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A store holding items i0..i4 of dataset 'facts' (what the exports name)."""
+    folder = tmp_path_factory.mktemp("facts")
+    data = folder / "facts.jsonl"
+    data.write_text("".join(json.dumps({"id": f"i{n}", "input": f"What is {n}+1?",
+                                        "response": str(n + 1)}) + "\n" for n in range(5)))
+    db = folder / "template.db"
+    assert run("import", str(data), "--db", str(db)).code == 0
+    return db
+
+
+@pytest.mark.parametrize(("tool", "source"), [
+    ("label-studio", FIXTURES / "label-studio" / "export.json"),
+    ("argilla", FIXTURES / "argilla" / "records.json")], ids=["label-studio", "argilla"])
+@FUZZ
+@given(data=st.data())
+def test_mutated_labeling_exports(tool: str, source: Path, facts_store: Path,
+                                  data: st.DataObject) -> None:
+    changed = data.draw(mutated(json.loads(source.read_text(encoding="utf-8"))))
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / source.name
+        _write_json(changed, path)
+        db = Path(scratch) / "store.db"
+        shutil.copy(facts_store, db)
+        before = fingerprint(db)
+        outcome = run("labels", "import", str(path), "--from", tool, "--rubric", "correctness",
+                      "--db", str(db))
+        assert "Traceback" not in outcome.err + outcome.out, outcome.err
+        assert outcome.code in (0, 2), (outcome.code, outcome.err)
+        if outcome.code == 2:
+            assert outcome.err.startswith("error: "), outcome.err
+            assert fingerprint(db) == before
