@@ -41,6 +41,7 @@ _EXPORTS: dict[str, tuple[str, str]] = {
     "arun_judgments": ("judgekit.judging.runner", "arun_judgments"),
     "build_report": ("judgekit.report", "build_report"),
     "from_frame": ("judgekit.io.frames", "from_frame"),
+    "import_verdicts": ("judgekit.io.verdict_store", "import_verdicts"),
     "load_items": ("judgekit.io.items", "load_items"),
     "load_rubric": ("judgekit.rubrics", "load_rubric"),
     "open_store": ("judgekit.store", "open_store"),

@@ -4,6 +4,7 @@ another eval tool's judge run (its items and its grader's verdicts)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
@@ -34,8 +35,23 @@ TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "lm-eval", "openai-batch")
               help="With --from: the rubric the tool's verdicts are on (name or .toml file).")
 @click.option("--judge", default=None, metavar="NAME",
               help="With --from: the judge's name (default: the tool's grader model).")
+@click.option("--grader", "--scorer", "--metric", "--assertion", "grader", default=None,
+              metavar="NAME",
+              help="With --from: import only this grader (an Inspect scorer, a DeepEval or "
+                   "lm-eval metric, a promptfoo assertion's metric or type); by default each "
+                   "grader in the file is imported as its own judge.")
+@click.option("--id-from", default=None, metavar="custom_id|metadata.FIELD",
+              help="With --from openai-batch: where a line's item id is: its custom_id "
+                   "(default) or the request body's metadata.FIELD in --requests.")
+@click.option("--strip-prefix", default=None, metavar="TEXT",
+              help="With --from openai-batch: drop this prefix from each item id "
+                   "(judge- of judge-arith-01).")
+@click.option("--requests", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="With --from openai-batch: the batch input file (the requests), for "
+                   "--id-from metadata.FIELD and the model of failed lines.")
 def command(file: Path, name: str | None, db: str, replace: bool, tool: str | None,
-            rubric: str | None, judge: str | None) -> None:
+            rubric: str | None, judge: str | None, grader: str | None, id_from: str | None,
+            strip_prefix: str | None, requests: Path | None) -> None:
     """Load the items in FILE (.jsonl, .csv, .tsv or .parquet) into the store as a dataset.
 
     The whole file is validated first; any problem stops the import with
@@ -47,10 +63,12 @@ def command(file: Path, name: str | None, db: str, replace: bool, tool: str | No
     if not dataset.strip():
         raise InputError("--name: the dataset name must not be empty")
     if tool is not None:
-        _import_tool(file, tool, dataset, db, replace, rubric, judge)
+        options = {"id_from": id_from, "strip_prefix": strip_prefix, "requests": requests}
+        _import_tool(file, tool, dataset, db, replace, rubric, judge, grader, options)
         return
-    if rubric is not None or judge is not None:
-        raise InputError("--rubric and --judge go with --from TOOL")
+    if any(v is not None for v in (rubric, judge, grader, id_from, strip_prefix, requests)):
+        raise InputError("--rubric, --judge, --grader, --id-from, --strip-prefix and "
+                         "--requests go with --from TOOL")
     db_path = resolve_db_path(db)
     with progress_bar("import"):
         done = import_item_file(db_path, file, dataset, replace=replace)
@@ -63,7 +81,8 @@ def command(file: Path, name: str | None, db: str, replace: bool, tool: str | No
 
 
 def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
-                 rubric: str | None, judge: str | None) -> None:
+                 rubric: str | None, judge: str | None, grader: str | None,
+                 options: dict[str, Any]) -> None:
     from judgekit.cli.judgments import echo_import
     from judgekit.io.tools import import_tool_run, read_tool
     from judgekit.rubrics import load_rubric
@@ -72,7 +91,7 @@ def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
     if rubric is None:
         raise InputError(f"--from {tool} needs --rubric (the rubric its verdicts are on)")
     loaded = load_rubric(rubric)
-    run = read_tool(tool, file, loaded)
+    run = read_tool(tool, file, loaded, grader, **options)
     db_path = resolve_db_path(db)
     with open_store(db_path, defer_migrations=True) as store:
         result = import_tool_run(store, run, loaded, source=file.name, dataset=dataset,
@@ -82,3 +101,6 @@ def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
         click.echo(f"{verb} {result.items} item(s) from {file} {into} dataset {dataset!r} "
                    f"({result.items_changed} new or changed) in {db_path}")
     echo_import(result.verdicts, f"{file} ({tool})", loaded)
+    for found in run.graders:  # which grader became which judge, always said
+        echo(f"  grader: {found.kind} {found.name!r} -> judge "
+             f"{judge if judge is not None else found.judge}")

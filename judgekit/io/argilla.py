@@ -46,8 +46,13 @@ def label_rows(path: Path) -> list[dict[str, Any]]:
         question = _question(record["responses"], where)
         if question is None:
             continue
-        shown = bool((record.get("suggestions") or {}).get(question))
-        for response in record["responses"][question]:
+        suggestions = record.get("suggestions")
+        shown = bool(suggestions.get(question)) if isinstance(suggestions, dict) else bool(
+            suggestions)
+        responses = record["responses"][question]
+        if not isinstance(responses, list):
+            raise InputError(f"{where}: responses.{question} must be a list")
+        for response in responses:
             if not isinstance(response, dict):
                 continue
             row = {"item_id": item_id, "annotator": response.get("user_id"),

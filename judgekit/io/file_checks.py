@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
+from judgekit.io.jsonline import loads_document
 
 #: How many ``file:line`` problems an import error lists before summarising the rest.
 MAX_REPORTED_ERRORS = 20
@@ -61,6 +62,8 @@ def type_name(value: Any) -> str:
     """How a JSON value's type reads in a message (``got a number``)."""
     if value is None:
         return "null"
+    if isinstance(value, bytes | bytearray | memoryview):
+        return "binary data (a parquet binary column, not a string column)"
     if isinstance(value, bool):
         return "a boolean"
     if isinstance(value, int | float):
@@ -69,7 +72,21 @@ def type_name(value: Any) -> str:
         return "a list"
     if isinstance(value, dict):
         return "an object"
-    return "a string"
+    if isinstance(value, str):
+        return "a string"
+    return type(value).__name__
+
+
+def no_records(path: str | Path) -> str:
+    """Why a file gave no records, in words that are true of it: a file of blank lines
+    or a header alone is not "empty"."""
+    try:
+        size = Path(path).stat().st_size
+    except (OSError, ValueError):
+        return "no records"
+    if size == 0:
+        return "the file is empty"
+    return f"the file ({size:,} bytes) holds no records: only blank lines, or a header alone"
 
 
 def is_missing(value: Any) -> bool:
@@ -138,8 +155,6 @@ def check_utf8(path: Path) -> None:
 def load_json(path: Path) -> Any:
     """A whole-file JSON document (a tool's export), or an InputError at ``file:line``."""
     try:
-        return json.loads(read_text(path))
+        return loads_document(read_text(path))
     except json.JSONDecodeError as exc:
         raise InputError(f"{path}:{exc.lineno}: invalid JSON: {exc.msg}") from None
-    except RecursionError:
-        raise InputError(f"{path}: invalid JSON: nested too deeply") from None

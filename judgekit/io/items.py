@@ -18,6 +18,8 @@ from typing import Any
 
 from judgekit.errors import InputError
 from judgekit.families import model_field_problem
+from judgekit.io.caps import DEFAULT_MAX_TEXT_BYTES, max_text_bytes, text_too_long
+from judgekit.io.file_checks import no_records
 from judgekit.io.records import Record, iter_records
 from judgekit.io.records import type_name as _type_name
 from judgekit.io.streaming import batched
@@ -45,7 +47,7 @@ def load_items(path: str | Path) -> list[Item]:
     :class:`InputError` at ``file:line``."""
     items = list(_file_items(Path(path)))
     if not items:
-        raise InputError(f"{path}: no items (the file is empty)")
+        raise InputError(f"{path}: no items ({no_records(path)})")
     return items
 
 
@@ -57,7 +59,7 @@ def check_item_file(path: str | Path) -> int:
         count += len(batch)
         advance(len(batch))
     if not count:
-        raise InputError(f"{path}: no items (the file is empty)")
+        raise InputError(f"{path}: no items ({no_records(path)})")
     return count
 
 
@@ -104,7 +106,7 @@ def import_item_file(
         changed = store.import_item_batches(dataset, counted(), replace=replace)
         total = store.count_items(dataset)
     if not count:
-        raise InputError(f"{path}: no items (the file is empty)")
+        raise InputError(f"{path}: no items ({no_records(path)})")
     return ItemImportResult(items=count, changed=changed, total=total)
 
 
@@ -122,9 +124,12 @@ def _header_problem(header: Sequence[str]) -> str | None:
     return None
 
 
-def _text(row: Mapping[str, Any], field: str, where: str, *, required: bool) -> str | None:
+def _text(row: Mapping[str, Any], field: str, where: str, *, required: bool,
+          limit: int = DEFAULT_MAX_TEXT_BYTES) -> str | None:
     value = row.get(field)
     if type(value) is str and (field not in _OPTIONAL_TEXT or value.strip()):
+        if len(value) * 4 > limit and (problem := text_too_long(value, limit)):
+            raise InputError(f"{where}: field {field!r}: {problem}")
         return value  # the common case, first
     if field in _OPTIONAL_TEXT and isinstance(value, str) and not value.strip():
         value = None  # an empty slice/cluster/reference cell means "none"
@@ -136,6 +141,8 @@ def _text(row: Mapping[str, Any], field: str, where: str, *, required: bool) -> 
         return str(value)
     if not isinstance(value, str):
         raise InputError(f"{where}: field {field!r} must be a string, got {_type_name(value)}")
+    if (problem := text_too_long(value, limit)) is not None:
+        raise InputError(f"{where}: field {field!r}: {problem}")
     return value
 
 
@@ -151,17 +158,17 @@ def _typo_hint(row: Mapping[str, Any], where: str) -> str:
     return ""
 
 
-def _item(row: Mapping[str, Any], where: str) -> Item:
+def _item(row: Mapping[str, Any], where: str, limit: int = DEFAULT_MAX_TEXT_BYTES) -> Item:
     try:
-        return _checked_item(row, where)
+        return _checked_item(row, where, limit)
     except InputError as exc:
         if "missing field" not in str(exc):
             raise
         raise InputError(f"{exc}{_typo_hint(row, where)}") from None
 
 
-def _checked_item(row: Mapping[str, Any], where: str) -> Item:
-    item_id = _text(row, "id", where, required=True)
+def _checked_item(row: Mapping[str, Any], where: str, limit: int) -> Item:
+    item_id = _text(row, "id", where, required=True, limit=limit)
     if not item_id or not item_id.strip():
         raise InputError(f"{where}: field 'id' must not be empty")
     pairwise = row.get("response_a") is not None or row.get("response_b") is not None
@@ -176,13 +183,13 @@ def _checked_item(row: Mapping[str, Any], where: str) -> Item:
         raise InputError(f"{where}: {problem}")
     return Item(
         id=item_id,
-        input=_text(row, "input", where, required=True) or "",
-        response=_text(row, "response", where, required=not pairwise),
-        response_a=_text(row, "response_a", where, required=pairwise),
-        response_b=_text(row, "response_b", where, required=pairwise),
-        reference=_text(row, "reference", where, required=False),
-        slice=_text(row, "slice", where, required=False),
-        cluster=_text(row, "cluster", where, required=False),
+        input=_text(row, "input", where, required=True, limit=limit) or "",
+        response=_text(row, "response", where, required=not pairwise, limit=limit),
+        response_a=_text(row, "response_a", where, required=pairwise, limit=limit),
+        response_b=_text(row, "response_b", where, required=pairwise, limit=limit),
+        reference=_text(row, "reference", where, required=False, limit=limit),
+        slice=_text(row, "slice", where, required=False, limit=limit),
+        cluster=_text(row, "cluster", where, required=False, limit=limit),
         meta=dict(meta or {}),
     )
 
@@ -199,9 +206,10 @@ def iter_items(rows: Iterable[Record], source: str) -> Iterator[Item]:
     """:func:`items_from_records` one item at a time (only the ids seen are kept)."""
     first_line: dict[str, int] = {}
     mode: tuple[bool, int] | None = None  # (pairwise?, line that set it)
+    limit = max_text_bytes()  # stored text per field (docs/import.md)
     for number, row in rows:
         where = f"{source}:{number}"
-        item = _item(row, where)
+        item = _item(row, where, limit)
         if item.id in first_line:
             raise InputError(
                 f"{where}: duplicate id {item.id!r} (first on line {first_line[item.id]})"

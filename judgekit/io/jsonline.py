@@ -16,7 +16,7 @@ import re
 import sys
 from typing import Any
 
-__all__ = ["MAX_DEPTH", "loads_line"]
+__all__ = ["MAX_DEPTH", "loads_document", "loads_line"]
 
 #: Deepest nesting of arrays and objects accepted (items need a few levels at most).
 MAX_DEPTH = 100
@@ -44,6 +44,33 @@ def loads_line(line: str) -> Any:
         raise json.JSONDecodeError(
             "a string holds a lone surrogate (e.g. \\ud800), which is not valid Unicode text",
             line, position,
+        )
+    return value
+
+
+def loads_document(text: str | bytes) -> Any:
+    """The JSON value of a whole document (a tool's export, an archive member), with
+    :func:`loads_line`'s errors. Nesting is bounded by the interpreter's recursion
+    limit rather than scanned for (a document holds thousands of brackets)."""
+    if isinstance(text, bytes):
+        try:
+            text = text.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise json.JSONDecodeError(f"not valid UTF-8 (byte {exc.start})", "", 0) from None
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise json.JSONDecodeError("nested too deeply", text, 0) from None
+    except json.JSONDecodeError:
+        raise
+    except ValueError:  # Python's int-string conversion limit (4300 digits by default)
+        limit = sys.get_int_max_str_digits()
+        raise json.JSONDecodeError(f"a number has more than {limit} digits", text, 0) from None
+    position = _lone_surrogate(value, text)
+    if position is not None:
+        raise json.JSONDecodeError(
+            "a string holds a lone surrogate (e.g. \\ud800), which is not valid Unicode text",
+            text, position,
         )
     return value
 

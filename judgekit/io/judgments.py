@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from judgekit.io.fields import item_dataset_index, resolve_dataset, text_field
+from judgekit.io.file_checks import no_records
 from judgekit.io.records import ErrorList, Record, iter_records
 from judgekit.store import Store
 from judgekit.types import STATUSES, SWAPPED_VARIANT, Rubric, Scale
@@ -151,7 +152,7 @@ class VerdictChecker:
     def finish(self) -> None:
         """Add the whole-file problems, then raise every problem found (if any)."""
         if not self.records and not self.errors.errors:
-            self.errors.add(None, "no verdicts (the file is empty)")
+            self.errors.add(None, f"no verdicts ({no_records(self.errors.path)})")
         elif not self.parsed and not self.errors.errors and self.judge is not None:
             self.errors.add(None, f"no verdicts of judge {self.judge!r}")
         self.errors.raise_if_any()

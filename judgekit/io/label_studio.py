@@ -32,12 +32,17 @@ FROM_NAME = "label"
 TO_NAME = "response"
 
 
-def labeling_config(rubric: Rubric, *, pairwise: bool) -> str:
-    """The Label Studio labeling config (XML) for ``rubric``'s scale."""
+def labeling_config(rubric: Rubric, *, pairwise: bool, reference: bool = False) -> str:
+    """The Label Studio labeling config (XML) for ``rubric``'s scale; with ``reference``
+    (some task has one) the expected answer is shown too, under its own header, as a
+    rubric such as correctness asks the annotator to compare against it."""
     texts = ('  <Text name="input" value="$input"/>\n'
              + ('  <Text name="response" value="$response_a"/>\n'
                 '  <Text name="response_b" value="$response_b"/>\n' if pairwise else
                 '  <Text name="response" value="$response"/>\n'))
+    if reference:
+        texts += ('  <Header value="Reference (expected answer)"/>\n'
+                  '  <Text name="reference" value="$reference"/>\n')
     choices = "\n".join(f"    <Choice value={quoteattr(label)}/>" for label in rubric.scale.labels)
     return (f"<View>\n{texts}  <Choices name=\"{FROM_NAME}\" toName=\"{TO_NAME}\" "
             f"choice=\"single\" showInline=\"true\">\n{choices}\n  </Choices>\n"
@@ -80,7 +85,8 @@ def _annotator(value: Any) -> str | None:
 def _first(result: Sequence[Any], kind: str, key: str) -> Any:
     for region in result:
         if isinstance(region, dict) and region.get("type") == kind:
-            values = (region.get("value") or {}).get(key)
+            value = region.get("value")
+            values = value.get(key) if isinstance(value, dict) else None
             if isinstance(values, list) and values:
                 return values[0]
     return None
@@ -102,10 +108,15 @@ def label_rows(path: Path) -> list[dict[str, Any]]:
             raise InputError(f"{where}: 'data' has no item_id (export tasks with "
                              "judgekit labels export-tasks, or add an item_id column)")
         shown_prediction = bool(entry.get("predictions"))
-        for annotation in entry.get("annotations") or []:
+        annotations = entry.get("annotations") or []
+        if not isinstance(annotations, list):
+            raise InputError(f"{where}: 'annotations' must be a list")
+        for number, annotation in enumerate(annotations):
             if not isinstance(annotation, dict) or annotation.get("was_cancelled"):
                 continue
             result = annotation.get("result") or []
+            if not isinstance(result, list):
+                raise InputError(f"{where}: annotations[{number}].result must be a list")
             row: dict[str, Any] = {
                 "item_id": item_id, "annotator": _annotator(annotation.get("completed_by")),
                 "label": _first(result, "choices", "choices"),

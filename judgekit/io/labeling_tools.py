@@ -92,7 +92,10 @@ def export_tasks(
             tasks.append((entry.position, task))
     ordered = [task for _, task in sorted(tasks, key=lambda pair: pair[0])]
     return WrittenTasks(queue, json.dumps(ordered, ensure_ascii=False, indent=1) + "\n",
-                        label_studio.labeling_config(rubric, pairwise=pairwise), len(ordered),
+                        label_studio.labeling_config(
+                            rubric, pairwise=pairwise,
+                            reference=any("reference" in t["data"] for t in ordered)),
+                        len(ordered),
                         predicted)
 
 

@@ -29,6 +29,7 @@ from typing import Any, Literal, TextIO
 
 from judgekit.errors import InputError
 from judgekit.io.fields import bool_field, item_dataset_index, resolve_dataset, text_field
+from judgekit.io.file_checks import no_records
 from judgekit.io.records import ErrorList, Record, iter_records
 from judgekit.io.streaming import batched, write_checked
 from judgekit.progress import advance, phase
@@ -127,7 +128,7 @@ class LabelChecker:
     def finish(self) -> None:
         """Add the empty-file problem, then raise every problem found (if any)."""
         if not self.records and not self.errors.errors:
-            self.errors.add(None, "no labels (the file is empty)")
+            self.errors.add(None, f"no labels ({no_records(self.errors.path)})")
         self.errors.raise_if_any()
 
 

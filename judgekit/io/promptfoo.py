@@ -1,26 +1,39 @@
-"""promptfoo's ``promptfoo eval -o results.json`` output: model-graded assertions as a judge run.
+"""promptfoo's ``promptfoo eval -o FILE`` output: model-graded assertions as judge runs.
 
-The file is ``{"evalId", "results": {"version", "results": [...]}, "config",
-"metadata": {"promptfooVersion"}}``. Each result is one test case run through one
-prompt and provider: ``testIdx``, ``promptIdx``, ``provider.id``, ``vars``,
-``prompt.raw`` (the rendered prompt), ``response.output`` (the answer) and
-``gradingResult.componentResults`` (one per assertion). A model-graded
-assertion (``llm-rubric`` and the other graders listed in
-:data:`MODEL_GRADED`) is the judge's verdict: ``pass`` -> the binary rubric's
-first label, else its second; ``reason`` is the reasoning; ``{"pass", "score",
-"reason"}`` is the raw output. The grader is ``testCase.options.provider``
-(promptfoo's default grader when absent), its prompt ``metadata.renderedGradingPrompt``.
+promptfoo writes the same results as ``.json`` (``{"evalId", "results": {"version",
+"results": [...]}, "config", "metadata": {"promptfooVersion"}}``), ``.yaml`` (the
+same document; needs PyYAML) and ``.jsonl`` (one result per line, no metadata). Its
+``.csv`` keeps only each test's overall pass/fail, not the grader's verdicts, and is
+refused with the forms that are read.
+
+Each result is one test case run through one prompt and provider: ``testIdx``,
+``promptIdx``, ``provider.id``, ``vars``, ``prompt.raw`` (the rendered prompt),
+``response.output`` (the answer) and ``gradingResult.componentResults`` (one per
+assertion). A model-graded assertion (``llm-rubric`` and the others of
+:data:`MODEL_GRADED`) is a grader's verdict: ``pass`` -> the binary rubric's first
+label, else its second; ``reason`` is the reasoning; ``{"pass", "score", "reason"}``
+the raw output. A grader is named by the assertion's ``metric`` (else its type, with
+``#2``, ``#3`` for a type repeated in one test); each is its own judge. Its model is
+``testCase.options.provider`` per row, else promptfoo's default grader of the file's
+promptfoo version (the default changes between releases).
+
+Item ids are the test's ``metadata.id`` (else ``description``) when unique across the
+file's tests, else ``t<testIdx>``; several prompts or providers add
+``-p<promptIdx>-<provider>``.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from judgekit.errors import InputError
-from judgekit.io.records import load_json
-from judgekit.io.tools import ToolRun, binary_label, sha256_text
+from judgekit.io.file_checks import load_json, read_text
+from judgekit.io.jsonline import loads_line
+from judgekit.io.tool_shape import At
+from judgekit.io.tools import Grader, ToolRun, binary_label, judge_names, pick_graders, sha256_text
 from judgekit.types import Item, Rubric
 
 #: promptfoo assertion types whose verdict an LLM grader gives.
@@ -28,92 +41,216 @@ MODEL_GRADED = ("llm-rubric", "model-graded-closedqa", "factuality", "g-eval",
                 "answer-relevance", "context-faithfulness", "context-recall",
                 "context-relevance", "select-best", "search-rubric")
 DEFAULT_GRADER = "promptfoo-default-grader"
+FORMS = "-o results.json, results.jsonl or results.yaml"
 
 
-def _load(path: Path) -> dict[str, Any]:
-    data = load_json(path)
-    results = data.get("results") if isinstance(data, dict) else None
-    if not isinstance(results, dict) or not isinstance(results.get("results"), list):
+def _yaml(path: Path) -> Any:
+    try:
+        import yaml  # type: ignore[import-untyped, unused-ignore]
+    except ImportError:
+        raise InputError(f"{path}: reading promptfoo's YAML output needs PyYAML: "
+                         "pip install 'judgekit[yaml]' (or write -o results.json)") from None
+    try:
+        data = yaml.safe_load(read_text(path))
+        # As JSON: YAML's timestamps and non-string keys become what the .json output holds.
+        return json.loads(json.dumps(data, default=str))
+    except TypeError as exc:
+        raise InputError(f"{path}: not a promptfoo results document ({exc})") from None
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        raise InputError(f"{where}: invalid YAML: {getattr(exc, 'problem', None) or exc}"
+                         ) from None
+    except RecursionError:
+        raise InputError(f"{path}: invalid YAML: nested too deeply") from None
+
+
+def _jsonl(path: Path) -> Iterator[tuple[At, Any]]:
+    for number, line in enumerate(read_text(path).split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            yield At(f"{path}:{number}"), loads_line(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(f"{path}:{number}: invalid JSON: {exc.msg}") from None
+        except RecursionError:
+            raise InputError(f"{path}:{number}: invalid JSON: nested too deeply") from None
+
+
+def _load(path: Path) -> tuple[list[tuple[At, dict[str, Any]]], dict[str, Any]]:
+    """The results (each with its place in the file) and the document around them."""
+    suffix = path.suffix.lower()
+    if suffix in (".csv", ".html", ".xml", ".txt"):
+        raise InputError(f"{path}: promptfoo's {suffix} output has no grader verdicts; "
+                         f"write {FORMS}")
+    if suffix in (".jsonl", ".ndjson"):
+        results = []
+        for at, value in _jsonl(path):
+            if not isinstance(value, dict):
+                at.fail("expected a promptfoo result object")
+            results.append((at, value))
+        return results, {}
+    data = _yaml(path) if suffix in (".yaml", ".yml") else load_json(path)
+    top = At(path)
+    inner = data.get("results") if isinstance(data, dict) else None
+    if not isinstance(inner, dict) or not isinstance(inner.get("results"), list):
         raise InputError(f"{path}: not a promptfoo results file (no results.results list; "
-                         "write one with promptfoo eval -o results.json)")
-    return data
+                         f"write one with promptfoo eval {FORMS})")
+    return top.key("results").each_obj(inner, "results"), data
 
 
-def _grader(result: dict[str, Any]) -> str:
-    provider = ((result.get("testCase") or {}).get("options") or {}).get("provider")
-    if isinstance(provider, dict) and isinstance(provider.get("id"), str):
+def _provider_id(at: At, result: dict[str, Any]) -> str:
+    return at.key("provider").string(at.obj(result, "provider"), "id") or ""
+
+
+def _grader_model(at: At, result: dict[str, Any], default: str) -> str:
+    test = at.obj(result, "testCase")
+    provider = at.key("testCase").obj(test, "options").get("provider")
+    if isinstance(provider, dict) and isinstance(provider.get("id"), str) and provider["id"]:
         return str(provider["id"])
-    if isinstance(provider, str):
+    if isinstance(provider, str) and provider:
         return provider
-    return DEFAULT_GRADER
+    return default
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+def _assertion_names(at: At, components: list[tuple[At, dict[str, Any]]]
+                     ) -> list[tuple[str, At, dict[str, Any], dict[str, Any]]]:
+    """The model-graded components of one result, each with its grader name."""
+    found = []
+    seen: dict[str, int] = {}
+    for place, component in components:
+        assertion = place.obj(component, "assertion")
+        kind = assertion.get("type")
+        if kind not in MODEL_GRADED:
+            continue
+        metric = assertion.get("metric")
+        base = metric if isinstance(metric, str) and metric else str(kind)
+        seen[base] = seen.get(base, 0) + 1
+        name = base if seen[base] == 1 else f"{base}#{seen[base]}"
+        found.append((name, place, component, assertion))
+    return found
 
 
-def read(path: Path, rubric: Rubric) -> ToolRun:
-    """Items (one per test, prompt and provider) and their model-graded verdicts."""
-    data = _load(path)
-    results = data["results"]["results"]
-    several = len({(r.get("promptIdx"), (r.get("provider") or {}).get("id")) for r in results}) > 1
-    items: list[Item] = []
-    verdicts: list[dict[str, Any]] = []
-    graders: set[str] = set()
-    prompts: set[str] = set()
-    for number, result in enumerate(results, start=1):
-        where = f"{path}: results[{number - 1}]"
-        test = result.get("testIdx", number - 1)
-        provider = (result.get("provider") or {}).get("id", "")
-        item_id = f"t{test}" + (f"-p{result.get('promptIdx', 0)}-{provider}" if several else "")
-        response = (result.get("response") or {}).get("output")
-        vars_ = result.get("vars") or {}
+#: Assertion types whose value is the expected answer (a reference), not a rubric.
+_REFERENCE_ASSERTIONS = ("factuality", "model-graded-closedqa", "equals", "similar")
+
+
+def _reference(at: At, vars_: dict[str, Any], test: dict[str, Any]) -> str | None:
+    """The expected answer: ``vars.expected`` (or ``reference``, ``answer``), else the value
+    of a ``factuality``/``equals`` assertion, which names it."""
+    for name in ("expected", "reference", "answer"):
+        if vars_.get(name) is not None:
+            return at.key("vars").optional_text(vars_, name)
+    for place, assertion in at.key("testCase").each_obj(test, "assert"):
+        if assertion.get("type") in _REFERENCE_ASSERTIONS and isinstance(
+                assertion.get("value"), str):
+            return place.text(assertion["value"], "value")
+    return None
+
+
+def _ids(results: list[tuple[At, dict[str, Any]]]) -> dict[int, str]:
+    """testIdx -> item id: the test's metadata id, else description, when unique."""
+    per_test: dict[int, dict[str, Any]] = {}
+    for at, result in results:
+        test = at.integer(result, "testIdx", len(per_test))
+        per_test.setdefault(test, at.obj(result, "testCase"))
+    for source in ("metadata", "description"):
+        chosen: dict[int, str] = {}
+        for test, case in per_test.items():
+            value = case.get(source)
+            if source == "metadata":
+                value = value.get("id") if isinstance(value, dict) else None
+            if isinstance(value, int) and not isinstance(value, bool):
+                value = str(value)
+            if isinstance(value, str) and value.strip():
+                chosen[test] = value.strip()
+        if len(chosen) == len(per_test) and len(set(chosen.values())) == len(chosen):
+            return chosen
+    return {test: f"t{test}" for test in per_test}
+
+
+def read(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
+    """Items (one per test, prompt and provider) and each model-graded assertion's verdicts."""
+    results, data = _load(path)
+    version = At(path).obj(data, "metadata").get("promptfooVersion")
+    default = DEFAULT_GRADER + (f"@{version}" if isinstance(version, str) else "")
+    ids = _ids(results)
+    several = len({(at.integer(r, "promptIdx", 0), _provider_id(at, r))
+                   for at, r in results}) > 1
+    items: dict[str, Item] = {}
+    graded: list[tuple[str, str, str, At, dict[str, Any], dict[str, Any]]] = []
+    for number, (at, result) in enumerate(results):
+        test = at.integer(result, "testIdx", number)
+        provider_id = _provider_id(at, result)
+        item_id = ids.get(test, f"t{test}")
+        if several:
+            item_id += f"-p{at.integer(result, 'promptIdx', 0)}-{provider_id}"
+        vars_ = at.obj(result, "vars")
+        response = at.obj(result, "response").get("output")
         item = Item(
             id=item_id,
-            input=str((result.get("prompt") or {}).get("raw", "")),
-            response="" if response is None else _text(response),
-            reference=None if vars_.get("expected") is None else str(vars_["expected"]),
-            meta={"promptfoo": {"test_index": test, "provider": provider, "vars": vars_}},
+            input=at.key("prompt").optional_text(at.obj(result, "prompt"), "raw") or "",
+            response="" if response is None else at.key("response").text(response, "output"),
+            reference=_reference(at, vars_, at.obj(result, "testCase")),
+            meta={"promptfoo": {"test_index": test, "provider": provider_id, "vars": vars_}},
         )
-        items.append(item)
-        graded = [c for c in (result.get("gradingResult") or {}).get("componentResults") or []
-                  if (c.get("assertion") or {}).get("type") in MODEL_GRADED]
-        if not graded:
+        if items.setdefault(item_id, item) != item:
+            at.fail(f"a second result for item {item_id!r} (test {test}) with other content")
+        components = at.key("gradingResult").each_obj(at.obj(result, "gradingResult"),
+                                                       "componentResults")
+        model = _grader_model(at, result, default)
+        for name, place, component, assertion in _assertion_names(at, components):
+            graded.append((name, model, item_id, place, component, assertion))
+    names = list(dict.fromkeys(name for name, *_ in graded))
+    if not names:
+        raise InputError(f"{path}: no model-graded assertion in the file "
+                         f"({', '.join(MODEL_GRADED[:3])}, ...): nothing to import as a judge")
+    wanted = set(pick_graders(names, grader, path, "assertion"))
+    judges = judge_names((name, model) for name, model, *_ in graded)
+    verdicts: list[dict[str, Any]] = []
+    facts: dict[str, dict[str, set[str]]] = {}
+    for name, model, item_id, place, component, assertion in graded:
+        if name not in wanted:
             continue
-        component = graded[0]
-        judge = _grader(result)
-        graders.add(judge)
-        rendered = (component.get("metadata") or {}).get("renderedGradingPrompt")
-        if isinstance(rendered, str):
-            prompts.add(_system_part(rendered))
         passed = component.get("pass")
         if not isinstance(passed, bool):
-            raise InputError(f"{where}: a model-graded assertion without a boolean 'pass'")
-        raw = {k: component.get(k) for k in ("pass", "score", "reason")}
+            place.fail("a model-graded assertion without a boolean 'pass'")
+        judge = judges[(name, model)]
+        fact = facts.setdefault(judge, {"name": set(), "model": set(), "prompt": set(),
+                                         "rubric": set()})
+        fact["name"].add(name)
+        fact["model"].add(model)
+        fact["rubric"].add(place.key("assertion").text(assertion.get("value"), "value"))
+        rendered = place.obj(component, "metadata").get("renderedGradingPrompt")
+        if isinstance(rendered, str):
+            fact["prompt"].add(_system_part(rendered))
         verdicts.append({
-            "item_id": item_id, "judge": judge, "label": binary_label(passed, rubric.scale,
-                                                                      "promptfoo"),
-            "reasoning": component.get("reason") or None, "raw": raw,
+            "item_id": item_id, "judge": judge,
+            "label": binary_label(passed, rubric.scale, "promptfoo"),
+            "reasoning": place.optional_text(component, "reason") or None,
+            "raw": {k: component.get(k) for k in ("pass", "score", "reason")},
         })
-    provenance: dict[str, Any] = {
-        "tool_version": (data.get("metadata") or {}).get("promptfooVersion"),
-        "eval_id": data.get("evalId"),
-        "grader_model": ", ".join(sorted(graders)) or None,
-        "assertions": sorted({str((c.get("assertion") or {}).get("value"))
-                              for r in results for c in
-                              (r.get("gradingResult") or {}).get("componentResults") or []
-                              if (c.get("assertion") or {}).get("type") in MODEL_GRADED}),
-    }
-    if len(prompts) == 1:
-        provenance["grader_prompt_sha256"] = sha256_text(prompts.pop())
-    return ToolRun("promptfoo", items, verdicts, provenance)
+    graders = [Grader("assertion", ", ".join(sorted(f["name"])), judge, _provenance(f))
+               for judge, f in facts.items()]
+    provenance: dict[str, Any] = {"tool_version": version if isinstance(version, str) else None,
+                                  "eval_id": data.get("evalId")}
+    return ToolRun("promptfoo", list(items.values()), verdicts, provenance, graders=graders)
+
+
+def _provenance(fact: dict[str, set[str]]) -> dict[str, Any]:
+    found: dict[str, Any] = {"assertion": ", ".join(sorted(fact["name"])),
+                             "grader_model": ", ".join(sorted(fact["model"])),
+                             "assertions": sorted(fact["rubric"])}
+    if len(fact["prompt"]) == 1:
+        found["grader_prompt_sha256"] = sha256_text(next(iter(fact["prompt"])))
+    return found
 
 
 def _system_part(rendered: str) -> str:
     """The grading prompt's fixed part (its system message), the same for every item."""
     try:
         messages = json.loads(rendered)
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return rendered
     if isinstance(messages, list):
         system = [m.get("content") for m in messages

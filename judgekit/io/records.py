@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from judgekit.errors import InputError
+from judgekit.io.caps import max_uncompressed_bytes, refuse_expansion
 from judgekit.io.file_checks import (
     DELIMITED,
     JSONL_SUFFIXES,
@@ -281,6 +282,11 @@ def _parquet_rows(
         raise InputError(f"{path}: no such file") from None
     except Exception as exc:  # pyarrow raises its own error types for a damaged file
         raise InputError(f"{path}: not a readable parquet file ({exc})") from None
+    limit = max_uncompressed_bytes(path.stat().st_size)
+    meta = parquet.metadata
+    declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
+    if declared > limit:
+        refuse_expansion(str(path), declared, limit, declared=True)
     header = list(parquet.schema_arrow.names)
     problem = _header_problem(header, check_header)
     if problem is None and shape.extras == "reject":
@@ -290,8 +296,11 @@ def _parquet_rows(
     if problem is not None:
         shape.report(None, problem)  # a parquet file has no header line
         return
-    number = 0
+    number = used = 0
     for batch in parquet.iter_batches(batch_size=4096):
+        used += batch.nbytes  # what the file declared may be less than what it holds
+        if used > limit:
+            refuse_expansion(str(path), used, limit, declared=False)
         for row in batch.to_pylist():
             number += 1
             yield number, {k: v for k, v in row.items() if not is_missing(v)}

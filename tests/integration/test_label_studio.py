@@ -48,6 +48,8 @@ def test_export_tasks_is_blind_by_default(tmp_path: Path, openai_server: OpenAIS
     config = out.with_suffix(".xml").read_text()
     assert '<Choices name="label" toName="response"' in config
     assert '<Choice value="pass"/>' in config and '<Choice value="fail"/>' in config
+    # The tasks carry a reference, so the config shows it (correctness compares against it).
+    assert '<Text name="reference" value="$reference"/>' in config
     # the old spelling of blind still runs, and is still blind
     code, _, err = run("labels", "export-tasks", "--rubric", "correctness", "--db", str(db),
                        "--sample", "3", "--no-predictions", "--out", str(out))
