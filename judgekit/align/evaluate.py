@@ -42,10 +42,12 @@ Verdicts = dict[ItemKey, str | None]
 
 
 def candidate_spec(spec: JudgeSpec, candidate: Candidate) -> JudgeSpec:
-    """The judge as this candidate calls it (a sampling variant sets its temperature)."""
+    """The judge as this candidate calls it: a sampling variant sets its temperature and sends
+    no seed (with one seed, every sample of an item would be the same answer)."""
     if candidate.temperature is None:
         return spec
-    return replace(spec, sampling=replace(spec.sampling, temperature=candidate.temperature))
+    return replace(spec, sampling=replace(spec.sampling, temperature=candidate.temperature,
+                                          seed=None))
 
 
 def _keys(candidate: Candidate, spec: JudgeSpec, dataset: str, item: Item) -> list[str]:

@@ -299,6 +299,10 @@ def command(
         report = build_report(store, rub, options)
         phase("rendering")
         text = render(report, fmt or format_for(out))
+        from judgekit.align.report_section import add_alignment, alignment_summary
+
+        text = add_alignment(text, fmt or format_for(out),
+                             alignment_summary(store, rub, options.dataset))
     write_output(text, out, store.path)
     if out is not None:
         echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)

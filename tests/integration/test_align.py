@@ -262,3 +262,35 @@ def test_fractions_must_add_up(tmp_path: Path, fractions: tuple[str, str, str]) 
     code, _, err = run_cli("split", "--rubric", str(BINARY), "--db", str(db), "--train",
                            fractions[0], "--dev", fractions[1], "--test", fractions[2])
     assert code == 2 and "must add up to 1" in err
+
+
+def test_budget_stops_before_exceeding_and_a_rerun_continues(tmp_path: Path) -> None:
+    truth, db = seed_store(tmp_path / "b.db")
+    with OpenAIServer(scripted_judge(truth)) as server:
+        code, _, err = run_cli(*judge_args(db, server, "--examples", "4", "--max-calls", "40"))
+        assert code == 2 and "--max-calls 40: judging baseline on train needs 60" in err
+        assert server.judge_requests() == []  # refused before any call
+        code, _, err = run_cli(*judge_args(db, server, "--examples", "4", "--max-calls", "100"))
+        assert code == 2 and "judging baseline on dev needs 70 more call(s) after 60" in err
+        assert len(server.judge_requests()) == 60
+        server.clear()
+        code, out, err = run_cli(*judge_args(db, server, "--examples", "4"))
+        assert code == 0, err
+        assert len(server.judge_requests()) == 70 + 70 + 70 + 70  # train not paid again
+    assert "held-out labels" in out
+
+
+def test_report_has_an_alignment_section(tmp_path: Path) -> None:
+    truth, db = seed_store(tmp_path / "r.db")
+    with OpenAIServer(scripted_judge(truth)) as server:
+        code, _, err = run_cli(*judge_args(db, server, "--examples", "4", "--out",
+                                           str(tmp_path / "w.toml")))
+        assert code == 0, err
+        code, out, err = run_cli("report", "--rubric", str(BINARY), "--db", str(db),
+                                 "--format", "json")
+    assert code in (0, 1, 3), err
+    alignment = json.loads(out)["alignment"]
+    assert alignment["test_uses"] == 1 and alignment["latest"]["test"]["improvement_shown"]
+    assert alignment["split"]["counts"]["test"] == 70
+    code, out, _ = run_cli("report", "--rubric", str(tmp_path / "w.toml"), "--db", str(db))
+    assert "Alignment" in out and "held-out result" in out
