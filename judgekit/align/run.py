@@ -168,10 +168,37 @@ def _who() -> str:
         return "unknown"
 
 
+def expected_names(files: Sequence[Candidate], options: AlignOptions) -> list[str]:
+    """The names the candidates will have, known before any is made (for ``--pick``)."""
+    names = [c.name for c in files]
+    if options.samples > 1:
+        names.append(f"samples-{options.samples}")
+    if options.examples:
+        names.append(f"examples-{options.examples}")
+    names += [f"revision-{i}" for i in range(1, options.revisions + 1)]
+    return names
+
+
+def check_options(files: Sequence[Candidate], options: AlignOptions) -> None:
+    """Refuse what would fail only after paid calls: no candidate, repeated names, --pick."""
+    names = expected_names(files, options)
+    if options.samples == 1:
+        raise InputError("--samples: a sampling variant needs 2 or more samples per item")
+    if not names:
+        raise InputError("no candidate to try: give --candidate FILE, --examples K, "
+                         "--samples K or --revisions N")
+    if len(set(names)) != len(names):
+        raise InputError(f"candidate names repeat ({', '.join(names)}): rename a --candidate "
+                         "file")
+    if options.pick is not None and options.pick not in names:
+        raise InputError(f"--pick {options.pick}: no such candidate (have: {', '.join(names)})")
+
+
 def run_align(store: Store, baseline: Rubric, spec: JudgeSpec, options: AlignOptions,
               say: Callable[[str], None] = lambda _: None) -> AlignResult:
     """The loop of the module docstring; ``say`` prints progress lines."""
     files = [file_candidate(path, baseline) for path in options.candidate_files]
+    check_options(files, options)
     split = load_split(store, baseline, dataset=options.dataset, fractions=options.fractions,
                        seed=options.split_seed)
     held_out = {k: p for p in ("dev", "test") for k in split.parts[p]}
@@ -223,12 +250,11 @@ def run_align(store: Store, baseline: Rubric, spec: JudgeSpec, options: AlignOpt
     check_no_leak(candidates, held_out)
     names = [c.name for c in candidates]
     if not candidates:
-        raise InputError("no candidate to try: give --candidate FILE, --examples K, "
-                         "--samples K or --revisions N")
-    if len(set(names)) != len(names):
-        raise InputError(f"candidate names repeat ({', '.join(names)}): rename a --candidate file")
+        raise InputError("no candidate was made (no train item for examples, every optimizer "
+                         "proposal skipped): nothing to compare with the baseline")
     if options.pick is not None and options.pick not in names:
-        raise InputError(f"--pick {options.pick}: no such candidate (have: {', '.join(names)})")
+        raise InputError(f"--pick {options.pick}: that candidate was not made (have: "
+                         f"{', '.join(names)})")
     dev_scores: list[tuple[Candidate, PartScore]] = []
     for candidate in (base, *candidates):
         verdicts, failures = judged(candidate, dev, "dev")

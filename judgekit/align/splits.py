@@ -57,16 +57,6 @@ class Split:
             out[part] = {label: seen.get(label, 0) for label in labels}
         return out
 
-    def part_of(self, key: ItemKey) -> str | None:
-        for part in PARTS:
-            if key in self._index[part]:
-                return part
-        return None
-
-    @property
-    def _index(self) -> dict[str, set[ItemKey]]:
-        return {part: set(keys) for part, keys in self.parts.items()}
-
 
 def check_fractions(fractions: Mapping[str, float]) -> dict[str, float]:
     """Each part's fraction in (0, 1) and their sum 1: an ``InputError`` naming the option."""

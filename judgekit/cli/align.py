@@ -86,7 +86,7 @@ def command(action: str | None, **params: Any) -> None:
     from judgekit.align.candidates import file_candidate
     from judgekit.align.optimizer import Optimizer
     from judgekit.align.render import format_result
-    from judgekit.align.run import AlignOptions, run_align
+    from judgekit.align.run import AlignOptions, check_options, run_align
     from judgekit.cli._endpoint import resolve_api_key
     from judgekit.clients.spec import public_base_url
     from judgekit.report.stat_intervals import IntervalSpec
@@ -97,8 +97,10 @@ def command(action: str | None, **params: Any) -> None:
         baseline = resolve_rubric(store, params["rubric"])
         out = params["out"] or f"{baseline.name}.aligned.toml"
         check_out_path(out, store=store.path)
-        for path in params["candidates"]:  # bad files refused before any call
-            file_candidate(path, baseline)
+        files = [file_candidate(path, baseline) for path in params["candidates"]]
+        check_options(files, AlignOptions(  # bad input refused before any call
+            examples=params["n_examples"], samples=params["samples"],
+            revisions=params["revisions"], pick=params["pick"]))
         with open_endpoint(endpoint) as spec:
             optimizer = None
             if params["revisions"]:

@@ -294,3 +294,25 @@ def test_report_has_an_alignment_section(tmp_path: Path) -> None:
     assert alignment["split"]["counts"]["test"] == 70
     code, out, _ = run_cli("report", "--rubric", str(tmp_path / "w.toml"), "--db", str(db))
     assert "Alignment" in out and "held-out result" in out
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (("--examples", "0"), "no candidate to try"),
+    (("--pick", "nope"), "--pick nope: no such candidate (have: examples-4)"),
+    (("--samples", "1"), "needs 2 or more samples"),
+])
+def test_bad_options_refused_before_any_call(tmp_path: Path, extra: tuple[str, ...],
+                                             message: str) -> None:
+    truth, db = seed_store(tmp_path / "x.db")
+    with OpenAIServer(scripted_judge(truth)) as server:
+        code, _, err = run_cli(*judge_args(db, server, *extra))
+        assert server.requests == []
+    assert code == 2 and message in err, err
+    with open_store(db) as store:
+        assert store.get_split(load_rubric(BINARY).sha256, "") is None
+
+
+def test_status_without_a_split(tmp_path: Path) -> None:
+    _, db = seed_store(tmp_path / "st.db")
+    code, _, err = run_cli("align", "status", "--rubric", str(BINARY), "--db", str(db))
+    assert code == 2 and "no split for rubric correctness" in err
