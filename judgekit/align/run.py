@@ -38,6 +38,7 @@ from judgekit.align.evaluate import (
     pending_calls,
     score_part,
 )
+from judgekit.align.jury import jury_candidate
 from judgekit.align.optimizer import MAX_CASES, Optimizer, Proposal, optimizer_messages, propose
 from judgekit.align.splits import Split, load_split
 from judgekit.clients.spec import JudgeSpec
@@ -61,6 +62,8 @@ class AlignOptions:
     sample_temperature: float = 0.7
     revisions: int = 0
     optimizer: Optimizer | None = None
+    #: stored runs of the baseline rubric combined as a jury candidate
+    jury_runs: Sequence[str] = ()
     max_calls: int | None = None
     pick: str | None = None
     dataset: str | None = None
@@ -176,6 +179,8 @@ def expected_names(files: Sequence[Candidate], options: AlignOptions) -> list[st
     if options.examples:
         names.append(f"examples-{options.examples}")
     names += [f"revision-{i}" for i in range(1, options.revisions + 1)]
+    if options.jury_runs:
+        names.append(f"jury-{len(set(options.jury_runs))}")
     return names
 
 
@@ -186,7 +191,7 @@ def check_options(files: Sequence[Candidate], options: AlignOptions) -> None:
         raise InputError("--samples: a sampling variant needs 2 or more samples per item")
     if not names:
         raise InputError("no candidate to try: give --candidate FILE, --examples K, "
-                         "--samples K or --revisions N")
+                         "--samples K, --revisions N or --jury-run ID")
     if len(set(names)) != len(names):
         raise InputError(f"candidate names repeat ({', '.join(names)}): rename a --candidate "
                          "file")
@@ -217,10 +222,16 @@ def run_align(store: Store, baseline: Rubric, spec: JudgeSpec, options: AlignOpt
     if options.samples > 1:
         candidates.append(samples_candidate(baseline, options.samples, options.sample_temperature))
     say(estimate_line(store, baseline, candidates, split, items, spec, options))
+    jury = jury_candidate(store, baseline, options.jury_runs) if options.jury_runs else None
+    if jury is not None:
+        candidates.append(jury.candidate)
+        say(f"jury: {jury.candidate.changes} (stored verdicts: no call is made for it)")
     budget = Budget(options.max_calls)
     base = Candidate(BASELINE, BASELINE, baseline)
 
     def judged(candidate: Candidate, part: Sequence[ItemKey], name: str) -> Any:
+        if jury is not None and candidate is jury.candidate:
+            return jury.verdicts_on(part)
         budget.check(pending_calls(store, candidate, part, items, spec),
                      f"judging {candidate.name} on {name}")
         verdicts, failures, made = judge_part(store, candidate, part, items, spec,

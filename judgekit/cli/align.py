@@ -47,6 +47,9 @@ _ALIGN_OPTIONS = [
                  help="Optimizer endpoint (OpenAI-compatible) [default: the judge's]."),
     click.option("--optimizer-model", default=None,
                  help="Optimizer model [default: the judge's model]."),
+    click.option("--jury-run", "jury_runs", multiple=True, metavar="RUN_ID",
+                 help="Try a jury: these stored runs of the rubric (two or more, e.g. other "
+                      "models' judge runs) combined by majority, mean on ordinal scales."),
     click.option("--max-calls", type=click.IntRange(min=0), default=None,
                  help="Make at most N judge calls (cached ones are free); past it align stops "
                       "and a rerun continues."),
@@ -100,7 +103,7 @@ def command(action: str | None, **params: Any) -> None:
         files = [file_candidate(path, baseline) for path in params["candidates"]]
         check_options(files, AlignOptions(  # bad input refused before any call
             examples=params["n_examples"], samples=params["samples"],
-            revisions=params["revisions"], pick=params["pick"]))
+            revisions=params["revisions"], pick=params["pick"], jury_runs=params["jury_runs"]))
         with open_endpoint(endpoint) as spec:
             optimizer = None
             if params["revisions"]:
@@ -113,7 +116,7 @@ def command(action: str | None, **params: Any) -> None:
             options = AlignOptions(
                 candidate_files=params["candidates"], examples=params["n_examples"],
                 samples=params["samples"], sample_temperature=params["sample_temperature"],
-                revisions=params["revisions"], optimizer=optimizer,
+                revisions=params["revisions"], optimizer=optimizer, jury_runs=params["jury_runs"],
                 max_calls=params["max_calls"], pick=params["pick"], dataset=params["dataset"],
                 fractions=fractions, split_seed=params["split_seed"],
                 interval=IntervalSpec(n_resamples=params["resamples"]),
@@ -121,7 +124,7 @@ def command(action: str | None, **params: Any) -> None:
             result = run_align(store, baseline, spec, options,
                                say=lambda line: echo(line, err=True))
         written = None
-        if result.test.improvement_shown:
+        if result.test.improvement_shown and result.picked.kind != "jury":
             text = result.picked.rubric.source_text
             if result.picked.kind == "samples":
                 text = (f"# judge with --samples {result.picked.samples} --temperature "
@@ -135,6 +138,9 @@ def command(action: str | None, **params: Any) -> None:
     if written is not None:
         echo(f"winning rubric written to {written}: adopt it with "
              f"judgekit judge --rubric {written}")
+    elif result.picked.kind == "jury" and result.test.improvement_shown:
+        echo(f"no rubric written: the jury is its members' runs ({result.picked.changes}); "
+             "judge with each and combine their verdicts")
     else:
         echo("no rubric written: no improvement shown on the held-out labels; keep the baseline")
 

@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -316,3 +317,34 @@ def test_status_without_a_split(tmp_path: Path) -> None:
     _, db = seed_store(tmp_path / "st.db")
     code, _, err = run_cli("align", "status", "--rubric", str(BINARY), "--db", str(db))
     assert code == 2 and "no split for rubric correctness" in err
+
+
+def test_jury_of_stored_runs_costs_no_call(tmp_path: Path) -> None:
+    truth, db = seed_store(tmp_path / "j.db")
+    rubric = load_rubric(BINARY)
+    with OpenAIServer(scripted_judge(truth, per_model=True)) as server:
+        for model in ("m1", "m2", "m3"):
+            code, _, err = run_cli("judge", "--rubric", str(BINARY), "--dataset", DATASET,
+                                   "--db", str(db), "--base-url", server.base_url, "--model",
+                                   model, "--no-progress")
+            assert code == 0, err
+        with open_store(db) as store:
+            runs = [run.id for run in store.list_runs(rubric_hash=rubric.sha256)]
+            judged = {run.model: {j.item_id: j.label for j in store.judgments(run_id=run.id)}
+                      for run in store.list_runs(rubric_hash=rubric.sha256)}
+        server.clear()
+        args = judge_args(db, server, "--examples", "0", "--pick", "jury-3", "--format", "json")
+        args[args.index("--model") + 1] = "m1"
+        jury_args = [a for run in runs for a in ("--jury-run", run)]
+        code, out, err = run_cli(*args, *jury_args)
+        assert code == 0, err
+        # only the baseline's own calls: dev and test (the jury reads stored verdicts)
+        assert {b["model"] for b in server.judge_requests()} <= {"m1"}
+    result = json.loads(out)
+    assert result["picked"]["name"] == "jury-3" and "m2 (run" in result["picked"]["changes"]
+    jury_dev = next(d for d in result["dev"] if d["name"] == "jury-3")
+    with open_store(db) as store:
+        dev = [k for k, v in parts_of(store).items() if v == "dev"]
+    majority = [Counter(judged[m][i] for m in judged).most_common(1)[0][0] for i in dev]
+    agree = sum(v == truth[i] for v, i in zip(majority, dev, strict=True)) / len(dev)
+    assert jury_dev["agreement"]["statistic"] == pytest.approx(agree)

@@ -5,7 +5,7 @@ Each item's response carries a marker ``[item ID]``; the judge reads the marker 
 item in the *user* message (the item being judged), and answers the human label for it
 or the other one. Whether it is right on an item is a fixed function of the item id, so
 cached and fresh calls agree. ``helped=False`` makes a judge nothing helps (as often
-wrong whatever the prompt). Requests for
+wrong whatever the prompt); ``per_model=True`` makes each model wrong on other items. Requests for
 the optimizer model get ``optimizer_reply`` (garbage, a valid revision, a broken one...).
 """
 
@@ -34,7 +34,7 @@ def _share(item_id: str) -> float:
 
 
 def scripted_judge(
-    truth: Mapping[str, str], *, helped: bool = True, weak: float = 0.35,
+    truth: Mapping[str, str], *, helped: bool = True, weak: float = 0.35, per_model: bool = False,
     optimizer_reply: Callable[[int], str] | None = None,
 ) -> Callable[[dict[str, Any]], Reply | str]:
     """The responder: wrong on ``weak`` of the items unless helped (then on 3% of them)."""
@@ -58,6 +58,8 @@ def scripted_judge(
         # a judge nothing helps is wrong on as many items whatever its prompt, but which
         # ones depends on the prompt: its candidates differ from the baseline by noise alone
         which = item_id if helped else item_id + hashlib.sha256(system.encode()).hexdigest()
+        if per_model:  # each model wrong on its own items (a jury's members)
+            which += str(body.get("model"))
         wrong = _share(which) < (0.03 if boosted else weak)
         verdict = FLIP[human] if wrong else human
         return json.dumps({"reasoning": "scripted", "verdict": verdict})
