@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from judgekit.align.candidates import Candidate, derive
@@ -40,7 +40,7 @@ class Optimizer:
 
     base_url: str
     model: str
-    api_key: str | None = None
+    api_key: str | None = field(default=None, repr=False)
     endpoint: str = ""  # the URL without credentials, as stored
     timeout: float = 120.0
     temperature: float = 0.7

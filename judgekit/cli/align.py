@@ -94,6 +94,8 @@ def command(action: str | None, **params: Any) -> None:
     from judgekit.clients.spec import public_base_url
     from judgekit.report.stat_intervals import IntervalSpec
 
+    if not params["revisions"] and (params["optimizer_base_url"] or params["optimizer_model"]):
+        raise InputError("--optimizer-base-url/--optimizer-model need --revisions N")
     fractions = fractions_of(params)
     endpoint = EndpointOptions.take(params)
     with read_store(params["db"]) as store:
