@@ -52,6 +52,10 @@ def format_result(result: AlignResult) -> str:
     if result.proposals:
         lines.append(f"  optimizer proposals: {len(result.proposals) - len(skipped)} used, "
                      f"{len(skipped)} skipped")
+        for proposal in result.proposals:
+            text = " ".join((proposal.text or proposal.error or "").split())
+            cut = text if len(text) <= 160 else text[:160] + "..."
+            lines.append(f"    #{proposal.index} {proposal.status}: {cut}")
     lines.append(f"  test used {result.test_uses_before + 1} time(s) for this rubric, "
                  "including this one")
     lines += [f"  note: {note}" for note in result.notes]

@@ -103,3 +103,34 @@ def test_split_allocation_keeps_fractions_and_groups() -> None:
     group = _components(sorted(items), items)
     assert group[("d", "a")] == group[("d", "b")] and group[("d", "c")] == group[("d", "e")]
     assert len(set(group.values())) == 3
+
+
+def test_paired_difference_matches_sklearn_and_statsmodels() -> None:
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+    from statsmodels.stats.contingency_tables import mcnemar
+
+    from judgekit.align.evaluate import paired_difference
+    from judgekit.report.stat_intervals import IntervalSpec
+
+    rng = np.random.default_rng(3)
+    n = 120
+    human = np.where(rng.random(n) < 0.6, "pass", "fail")
+    flip = {"pass": "fail", "fail": "pass"}
+    base = np.array([h if rng.random() < 0.7 else flip[h] for h in human])
+    cand = np.array([h if rng.random() < 0.85 else flip[h] for h in human])
+    keys = [("d", f"i{i}") for i in range(n)]
+    items = {k: Item(k[1], f"question {k[1]}") for k in keys}
+    result = paired_difference(dict(zip(keys, base, strict=True)),
+                               dict(zip(keys, cand, strict=True)),
+                               dict(zip(keys, human, strict=True)), keys, items,
+                               load_rubric(BINARY).scale, IntervalSpec(n_resamples=500))
+    expected = cohen_kappa_score(cand, human) - cohen_kappa_score(base, human)
+    assert result.difference.statistic == pytest.approx(expected)
+    assert result.baseline.statistic == pytest.approx(cohen_kappa_score(base, human))
+    right_c, right_b = cand == human, base == human
+    table = [[np.sum(right_c & right_b), np.sum(right_c & ~right_b)],
+             [np.sum(~right_c & right_b), np.sum(~right_c & ~right_b)]]
+    assert result.pvalue == pytest.approx(mcnemar(table, exact=True).pvalue)
+    assert result.agreement_test == "McNemar exact" and result.clusters is None
+    assert result.difference.ci_low < expected < result.difference.ci_high
