@@ -134,3 +134,32 @@ def test_paired_difference_matches_sklearn_and_statsmodels() -> None:
     assert result.pvalue == pytest.approx(mcnemar(table, exact=True).pvalue)
     assert result.agreement_test == "McNemar exact" and result.clusters is None
     assert result.difference.ci_low < expected < result.difference.ci_high
+
+
+def test_ordinal_difference_is_the_quadratic_weighted_kappa_difference() -> None:
+    import numpy as np
+    from sklearn.metrics import cohen_kappa_score
+
+    from judgekit.align.evaluate import paired_difference, score_part
+    from judgekit.report.stat_intervals import IntervalSpec
+
+    rng = np.random.default_rng(5)
+    n = 90
+    human = rng.integers(1, 6, n)
+    base = np.clip(human + rng.integers(-2, 3, n), 1, 5)
+    cand = np.clip(human + rng.integers(-1, 2, n), 1, 5)
+    keys = [("d", f"o{i}") for i in range(n)]
+    items = {k: Item(k[1], "same prompt" if i < 10 else f"prompt {i}")
+             for i, k in enumerate(keys)}  # ten items share a prompt: one cluster
+    as_labels = [dict(zip(keys, map(str, xs), strict=True)) for xs in (base, cand, human)]
+    scale = load_rubric(ORDINAL).scale
+    result = paired_difference(*as_labels, keys, items, scale, IntervalSpec(n_resamples=300))
+    expected = (cohen_kappa_score(cand, human, weights="quadratic")
+                - cohen_kappa_score(base, human, weights="quadratic"))
+    assert result.statistic == "weighted_kappa"
+    assert result.difference.statistic == pytest.approx(expected)
+    assert result.clusters == 81 and result.agreement_test == "paired cluster bootstrap"
+    scored = score_part(as_labels[1], {}, as_labels[2], keys, items, scale,
+                        IntervalSpec(n_resamples=300))
+    assert scored.primary.statistic == pytest.approx(
+        cohen_kappa_score(cand, human, weights="quadratic"))
