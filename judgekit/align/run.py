@@ -16,6 +16,7 @@ checked against the exact count before each step.
 from __future__ import annotations
 
 import getpass
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from judgekit.align.candidates import (
 from judgekit.align.evaluate import (
     PairedResult,
     PartScore,
+    Verdicts,
     judge_part,
     paired_difference,
     pending_calls,
@@ -206,12 +208,8 @@ def run_align(store: Store, baseline: Rubric, spec: JudgeSpec, options: AlignOpt
     check_options(files, options)
     split = load_split(store, baseline, dataset=options.dataset, fractions=options.fractions,
                        seed=options.split_seed)
-    held_out = {k: p for p in ("dev", "test") for k in split.parts[p]}
-    check_no_leak(files, held_out)
-    keys = [k for part in split.parts.values() for k in part]
-    items = _items(store, keys)
-    train, dev, test = (split.parts[p] for p in ("train", "dev", "test"))
-    reference, scale = split.reference, baseline.scale
+    loop = _Loop(store, baseline, spec, options, split)
+    check_no_leak(files, loop.held_out)
     counts = split.counts()
     say(f"split: {counts['train']} train, {counts['dev']} dev, {counts['test']} test labeled "
         f"item(s) (seed {split.record.seed})" + (f"; {split.added} newly labeled added"
@@ -221,44 +219,12 @@ def run_align(store: Store, baseline: Rubric, spec: JudgeSpec, options: AlignOpt
     candidates: list[Candidate] = list(files)
     if options.samples > 1:
         candidates.append(samples_candidate(baseline, options.samples, options.sample_temperature))
-    say(estimate_line(store, baseline, candidates, split, items, spec, options))
-    jury = jury_candidate(store, baseline, options.jury_runs) if options.jury_runs else None
-    if jury is not None:
-        candidates.append(jury.candidate)
-        say(f"jury: {jury.candidate.changes} (stored verdicts: no call is made for it)")
-    budget = Budget(options.max_calls)
-    base = Candidate(BASELINE, BASELINE, baseline)
-
-    def judged(candidate: Candidate, part: Sequence[ItemKey], name: str) -> Any:
-        if jury is not None and candidate is jury.candidate:
-            return jury.verdicts_on(part)
-        budget.check(pending_calls(store, candidate, part, items, spec),
-                     f"judging {candidate.name} on {name}")
-        verdicts, failures, made = judge_part(store, candidate, part, items, spec,
-                                              progress=options.progress)
-        budget.made += made
-        return verdicts, failures
-
-    proposals: list[Proposal] = []
-    if options.examples or options.revisions:
-        train_verdicts, _ = judged(base, train, "train")
-        if options.examples:
-            picked = pick_examples(train, reference, train_verdicts, scale.labels,
-                                   options.examples, split.record.seed)
-            examples = examples_for(picked, items, reference, store.latest_labels(baseline.sha256))
-            if examples:
-                candidates.append(examples_candidate(baseline, examples, options.examples))
-        if options.revisions and options.optimizer is not None:
-            wrong = [k for k in train if train_verdicts.get(k) not in (None, reference[k])]
-            messages = optimizer_messages(baseline, wrong[:MAX_CASES], items, reference,
-                                          train_verdicts, _notes(store, baseline, reference))
-            revised, proposals = propose(store, options.optimizer, baseline, options.revisions,
-                                         messages)
-            candidates += revised
-            skipped = [p for p in proposals if p.status != "ok"]
-            say(f"optimizer: {len(revised)} revision(s) proposed, {len(skipped)} skipped"
-                + "".join(f"; #{p.index} {p.status}" for p in skipped))
-    check_no_leak(candidates, held_out)
+    say(estimate_line(store, baseline, candidates, split, loop.items, spec, options))
+    if loop.jury is not None:
+        candidates.append(loop.jury.candidate)
+        say(f"jury: {loop.jury.candidate.changes} (stored verdicts: no call is made for it)")
+    candidates += loop.generate(say)
+    check_no_leak(candidates, loop.held_out)
     names = [c.name for c in candidates]
     if not candidates:
         raise InputError("no candidate was made (no train item for examples, every optimizer "
@@ -266,31 +232,101 @@ def run_align(store: Store, baseline: Rubric, spec: JudgeSpec, options: AlignOpt
     if options.pick is not None and options.pick not in names:
         raise InputError(f"--pick {options.pick}: that candidate was not made (have: "
                          f"{', '.join(names)})")
-    dev_scores: list[tuple[Candidate, PartScore]] = []
-    for candidate in (base, *candidates):
-        verdicts, failures = judged(candidate, dev, "dev")
-        dev_scores.append((candidate, score_part(verdicts, failures, reference, dev, items,
-                                                 scale, options.interval)))
-    dev_scores.sort(key=lambda cs: -cs[1].primary.statistic
-                    if cs[1].primary.defined else float("inf"))
+    dev_scores = loop.rank_on_dev(candidates)
     ranked = [c for c, _ in dev_scores if c.name != BASELINE]
     chosen = next(c for c in ranked if c.name == options.pick) if options.pick else ranked[0]
-    who = _who()
-    store.record_split_use(split.record.id, "dev", who,
-                           [c.to_dict() for c, _ in dev_scores],
-                           {"dev": [{"name": c.name, **s.to_dict()} for c, s in dev_scores]})
-    uses_before = len(store.split_uses(split.record.id, "test"))
-    base_test, _ = judged(base, test, "test")
-    pick_test, _ = judged(chosen, test, "test")
-    result = paired_difference(base_test, pick_test, reference, test, items, scale,
-                               options.interval)
-    notes = []
-    if uses_before:
-        notes.append(f"the test split has been used {uses_before} time(s) before for this "
-                     "rubric: each look makes its figure less of a held-out one; label fresh "
-                     "items for a clean test (new labels join the split by its rule)")
-    aligned = AlignResult(baseline, split, dev_scores, chosen, result, uses_before, budget.made,
-                          proposals, notes)
-    store.record_split_use(split.record.id, "test", who, [base.to_dict(), chosen.to_dict()],
-                           aligned.to_dict())
-    return aligned
+    return loop.confirm_on_test(dev_scores, chosen)
+
+
+class _Loop:
+    """One ``align`` run's state: the split's items, the budget, the jury, who is running it."""
+
+    def __init__(self, store: Store, baseline: Rubric, spec: JudgeSpec, options: AlignOptions,
+                 split: Split) -> None:
+        self.store, self.baseline, self.spec, self.options, self.split = (
+            store, baseline, spec, options, split)
+        self.held_out = {k: p for p in ("dev", "test") for k in split.parts[p]}
+        self.items = _items(store, [k for part in split.parts.values() for k in part])
+        self.budget = Budget(options.max_calls)
+        self.base = Candidate(BASELINE, BASELINE, baseline)
+        self.jury = (jury_candidate(store, baseline, options.jury_runs)
+                     if options.jury_runs else None)
+        self.proposals: list[Proposal] = []
+        self.who = _who()
+
+    def judged(self, candidate: Candidate, part: str) -> tuple[Verdicts, Counter[str]]:
+        """A candidate's verdicts on a part: stored (jury) or judged now, within the budget."""
+        keys = self.split.parts[part]
+        if self.jury is not None and candidate is self.jury.candidate:
+            return self.jury.verdicts_on(keys)
+        self.budget.check(pending_calls(self.store, candidate, keys, self.items, self.spec),
+                          f"judging {candidate.name} on {part}")
+        verdicts, failures, made = judge_part(self.store, candidate, keys, self.items,
+                                              self.spec, progress=self.options.progress)
+        self.budget.made += made
+        return verdicts, failures
+
+    def generate(self, say: Callable[[str], None]) -> list[Candidate]:
+        """The candidates made from train: few-shot examples, optimizer revisions."""
+        options, reference = self.options, self.split.reference
+        if not (options.examples or options.revisions):
+            return []
+        train = self.split.parts["train"]
+        verdicts, _ = self.judged(self.base, "train")
+        made: list[Candidate] = []
+        if options.examples:
+            picked = pick_examples(train, reference, verdicts, self.baseline.scale.labels,
+                                   options.examples, self.split.record.seed)
+            examples = examples_for(picked, self.items, reference,
+                                    self.store.latest_labels(self.baseline.sha256))
+            if examples:
+                made.append(examples_candidate(self.baseline, examples, options.examples))
+        if options.revisions and options.optimizer is not None:
+            wrong = [k for k in train if verdicts.get(k) not in (None, reference[k])]
+            messages = optimizer_messages(self.baseline, wrong[:MAX_CASES], self.items,
+                                          reference, verdicts,
+                                          _notes(self.store, self.baseline, reference))
+            revised, self.proposals = propose(self.store, options.optimizer, self.baseline,
+                                              options.revisions, messages)
+            made += revised
+            skipped = [p for p in self.proposals if p.status != "ok"]
+            say(f"optimizer: {len(revised)} revision(s) proposed, {len(skipped)} skipped"
+                + "".join(f"; #{p.index} {p.status}" for p in skipped))
+        return made
+
+    def rank_on_dev(self, candidates: Sequence[Candidate]) -> list[tuple[Candidate, PartScore]]:
+        """Baseline and candidates scored on dev, best first (undefined last); recorded."""
+        scores: list[tuple[Candidate, PartScore]] = []
+        dev = self.split.parts["dev"]
+        for candidate in (self.base, *candidates):
+            verdicts, failures = self.judged(candidate, "dev")
+            scores.append((candidate, score_part(verdicts, failures, self.split.reference, dev,
+                                                 self.items, self.baseline.scale,
+                                                 self.options.interval)))
+        scores.sort(key=lambda cs: -cs[1].primary.statistic
+                    if cs[1].primary.defined else float("inf"))
+        self.store.record_split_use(
+            self.split.record.id, "dev", self.who, [c.to_dict() for c, _ in scores],
+            {"dev": [{"name": c.name, **s.to_dict()} for c, s in scores]})
+        return scores
+
+    def confirm_on_test(self, dev_scores: list[tuple[Candidate, PartScore]],
+                        chosen: Candidate) -> AlignResult:
+        """Baseline and ``chosen`` judged on test once; the paired difference, recorded."""
+        record = self.split.record
+        uses_before = len(self.store.split_uses(record.id, "test"))
+        base_test, _ = self.judged(self.base, "test")
+        pick_test, _ = self.judged(chosen, "test")
+        result = paired_difference(base_test, pick_test, self.split.reference,
+                                   self.split.parts["test"], self.items, self.baseline.scale,
+                                   self.options.interval)
+        notes = []
+        if uses_before:
+            notes.append(f"the test split has been used {uses_before} time(s) before for this "
+                         "rubric: each look makes its figure less of a held-out one; label "
+                         "fresh items for a clean test (new labels join the split by its rule)")
+        aligned = AlignResult(self.baseline, self.split, dev_scores, chosen, result, uses_before,
+                              self.budget.made, self.proposals, notes)
+        self.store.record_split_use(record.id, "test", self.who,
+                                    [self.base.to_dict(), chosen.to_dict()], aligned.to_dict())
+        return aligned
