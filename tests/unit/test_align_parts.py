@@ -163,3 +163,22 @@ def test_ordinal_difference_is_the_quadratic_weighted_kappa_difference() -> None
                         IntervalSpec(n_resamples=300))
     assert scored.primary.statistic == pytest.approx(
         cohen_kappa_score(cand, human, weights="quadratic"))
+
+
+@pytest.mark.parametrize("path", sorted([*REPO.glob("rubrics/*.toml"),
+                                         *REPO.glob("judgekit/bundled_rubrics/*.toml")]),
+                         ids=lambda p: p.name)
+def test_every_shipped_rubric_derives_with_an_example(path: Path) -> None:
+    base = load_rubric(path)
+    pair = base.scale.kind == "pairwise"
+    example = Example("e1", base.scale.labels[-1], "q 'quoted' {braces}\nline two",
+                      None if pair else "r '''", "a" if pair else None, "b" if pair else None,
+                      note="why\twith tab")
+    derived = derive(base, suffix="x", changes="multi\nline", system="New {{literal}} text",
+                     examples=[example])
+    assert derived.examples == (example,) and derived.scale == base.scale
+    assert rubric_from_text(derived.source_text).sha256 == derived.sha256
+    item = (Item("i", "in", response_a="a", response_b="b", reference="x") if pair
+            else Item("i", "in", response="r", reference="x"))
+    system = render_messages(derived, item)[0]["content"]
+    assert system.startswith("New {literal} text") and "{braces}" in system
