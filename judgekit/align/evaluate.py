@@ -175,9 +175,11 @@ class PairedResult:
             return (f"{name} difference undefined on {self.n} held-out labels "
                     f"({d.reason or 'no items'}): no improvement shown")
         if not (math.isfinite(d.ci_low) and math.isfinite(d.ci_high)):
+            why = d.note or "no interval"
+            why = why if why.startswith("no interval") else f"no interval: {why}"
             return (f"{name} {self.baseline.statistic:.2f} -> {self.candidate.statistic:.2f}, "
-                    f"{d.statistic:+.2f} (no interval: {d.note or d.reason or 'undefined'}) on "
-                    f"{self.n} held-out labels: no improvement shown")
+                    f"{d.statistic:+.2f} ({why}) on {self.n} held-out labels: no improvement "
+                    "shown")
         if d.ci_low > 0:
             return head
         if d.ci_high < 0:

@@ -182,3 +182,19 @@ def test_every_shipped_rubric_derives_with_an_example(path: Path) -> None:
             else Item("i", "in", response="r", reference="x"))
     system = render_messages(derived, item)[0]["content"]
     assert system.startswith("New {literal} text") and "{braces}" in system
+
+
+def test_identical_verdicts_have_no_interval_and_show_no_improvement() -> None:
+    from judgekit.align.evaluate import paired_difference
+    from judgekit.report.stat_intervals import IntervalSpec
+
+    keys = [("d", f"i{i}") for i in range(40)]
+    human = {k: ("pass" if i % 3 else "fail") for i, k in enumerate(keys)}
+    judge = {k: ("pass" if i % 4 else "fail") for i, k in enumerate(keys)}
+    items = {k: Item(k[1], k[1]) for k in keys}
+    result = paired_difference(judge, dict(judge), human, keys, items,
+                               load_rubric(BINARY).scale, IntervalSpec(n_resamples=200))
+    assert result.difference.statistic == 0 and not result.improvement_shown
+    sentence = result.sentence()
+    assert "+0.00 (no interval: every bootstrap resample" in sentence
+    assert sentence.endswith("no improvement shown") and "no interval: no interval" not in sentence
