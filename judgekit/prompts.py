@@ -15,13 +15,14 @@ from functools import lru_cache
 from typing import Any, NamedTuple
 
 from judgekit.errors import InputError, RubricError
-from judgekit.types import Item, Rubric, Scale, ScaleKind, canonical_json
+from judgekit.types import Example, Item, Rubric, Scale, ScaleKind, canonical_json
 
 _META_RE = re.compile(r"^meta\.([A-Za-z0-9_-]+)$")
 _TOKEN_RE = re.compile(r"\{\{|\}\}|\{([^{}]*)\}|[{}]")
 
-_POINTWISE_FIELDS = frozenset({"input", "response", "reference", "scale"})
-_PAIRWISE_FIELDS = frozenset({"input", "response_a", "response_b", "reference", "scale"})
+_POINTWISE_FIELDS = frozenset({"input", "response", "reference", "scale", "examples"})
+_PAIRWISE_FIELDS = frozenset({"input", "response_a", "response_b", "reference", "scale",
+                              "examples"})
 
 
 # -- templates -----------------------------------------------------------------
@@ -98,6 +99,33 @@ def format_instructions(scale: Scale, *, reverse_levels: bool = False) -> str:
     labels = list(reversed(scale.labels) if reverse_levels else scale.labels)
     choices = " or ".join(f'"{label}"' for label in labels)
     return f'Write your answer as JSON: {{"reasoning": "your reason", "verdict": {choices}}}'
+
+
+#: Heads the few-shot block: the verdicts are people's, not a model's.
+EXAMPLES_HEADING = "Examples judged by people (their verdict, and their note where they wrote one):"
+
+
+@lru_cache(maxsize=64)
+def examples_text(examples: tuple[Example, ...]) -> str:
+    """The ``{examples}`` text: each example's item, the human verdict and the annotator's note.
+
+    Empty without examples, so a template that names ``{examples}`` renders as before.
+    """
+    if not examples:
+        return ""
+    blocks = [EXAMPLES_HEADING]
+    for number, example in enumerate(examples, start=1):
+        lines = [f"Example {number}", f"Input: {example.input}"]
+        if example.response_a is not None or example.response_b is not None:
+            lines += [f"Response A: {example.response_a or ''}",
+                      f"Response B: {example.response_b or ''}"]
+        else:
+            lines.append(f"Response: {example.response or ''}")
+        lines.append(f"Verdict: {example.label}")
+        if example.note:
+            lines.append(f"Note: {example.note}")
+        blocks.append("\n".join(lines))
+    return "\n\n".join(blocks)
 
 
 def _fill(
@@ -193,10 +221,13 @@ def render_messages(
         "response_b": item.response_b or "",
         "reference": item.reference or "",
         "scale": layout.scale_text,
+        "examples": examples_text(rubric.examples),
     }
     messages: list[dict[str, str]] = []
     system_text = _fill(layout.system, values, rubric, item).rstrip()
     system_text = f"{system_text} {ORDER_INSTRUCTION}" if system_text else ORDER_INSTRUCTION
+    if rubric.examples and "examples" not in layout.used:  # appended after the instructions
+        system_text = f"{system_text}\n\n{values['examples']}"
     messages.append({"role": "system", "content": system_text})
     user_text = _fill(layout.user, values, rubric, item).rstrip()
     messages.append({"role": "user", "content": f"{user_text}\n\n{layout.instructions}"})

@@ -32,13 +32,14 @@ from judgekit.prompts import (
     render_scale,
     verdict_json_schema,
 )
-from judgekit.types import Rubric, Scale, ScaleLevel, canonical_json, sha256_text
+from judgekit.types import Example, Rubric, Scale, ScaleLevel, canonical_json, sha256_text
 
 #: Where a bare rubric name is looked up, after ``./rubrics/``.
 REPO_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
 BUNDLED_RUBRICS_DIR = Path(__file__).resolve().parent / "bundled_rubrics"
 
 _NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_SHA256_RE = re.compile(r"^[0-9a-f]{64}$")
 _TOML_LINE_RE = re.compile(r"at line (\d+)")
 
 
@@ -77,13 +78,28 @@ class _PromptSpec(_Strict):
     user: str
 
 
+class _ExampleSpec(_Strict):
+    item_id: str
+    label: str
+    dataset: str = ""
+    input: str = ""
+    response: str | None = None
+    response_a: str | None = None
+    response_b: str | None = None
+    note: str = ""
+
+
 class _RubricSpec(_Strict):
     name: str
     version: Any  # a string or an integer; checked in _build for a clear message
     description: str = ""
     guidelines: str = ""
+    #: the sha256 this version came from and what changed (``judgekit align``)
+    parent: str = ""
+    changes: str = ""
     scale: _ScaleSpec
     prompt: _PromptSpec
+    examples: list[_ExampleSpec] = []
 
 
 # -- loading -------------------------------------------------------------------
@@ -179,6 +195,8 @@ def _build(spec: _RubricSpec, data: Mapping[str, Any], source_text: str, path: s
     for placeholder in needed:
         if placeholder not in used:
             raise RubricError(f"prompt.user: must contain {{{placeholder}}} so the judge sees it")
+    if spec.parent and not _SHA256_RE.match(spec.parent):
+        raise RubricError("parent: must be the sha256 of the rubric this one came from")
     return Rubric(
         name=spec.name,
         version=version,
@@ -190,7 +208,27 @@ def _build(spec: _RubricSpec, data: Mapping[str, Any], source_text: str, path: s
         sha256=sha256_text(canonical_json(_jsonable(data))),
         source_text=source_text,
         path=path,
+        parent=spec.parent,
+        changes=spec.changes.strip(),
+        examples=_examples(spec.examples, scale),
     )
+
+
+def _examples(specs: list[_ExampleSpec], scale: Scale) -> tuple[Example, ...]:
+    """The ``[[examples]]`` tables, each one's verdict on the scale and the right responses."""
+    out: list[Example] = []
+    for index, ex in enumerate(specs):
+        where = f"examples.{index}"
+        if not scale.is_valid(ex.label):
+            raise RubricError(f"{where}.label: {ex.label!r} is not on the scale "
+                              f"({', '.join(scale.labels)})")
+        paired = ex.response_a is not None and ex.response_b is not None
+        if (scale.kind == "pairwise") != paired or (paired and ex.response is not None):
+            need = "response_a and response_b" if scale.kind == "pairwise" else "response"
+            raise RubricError(f"{where}: a {scale.kind} example needs {need}")
+        out.append(Example(ex.item_id, ex.label, ex.input, ex.response, ex.response_a,
+                           ex.response_b, ex.note.strip(), ex.dataset))
+    return tuple(out)
 
 
 def _jsonable(value: Any) -> Any:

@@ -108,6 +108,25 @@ class Scale:
 
 
 @dataclass(frozen=True)
+class Example:
+    """A labeled item shown to the judge inside its prompt (few-shot): the human's verdict.
+
+    Kept in the rubric file with the item's text, so the rubric stays self-contained
+    and its hash covers exactly what the judge sees; ``item_id`` (and ``dataset``)
+    record where it came from, so nobody can use it again as held-out evidence.
+    """
+
+    item_id: str
+    label: str
+    input: str = ""
+    response: str | None = None
+    response_a: str | None = None
+    response_b: str | None = None
+    note: str = ""
+    dataset: str = ""
+
+
+@dataclass(frozen=True)
 class Rubric:
     """A validated rubric; ``sha256`` of its canonical content is its identity."""
 
@@ -123,6 +142,12 @@ class Rubric:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: Markdown for human annotators (never sent to the judge); shown by ``annotate``
     guidelines: str = ""
+    #: sha256 of the rubric this version was derived from (``judgekit align``), else ""
+    parent: str = ""
+    #: what changed from the parent, in words
+    changes: str = ""
+    #: few-shot examples rendered through ``{examples}`` or after the instructions
+    examples: tuple[Example, ...] = ()
 
 
 @dataclass(frozen=True)

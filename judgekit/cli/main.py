@@ -46,6 +46,8 @@ COMMAND_MODULES: dict[str, str] = {
     "queue": "queue",
     "queues": "queues",
     "serve": "serve",
+    "split": "split",
+    "align": "align",
 }
 
 
@@ -54,6 +56,8 @@ COMMAND_MODULES: dict[str, str] = {
 COMMAND_SUMMARIES: dict[str, str] = {
     "agree": "Agreement among raters in FILE (CSV, TSV or JSONL with item_id, rater, label), "
     "or among the annotators in the store (--rubric, --db).",
+    "align": "Improve a judge from the humans' labels; the held-out test difference is the "
+    "result.",
     "annotate": "Label items in the terminal, blind to the judge, one key per label.",
     "batch": "Judge through Batch API files: OpenAI's Batch API or `vllm run-batch`.",
     "compare": "Compare two judges, or two candidate models scored by one judge.",
@@ -79,6 +83,8 @@ COMMAND_SUMMARIES: dict[str, str] = {
     "counts.",
     "serve": "Serve the store to a team: API under /api/v1/, /report/RUBRIC, /annotate.",
     "serve-local": "Serve the local judge (llama.cpp + SmolLM2-135M) on an OpenAI-compatible URL.",
+    "split": "Split labeled items into train, dev and test, once (grouped by prompt and "
+    "cluster).",
     "tokens": "API tokens for `judgekit serve`: create, list, revoke.",
 }
 

@@ -260,6 +260,13 @@ def _plan_ppi(
     help="Plan a PPI++ estimate (docs/estimate.md) instead of an agreement statistic: "
     "labels for +/- HALF-WIDTH, against labels only.",
 )
+@click.option("--test-gain", type=float, default=None, metavar="DELTA",
+              help="Plan align's test split instead: labels to show this gain in agreement "
+                   "(with --baseline-agreement, --power) by McNemar's test (docs/align.md).")
+@click.option("--baseline-agreement", type=float, default=0.7, show_default=True,
+              help="The baseline judge's agreement with people (with --test-gain).")
+@click.option("--power", type=float, default=0.8, show_default=True,
+              help="Power to detect --test-gain.")
 @ppi_options
 @text_or_json_option
 def command(
@@ -274,6 +281,9 @@ def command(
     current: int,
     estimate: str | None,
     fmt: str,
+    test_gain: float | None,
+    baseline_agreement: float,
+    power: float,
     **ppi: Any,
 ) -> None:
     """How many labels for a confidence interval of +/- HALF-WIDTH.
@@ -281,6 +291,14 @@ def command(
     Example: --statistic kappa --half-width 0.1 --expected 0.7 --prevalence 0.5
     gives 196 (p_o 0.85, p_e 0.5).
     """
+    if test_gain is not None:
+        from judgekit.align.power import labels_for_gain
+
+        test_plan = labels_for_gain(baseline_agreement, test_gain, power=power,
+                                       confidence_level=confidence)
+        click.echo(json.dumps(test_plan.to_dict(), indent=2) if fmt == "json"
+                   else test_plan.sentence() + ".")
+        return
     if estimate is not None:
         _plan_ppi(half_width, expected, confidence, current, fmt, PpiSource(**ppi))
         return

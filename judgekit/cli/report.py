@@ -329,6 +329,9 @@ def command(
         # the text report fits the terminal it is shown in (80 columns in a file or pipe)
         text = (render_text(report, terminal_width() if out is None else 80)
                 if chosen == "text" else render(report, chosen))
+        from judgekit.align.report_section import add_alignment, alignment_summary
+
+        text = add_alignment(text, chosen, alignment_summary(store, rub, options.dataset))
     write_output(text, out, store.path)
     if out is not None:
         # the decision, then one line per reason, fitted to the terminal's width

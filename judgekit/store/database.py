@@ -36,6 +36,7 @@ from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
 from judgekit.store.runs import RunRecord, RunsJudgmentsMixin
 from judgekit.store.schema import apply_migrations, check_schema_known, pending_migrations
+from judgekit.store.splits import SplitsMixin
 from judgekit.store.summary import JudgmentSummaryMixin
 
 __all__ = ["DEFAULT_DB_ENV", "QueueEntry", "RunRecord", "Store", "open_store", "resolve_db_path"]
@@ -180,7 +181,7 @@ def _reason(exc: sqlite3.Error) -> str:
 
 class Store(
     ItemsRubricsMixin, RunsJudgmentsMixin, LabelQueueMixin, JudgmentSummaryMixin, JudgesMixin,
-    BatchesMixin, AccessMixin, QueueProgressMixin, ClaimsMixin, ImportsMixin,
+    BatchesMixin, AccessMixin, QueueProgressMixin, ClaimsMixin, ImportsMixin, SplitsMixin,
 ):
     """All persistence. Safe to use from several processes at once (WAL, busy timeout).
 

@@ -423,6 +423,61 @@ def browsing_views_use_indexes(db: Database) -> None:
     )
 
 
+@migrations(name="0010_align_splits")
+def align_splits(db: Database) -> None:
+    """Train/dev/test splits of labeled items for ``judgekit align``, and every look at them.
+
+    ``splits`` (one per rubric and dataset scope, ``''`` = every dataset) keeps the seed
+    and fractions; ``split_items`` each item's part and the group it moved with;
+    ``split_uses`` each evaluation on a part (who, when, which candidates, the result),
+    so the number of looks at the test split is counted; ``align_proposals`` the
+    optimizer's answers, so a resumed ``align`` does not pay for them again.
+    """
+    _run(
+        db,
+        """
+        CREATE TABLE splits (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            rubric_hash TEXT NOT NULL,
+            scope TEXT NOT NULL,
+            seed INTEGER NOT NULL,
+            fractions TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            UNIQUE (rubric_hash, scope)
+        );
+        CREATE TABLE split_items (
+            split_id INTEGER NOT NULL REFERENCES splits (id),
+            dataset TEXT NOT NULL,
+            item_id TEXT NOT NULL,
+            part TEXT NOT NULL,
+            grp TEXT NOT NULL,
+            stratum TEXT,
+            added_at TEXT NOT NULL,
+            PRIMARY KEY (split_id, dataset, item_id)
+        );
+        CREATE TABLE split_uses (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            split_id INTEGER NOT NULL REFERENCES splits (id),
+            part TEXT NOT NULL,
+            who TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            candidates TEXT NOT NULL,
+            result TEXT NOT NULL
+        );
+        CREATE INDEX split_uses_by_split ON split_uses (split_id, part);
+        CREATE TABLE align_proposals (
+            request_hash TEXT PRIMARY KEY,
+            model TEXT NOT NULL,
+            endpoint TEXT NOT NULL,
+            status TEXT NOT NULL,
+            text TEXT,
+            error TEXT,
+            created_at TEXT NOT NULL
+        )
+        """,
+    )
+
+
 def known_migrations() -> list[str]:
     """Every migration this version of judgekit knows, oldest first."""
     return [migration.name for migration in migrations._migrations]
