@@ -173,12 +173,13 @@ def judges(
     """Two judges (two runs or two rubric versions) against the same human labels."""
     from judgekit.compare import compare_judges
     from judgekit.report.stat_intervals import IntervalSpec
+    from judgekit.store.exports import snapshot  # one state of the store for both judges
 
     store = read_store(db)
     try:
         rub_a = resolve_rubric(store, rubric)
         rub_b = resolve_rubric(store, rubric_b) if rubric_b else rub_a
-        with progress_bar("compare judges", 5):
+        with progress_bar("compare judges", 5), snapshot(store):
             result = compare_judges(
                 store,
                 rub_a,
@@ -224,11 +225,12 @@ def candidates(
     """Two candidate models scored by one judge on the same item ids."""
     from judgekit.compare import compare_candidates
     from judgekit.report.stat_intervals import IntervalSpec
+    from judgekit.store.exports import snapshot
 
     store = read_store(db)
     try:
         rub = resolve_rubric(store, rubric)
-        with progress_bar("compare candidates", 4):
+        with progress_bar("compare candidates", 4), snapshot(store):
             result = compare_candidates(
                 store,
                 rub,

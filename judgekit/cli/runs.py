@@ -72,7 +72,8 @@ def _line(row: dict[str, Any]) -> str:
     )
     tail = f"    {row['started_at']}  {counts}"
     if row["total"] is not None:
-        tail += f"  [{row['judged']} judged, {row['cached']} cached of {row['total']}]"
+        left = f", {row['abandoned']} not made" if row["abandoned"] else ""
+        tail += f"  [{row['judged']} judged, {row['cached']} cached{left} of {row['total']}]"
     earlier = [f"{sum(c.values())} judged earlier by run {writer}"
                for writer, c in row["answered_by"].items()]
     source = ""

@@ -26,7 +26,7 @@ from typing import TypeVar
 from judgekit.judging.cache import needs_call
 from judgekit.judging.units import WorkUnit
 from judgekit.store import Store
-from judgekit.types import Judgment
+from judgekit.types import Judgment, canonical_json, sha256_text
 
 _T = TypeVar("_T")
 
@@ -158,4 +158,10 @@ class Claims:
         self.store.release_claims(self.owner)
 
 
-__all__ = ["CLAIM_TTL_S", "POLL_S", "RENEW_EVERY_S", "Call", "Claims", "new_owner", "owner_alive"]
+def capability_claim(base_url: str, model: str) -> str:
+    """The claim key of an endpoint+model's capability probe (never a call's cache key)."""
+    return f"capabilities:{sha256_text(canonical_json([base_url, model]))}"
+
+
+__all__ = ["CLAIM_TTL_S", "POLL_S", "RENEW_EVERY_S", "Call", "Claims", "capability_claim",
+           "new_owner", "owner_alive"]

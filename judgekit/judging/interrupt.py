@@ -24,12 +24,13 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import functools
 import signal
 import sys
 import threading
 from collections.abc import Awaitable, Callable, Collection, Coroutine, Iterator
 from contextlib import contextmanager
-from typing import Any, TextIO, TypeVar
+from typing import Any, ParamSpec, TextIO, TypeVar
 
 #: Seconds the calls in flight get to finish after the first Ctrl-C.
 GRACE_S = 10.0
@@ -287,5 +288,41 @@ def run_on_worker_thread(main: Coroutine[Any, Any, _R]) -> _R:
     return result
 
 
-__all__ = ["GRACE_S", "CallStopped", "RemoteStop", "RunInterrupted", "Stopper",
-           "run_on_worker_thread", "supervise"]
+_P = ParamSpec("_P")
+
+
+def blocking_form(
+    func: Callable[_P, Coroutine[Any, Any, _R]], doc: str
+) -> Callable[_P, _R]:
+    """The synchronous form of an async function: same signature, its own event loop.
+
+    Written once so the two forms cannot drift apart (a parameter added to one
+    and forgotten in the other).
+    """
+
+    @functools.wraps(func)
+    def blocking(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return asyncio.run(func(*args, **kwargs))
+        # Called from a running event loop (a Jupyter cell): asyncio.run() would refuse,
+        # so run on a fresh loop in a worker thread and wait, Ctrl-C forwarded to the run
+        # (``await`` the async form instead to keep the notebook's loop free).
+        return run_on_worker_thread(func(*args, **kwargs))
+
+    blocking.__name__ = blocking.__qualname__ = func.__name__.removeprefix("a")
+    blocking.__doc__ = doc
+    return blocking
+
+
+__all__ = [
+    "GRACE_S",
+    "CallStopped",
+    "RemoteStop",
+    "RunInterrupted",
+    "Stopper",
+    "blocking_form",
+    "run_on_worker_thread",
+    "supervise",
+]

@@ -134,7 +134,7 @@ class RunSummary:
 
     def as_dict(self) -> dict[str, Any]:
         return {
-            "total": self.total,
+            "total": max(self.total, self.planned or 0),  # an interrupted run: all it had to do
             "cached": self.cached,
             "judged": self.judged,
             "counts": {s: self.counts[s] for s in STATUSES if self.counts[s]},

@@ -28,21 +28,20 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import functools
 import time
 import uuid
-from collections.abc import Awaitable, Callable, Coroutine, Iterable, Iterator, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import islice
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any
 
 from judgekit import __version__
 from judgekit.clients.request import sent_sampling, stored_support
 from judgekit.clients.spec import JudgeSpec, endpoint_hint
 from judgekit.errors import EndpointError
 from judgekit.judging.cache import needs_call
-from judgekit.judging.claims import POLL_S, Call, Claims
-from judgekit.judging.interrupt import CallStopped, Stopper, run_on_worker_thread, supervise
+from judgekit.judging.claims import POLL_S, Call, Claims, capability_claim
+from judgekit.judging.interrupt import CallStopped, Stopper, blocking_form, supervise
 from judgekit.judging.outcomes import CallRef, judgment_of, utc_now
 from judgekit.judging.progress import Progress, RunSummary
 from judgekit.judging.units import (
@@ -56,7 +55,7 @@ from judgekit.judging.units import (
 from judgekit.redaction import redact
 from judgekit.rubrics import verdict_json_schema
 from judgekit.store import RunRecord, Store
-from judgekit.types import Item, Judgment, Rubric, canonical_json, sha256_text
+from judgekit.types import Item, Judgment, Rubric
 
 if TYPE_CHECKING:
     import httpx2
@@ -412,45 +411,11 @@ async def arun_judgments(
     return run.summary
 
 
-def capability_claim(base_url: str, model: str) -> str:
-    """The claim key of an endpoint+model's capability probe (never a call's cache key)."""
-    return f"capabilities:{sha256_text(canonical_json([base_url, model]))}"
-
-
 def _all_units(items: Sequence[Item | WorkUnit]) -> bool:
     return all(isinstance(entry, WorkUnit) for entry in items)
 
 
-_P = ParamSpec("_P")
-_R = TypeVar("_R")
-
-
-def _blocking(
-    func: Callable[_P, Coroutine[Any, Any, _R]], doc: str
-) -> Callable[_P, _R]:
-    """The synchronous form of an async function: same signature, its own event loop.
-
-    Written once so the two forms cannot drift apart (a parameter added to one
-    and forgotten in the other).
-    """
-
-    @functools.wraps(func)
-    def blocking(*args: _P.args, **kwargs: _P.kwargs) -> _R:
-        try:
-            asyncio.get_running_loop()
-        except RuntimeError:
-            return asyncio.run(func(*args, **kwargs))
-        # Called from a running event loop (a Jupyter cell): asyncio.run() would refuse,
-        # so run on a fresh loop in a worker thread and wait, Ctrl-C forwarded to the run
-        # (``await`` the async form instead to keep the notebook's loop free).
-        return run_on_worker_thread(func(*args, **kwargs))
-
-    blocking.__name__ = blocking.__qualname__ = func.__name__.removeprefix("a")
-    blocking.__doc__ = doc
-    return blocking
-
-
-run_judgments = _blocking(
+run_judgments = blocking_form(
     arun_judgments,
     "Judge ``items`` with ``rubric`` against ``spec``'s endpoint; returns the run summary.\n\n"
     "Blocking form of :func:`arun_judgments` (same arguments, documented there).",

@@ -153,10 +153,13 @@ class JudgmentSummaryMixin(StoreBase):
         selection = selection_of(filters)
         where, params = selection.where()
         columns = ", ".join(_GROUP_COLUMNS)
+        # the runs standing for each row besides its writer, read in the same pass
+        linkers = ("(SELECT group_concat(o.run_id, char(31)) FROM run_outcomes o "
+                   "WHERE o.judgment_id = selected.id) AS linkers")
         rows = self._tuples(
             f"{_selection(where, one_per_item)}SELECT {columns}, COUNT(*), "
-            "MIN(NULLIF(created_at, '')), MAX(NULLIF(created_at, '')), MIN(first_id) "
-            f"FROM selected GROUP BY {columns} ORDER BY MIN(first_id)",
+            "MIN(NULLIF(created_at, '')), MAX(NULLIF(created_at, '')), MIN(first_id), "
+            f"{linkers} FROM selected GROUP BY {columns}, linkers ORDER BY MIN(first_id)",
             params,
         )
         if not rows:
@@ -171,11 +174,13 @@ class JudgmentSummaryMixin(StoreBase):
             for i, column in enumerate(_GROUP_COLUMNS[1:7], start=1):
                 if row[i] is not None:
                     names[column].add(str(row[i]))
+            if row[13]:
+                names["run_id"].update(row[13].split("\x1f"))
             samplings.setdefault(row[8] or "", R.load_json(row[8]))
         return JudgmentSummary(
             n=sum(counts.values()),
             status_counts=counts,
-            run_ids=self._standing_runs(where, params, one_per_item, selection.run_kinds),
+            run_ids=self._of_kinds(names["run_id"], selection.run_kinds),
             datasets=tuple(sorted(names["dataset"])),
             models_requested=tuple(sorted(names["model_requested"])),
             models_returned=tuple(sorted(names["model_returned"])),
@@ -187,25 +192,19 @@ class JudgmentSummaryMixin(StoreBase):
             imported=any(bool(row[7]) for row in rows),
         )
 
-    def _standing_runs(self, where: str, params: list[Any], one_per_item: bool,
-                       kinds: tuple[str, ...] | None) -> tuple[str, ...]:
-        """The runs (of ``kinds``; any when None) that wrote the selected rows or stand for them.
+    def _of_kinds(self, run_ids: set[str], kinds: tuple[str, ...] | None) -> tuple[str, ...]:
+        """``run_ids`` (writers of the selected rows and the runs standing for them) of ``kinds``.
 
         A judge run whose calls a probe answered first stands for the probe's rows
         (``run_outcomes``): it is listed, and the probe (of another kind) is not, so
         a report names the same runs whichever command ran first.
         """
-        keep, extra = "", []
-        if kinds is not None:
-            keep = f" WHERE kind IN ({', '.join('?' * len(kinds))})"
-            extra = list(kinds)
+        if kinds is None or not run_ids:
+            return tuple(sorted(run_ids))
+        ids = sorted(run_ids)
         rows = self._tuples(
-            f"{_selection(where, one_per_item)}SELECT id FROM runs{keep} "
-            f"{'AND' if keep else 'WHERE'} id IN (SELECT run_id FROM selected UNION "
-            "SELECT run_id FROM run_outcomes WHERE judgment_id IN (SELECT id FROM selected)) "
-            "ORDER BY id",
-            [*params, *extra],
-        )
+            f"SELECT id FROM runs WHERE id IN ({', '.join('?' * len(ids))}) "
+            f"AND kind IN ({', '.join('?' * len(kinds))}) ORDER BY id", [*ids, *kinds])
         return tuple(row[0] for row in rows)
 
     def status_counts(

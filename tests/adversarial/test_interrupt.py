@@ -7,6 +7,7 @@ from pathlib import Path
 
 from judgekit.store import open_store
 from tests.adversarial.conftest import judge_process, wait_until, write_items
+from tests.adversarial.conftest import run as run_cli
 from tests.support.hostile_server import HostileServer
 
 
@@ -34,6 +35,8 @@ def test_first_ctrl_c_stores_every_answer_in_flight(hostile: HostileServer, tmp_
     assert f"{made} judged now, 0 cached, {40 - made} not made of 40" in err, err
     assert "40 judgments" not in err
     assert (run.summary["judged"], run.summary["abandoned"]) == (made, 40 - made)
+    listed = run_cli("runs", "--db", str(db)).out
+    assert f"[{made} judged, 0 cached, {40 - made} not made of 40]" in listed, listed
     # the rerun asks only for what is missing
     before = hostile.request_count
     proc = judge_process(hostile.base_url, data, db, "--concurrency", "4")

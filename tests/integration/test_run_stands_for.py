@@ -246,3 +246,20 @@ def test_the_api_sees_a_judge_run_that_a_probe_answered(
     assert report["provenance"]["n_judgments"] == N and report["agreement"]["n_items"] == N
     assert report["provenance"]["run_ids"] == [judge_run]
     assert runs[judge_run]["outcomes"] == {"made": {}, "answered_by": {probe_run: {"ok": N}}}
+
+
+def test_compare_reads_a_judge_run_that_a_probe_answered(
+    openai_server: OpenAIServer, tmp_path: Path
+) -> None:
+    openai_server.responder = judge
+    case = Case(tmp_path / "store", openai_server)
+    case.probe("injection")  # model m: every plain call is made here
+    case.judge()
+    case.cli("judge", *[a if a != "m" else "m2" for a in case.args])  # model m2: its own calls
+    case.labels()
+    with open_store(case.db) as store:
+        by_model = {r.model: r.id for r in store.list_runs(kind="judge")}
+    out = json.loads(case.cli("compare", "judges", "-r", "correctness", "--db", case.db,
+                              "--run-a", by_model["m"], "--run-b", by_model["m2"],
+                              "--format", "json", "--resamples", "50"))
+    assert out["n_items"] == N, out
