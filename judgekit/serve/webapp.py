@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Query, Request, WebSocket
+from fastapi import APIRouter, HTTPException, Request, WebSocket
 from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
@@ -34,6 +34,7 @@ from judgekit.serve.sessions import (
     terminal_size,
 )
 from judgekit.store import Store
+from judgekit.store.access import TokenRecord
 
 router = APIRouter()
 log = logging.getLogger("judgekit.serve")
@@ -93,27 +94,79 @@ def my_queues(store: Store, annotator: str,
 
 
 @router.get("/login", include_in_schema=False)
-def login(request: Request, token: str = Query(...), next: str = "/annotate") -> Response:
-    """Trade a token for an HttpOnly cookie, then go to ``next`` without the token."""
+def login(request: Request, token: str | None = None, next: str = "/") -> Response:
+    """Trade a token for an HttpOnly cookie, then go to ``next`` without the token.
+
+    ``/`` (the default) sends each role to its page (:func:`judgekit.serve.lead.login_target`).
+    """
+    from judgekit.serve.lead import login_target
+
+    if token is None:
+        return HTMLResponse(_LOGIN_HINT, status_code=401)
     pool: StorePool = request.app.state.pool
-    target = next if next.startswith("/") and not next.startswith("//") else "/annotate"
-    check_token(pool.get(), token, "annotate" if target.startswith("/annotate") else "read")
+    target = next if next.startswith("/") and not next.startswith("//") else "/"
+    target = login_target(pool.get(), token, target)
     response = RedirectResponse(target, status_code=303)
     response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="strict",
                         secure=request.url.scheme == "https")
     return response
 
 
+_LOGIN_HINT = """<!DOCTYPE html>
+<html><head><meta charset="utf-8"><title>judgekit: log in</title></head>
+<body style="font-family: sans-serif; max-width: 40em; margin: 2em auto">
+<h1>judgekit</h1><p>Open <code>/login?token=YOUR_TOKEN</code> once to log in.</p></body></html>
+"""
+
 _PAGE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{title}</title>
 <link rel="stylesheet" href="/static/textual/css/xterm.css">
+<script>{script}</script>
 <script src="/static/textual/js/textual.js"></script>
-<style>body {{ background: #0c181f; margin: 0; }} #terminal {{ height: 100vh; }}</style>
+<style>body {{ background: #0c181f; margin: 0; }} #terminal {{ height: 100vh; }}
+#judgekit-notice {{ position: fixed; top: 0; left: 0; right: 0; padding: .6em 1em; z-index: 10;
+  background: #f4d35e; color: #111; font: 16px sans-serif; }}</style>
 </head><body>
+<div id="judgekit-notice" role="status" hidden><span></span>
+  <a href="{back}">{back_text}</a></div>
 <div id="terminal" class="textual-terminal" data-session-websocket-url="{ws_url}"
      data-font-size="16"></div>
 </body></html>
 """
+
+#: The page's own script, before textual.js: focus the terminal once the session is open
+#: (keys used to go nowhere until a click), and say how the session ended instead of
+#: leaving a page that looks live: 1000 is the app quitting (every key is saved as it
+#: is pressed), 4xxx a refusal with its reason, anything else a lost server (reload
+#: once it answers again). textual.js keeps its websocket to itself, hence the subclass.
+_SESSION_JS = """(function () {
+  var Native = window.WebSocket;
+  function show(text) {
+    var box = document.getElementById("judgekit-notice");
+    box.querySelector("span").textContent = text + " ";
+    box.hidden = false;
+  }
+  function focusTerminal(tries) {
+    var area = document.querySelector("#terminal .xterm-helper-textarea");
+    if (area) { area.focus(); } else if (tries > 0) { setTimeout(focusTerminal, 100, tries - 1); }
+  }
+  function whenBack() {
+    fetch(location.href, {cache: "no-store"}).then(function (r) {
+      if (r.ok) { location.reload(); } else { setTimeout(whenBack, 2000); }
+    }, function () { setTimeout(whenBack, 2000); });
+  }
+  window.WebSocket = class extends Native {
+    constructor(url, protocols) {
+      super(url, protocols);
+      this.addEventListener("open", function () { focusTerminal(50); });
+      this.addEventListener("close", function (e) {
+        if (e.code === 1000) { show("Saved; you can close this tab."); }
+        else if (e.code >= 4000) { show(e.reason || "The session was closed."); }
+        else { show("Disconnected, reconnecting..."); setTimeout(whenBack, 1000); }
+      });
+    }
+  };
+})();"""
 
 _LIST = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>judgekit: your queues</title></head>
@@ -142,8 +195,14 @@ def annotate_page(request: Request, queue: str | None = None) -> HTMLResponse:
         raise HTTPException(403, detail=f"queue {queue!r} is not assigned to {token.name}")
     scheme = "wss" if request.url.scheme == "https" else "ws"
     ws_url = f"{scheme}://{request.url.netloc}/annotate/ws/{quote(queue, safe='')}"
-    return HTMLResponse(_PAGE.format(title=html.escape(f"judgekit: {queue}"),
-                                     ws_url=html.escape(ws_url)))
+    return terminal_page(f"judgekit: {queue}", ws_url, "/annotate", "Back to your queues")
+
+
+def terminal_page(title: str, ws_url: str, back: str, back_text: str) -> HTMLResponse:
+    """The xterm.js page of one app session, with a link back shown once it has ended."""
+    return HTMLResponse(_PAGE.format(title=html.escape(title), ws_url=html.escape(ws_url),
+                                     script=_SESSION_JS, back=html.escape(back),
+                                     back_text=html.escape(back_text)))
 
 
 def session_command(db: Path, queue: str, annotator: str) -> str:
@@ -155,11 +214,7 @@ def session_command(db: Path, queue: str, annotator: str) -> str:
 @router.websocket("/annotate/ws/{queue:path}")
 async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     """One app session (its Origin was checked by the guard): see :mod:`.sessions`."""
-    from textual_serve.app_service import AppService
-    from textual_serve.download_manager import DownloadManager
-
     pool: StorePool = websocket.app.state.pool
-    registry: SessionRegistry = websocket.app.state.sessions
     store = pool.get()
     presented = websocket.cookies.get(COOKIE_NAME)
     try:
@@ -171,6 +226,20 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
                                                   websocket.app.state.caches)}:
         await websocket.close(code=4403)
         return
+    assert presented is not None
+    await run_app_session(websocket, token, presented, queue,
+                          session_command(pool.path, queue, token.name))
+
+
+async def run_app_session(websocket: WebSocket, token: TokenRecord, presented: str,
+                          queue: str, command: str) -> None:
+    """Accept the (already authorised) websocket and relay ``command``'s app over it,
+    within the session caps, as ``token``'s session on ``queue``."""
+    from textual_serve.app_service import AppService
+    from textual_serve.download_manager import DownloadManager
+
+    pool: StorePool = websocket.app.state.pool
+    registry: SessionRegistry = websocket.app.state.sessions
     await websocket.accept()
     refusal = registry.refusal(token)
     if refusal is not None:
@@ -180,7 +249,7 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     session = LiveSession(token.id, token.name, queue)
     close = quiet_writer(lambda _: websocket.close())
     service = AppService(
-        session_command(pool.path, queue, token.name),
+        command,
         write_bytes=quiet_writer(websocket.send_bytes), write_str=quiet_writer(websocket.send_text),
         close=lambda: close(None), download_manager=DownloadManager(),
     )
@@ -188,7 +257,6 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     try:
         await service.start(*terminal_size(websocket.query_params.get("width", 80),
                                            websocket.query_params.get("height", 24)))
-        assert presented is not None
         await Relay(websocket, service, session, presented, pool,
                     websocket.app.state.limits).run()
     finally:
