@@ -152,7 +152,10 @@ _SESSION_JS = """(function () {
   }
   function whenBack() {
     fetch(location.href, {cache: "no-store"}).then(function (r) {
-      if (r.ok) { location.reload(); } else { setTimeout(whenBack, 2000); }
+      if (r.ok) { location.reload(); }
+      else if (r.status === 401 || r.status === 403) {
+        show("The server is back but no longer accepts your token: log in again.");
+      } else { setTimeout(whenBack, 2000); }
     }, function () { setTimeout(whenBack, 2000); });
   }
   window.WebSocket = class extends Native {
@@ -190,6 +193,8 @@ def annotate_page(request: Request, queue: str | None = None) -> HTMLResponse:
             f'({q["size"]} items)</li>' for q in queues
         ) or "<p>No queue is assigned to you yet (ask your lead: judgekit queue assign).</p>"
         body = f"<ul>{items}</ul>" if queues else items
+        if token.may("read") or token.may("adjudicate"):
+            body += '<p><a href="/lead">The lead page</a>: progress, agreement, adjudication.</p>'
         return HTMLResponse(_LIST.format(name=html.escape(token.name), body=body))
     if queue not in {q["name"] for q in queues}:
         raise HTTPException(403, detail=f"queue {queue!r} is not assigned to {token.name}")

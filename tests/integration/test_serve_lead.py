@@ -121,6 +121,7 @@ def test_admin_and_adjudicate_tokens_may_adjudicate_in_the_browser(
         served: tuple[Service, dict[str, str], str]) -> None:
     service, tokens, sha = served
     admin = service.get("/lead", tokens["admin"]).text
+    assert 'href="/lead"' in service.get("/annotate", tokens["admin"]).text  # was a dead end
     assert "Progress" in admin and f'href="/adjudicate?rubric={sha}"' in admin
     judge = service.get("/lead", tokens["adjudicate"])
     assert judge.status_code == 200
@@ -140,3 +141,21 @@ def test_stored_text_is_escaped_on_the_page(tmp_path: Path) -> None:
         page = service.get("/lead", reader)
     assert page.status_code == 200, page.text
     assert "<script>" not in page.text and "&lt;script&gt;" in page.text
+
+
+def test_the_adjudication_socket_checks_role_and_origin(
+        served: tuple[Service, dict[str, str], str]) -> None:
+    from websockets.exceptions import InvalidStatus
+    from websockets.sync.client import connect
+
+    service, tokens, sha = served
+    url = service.url.replace("http://", "ws://") + f"/adjudicate/ws/{sha}"
+    for who, origin in (("annotate", service.url), ("read", service.url),
+                        ("admin", "http://evil.example"), ("admin", "http://127.0.0.1:1")):
+        with pytest.raises(InvalidStatus) as refused:
+            connect(url, origin=origin, open_timeout=30,
+                    additional_headers={"Cookie": f"judgekit_token={tokens[who]}"})
+        assert refused.value.response.status_code == 403, (who, origin)
+    with pytest.raises(InvalidStatus):
+        connect(url.replace(sha, "0" * 64), origin=service.url, open_timeout=30,
+                additional_headers={"Cookie": f"judgekit_token={tokens['admin']}"})
