@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -72,9 +73,24 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, 
 
 @contextmanager
 def _logged_in(service: Service, secret: str) -> Iterator[tuple[httpx.Client, httpx.Response]]:
-    """A browser-like client after ``/login?token=…`` (cookie kept), and where it landed."""
+    """A browser-like client after logging in (cookie kept), and where it landed: the
+    POSTed login form where the server has one, else ``/login?token=…``."""
     with httpx.Client(base_url=service.url, timeout=60, follow_redirects=True) as client:
-        yield client, client.get("/login", params={"token": secret})
+        landed = client.post("/login", data={"token": secret})
+        if landed.status_code == 405:
+            landed = client.get("/login", params={"token": secret})
+        yield client, landed
+
+
+def browser_login(page: Any, service: Service, secret: str) -> None:
+    """Log a chromium page in: the login form where the server shows one, else the URL."""
+    page.goto(f"{service.url}/login")
+    if page.locator("input[name=token]").count():
+        page.fill("input[name=token]", secret)
+        page.click("button[type=submit]")
+        page.wait_for_load_state()
+    else:
+        page.goto(f"{service.url}/login?token={secret}")
 
 
 def test_root_redirects_to_login_or_the_roles_page(

@@ -20,7 +20,7 @@ from judgekit.cli.main import cli
 from judgekit.store import open_store
 from judgekit.types import ADJUDICATED_SOURCE
 from tests.integration.test_serve_browser import CHROMIUM, CHROMIUM_ARGS, _press_until_labeled
-from tests.integration.test_serve_lead import seed_lead_store
+from tests.integration.test_serve_lead import browser_login, seed_lead_store
 from tests.support.annotate import judgment, record_judgments, seed_store
 from tests.support.serve import running_service, token
 
@@ -56,7 +56,7 @@ def test_terminal_has_focus_on_load_and_a_stopped_server_says_so(tmp_path: Path)
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.goto(f"{service.url}/login?token={ana}")
+            browser_login(page, service, ana)
             page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
             page.wait_for_function(FOCUSED, timeout=10_000)  # no click
             assert page.is_hidden("#judgekit-notice")
@@ -83,7 +83,7 @@ def test_admin_adjudicates_in_the_browser_and_q_says_saved(tmp_path: Path) -> No
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.goto(f"{service.url}/login?token={tokens['admin']}")
+            browser_login(page, service, tokens["admin"])
             assert page.url == f"{service.url}/lead"
             page.click("text=Adjudicate in the browser")
             page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
