@@ -175,3 +175,21 @@ def test_the_adjudication_socket_checks_role_and_origin(
     with pytest.raises(InvalidStatus):
         connect(url.replace(sha, "0" * 64), origin=service.url, open_timeout=30,
                 additional_headers={"Cookie": f"judgekit_token={tokens['admin']}"})
+
+
+def test_several_rubrics_are_picked_from_a_list(tmp_path: Path) -> None:
+    db = tmp_path / "judgekit.db"
+    with open_store(db) as store:
+        first, _ = seed_store(store, "binary", 4)
+        second, _ = seed_store(store, "categorical", 4, dataset="e")
+        reader = token(store, "lee", "read")
+    with running_service(db, tmp_path) as service:
+        listing = service.get("/lead", reader).text
+        chosen = service.get(f"/lead?rubric={second.name}", reader)
+        unknown = service.get("/lead?rubric=nope", reader)
+    assert "Pick a rubric." in listing and "Progress" not in listing
+    for rub in (first, second):
+        assert f'href="/lead?rubric={rub.sha256}"' in listing
+    assert chosen.status_code == 200 and "Progress" in chosen.text
+    assert f"<h2>{second.name} " in chosen.text and f"<h2>{first.name} " not in chosen.text
+    assert unknown.status_code == 404

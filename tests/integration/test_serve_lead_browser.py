@@ -67,6 +67,15 @@ def test_terminal_has_focus_on_load_and_a_stopped_server_says_so(tmp_path: Path)
             text = _notice(page, "Disconnected")
             assert "reconnecting" in text and "Back to your queues" in text
             assert page.get_attribute("#judgekit-notice a", "href") == "/annotate"
+            port = service.url.rsplit(":", 1)[1]
+            again = tmp_path / "again"
+            again.mkdir()
+            with running_service(db, again, args=("--port", port)):
+                # the page reloads itself once the server answers: a fresh, live session
+                page.wait_for_selector("#judgekit-notice[hidden]", state="attached",
+                                       timeout=60_000)
+                page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
+                page.wait_for_function(FOCUSED, timeout=10_000)
         finally:
             browser.close()
 
