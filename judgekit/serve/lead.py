@@ -15,6 +15,7 @@ The page is rendered here, on the server, with every stored string escaped
 
 from __future__ import annotations
 
+import html
 import shlex
 import sys
 from pathlib import Path
@@ -115,8 +116,18 @@ def lead_page(store: StoreDep,
 def adjudicate_page(request: Request, store: StoreDep,
                     token: Annotated[TokenRecord, Depends(require("adjudicate"))],
                     rubric: str) -> HTMLResponse:
-    """The terminal page of an adjudication session over the rubric's items to review."""
+    """The terminal page of an adjudication session over the rubric's items to review
+    (a note with a link back when there is none: the app would only print an error)."""
+    from judgekit.review import review_items
+
     found = stored_rubric(store, rubric)
+    if not review_items(store, found):
+        return HTMLResponse(
+            "<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>judgekit: nothing to "
+            "adjudicate</title></head><body style=\"font-family: sans-serif\"><p>Nothing to "
+            f"adjudicate for {html.escape(found.name)}: no item has disagreeing annotators or "
+            f'a flag.</p><p><a href="/lead?rubric={quote(found.sha256)}">Back to the lead '
+            "page</a></p></body></html>\n")
     scheme = "wss" if request.url.scheme == "https" else "ws"
     ws_url = f"{scheme}://{request.url.netloc}/adjudicate/ws/{quote(found.sha256, safe='')}"
     back = f"/lead?rubric={quote(found.sha256)}"

@@ -159,6 +159,17 @@ def test_stored_text_is_escaped_on_the_page(tmp_path: Path) -> None:
     assert "<script>" not in page.text and "&lt;script&gt;" in page.text
 
 
+def test_nothing_to_adjudicate_is_a_page_not_a_session(tmp_path: Path) -> None:
+    db = tmp_path / "judgekit.db"
+    with open_store(db) as store:
+        rub, _ = seed_store(store, "binary", 4)
+        ada = token(store, "ada", "adjudicate")
+    with running_service(db, tmp_path) as service:
+        page = service.get(f"/adjudicate?rubric={rub.sha256}", ada)
+    assert page.status_code == 200
+    assert "Nothing to adjudicate" in page.text and "/adjudicate/ws/" not in page.text
+
+
 def test_the_adjudication_socket_checks_role_and_origin(
         served: tuple[Service, dict[str, str], str]) -> None:
     from websockets.exceptions import InvalidStatus
