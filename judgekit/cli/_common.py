@@ -111,7 +111,7 @@ def resolve_rubric(store: Store, name_or_path: str) -> Rubric:
 @contextmanager
 def report_inputs(
     db: str | os.PathLike[str] | None, rubric: str, *, out: str | None = None,
-    check_dataset: bool = False, **fields: Any,
+    check_dataset: bool = True, **fields: Any,
 ) -> Iterator[tuple[Store, Rubric, ReportOptions]]:
     """What ``report``, ``estimate`` and ``plan --estimate`` start from: store, rubric, options.
 

@@ -102,6 +102,7 @@ def command(
     --rubric takes a rubric file or name (its current sha256 selects the
     judgments) or the sha256 of a rubric version saved in the store.
     """
+    from judgekit.report_inputs import require_dataset
     from judgekit.rubrics import load_rubric
     from judgekit.store import JudgmentSelection
     from judgekit.store.exports import judgment_pages, snapshot
@@ -112,6 +113,7 @@ def command(
     to_file = out is not None and out != "-"
     with read_store(db) as store, export_stream(out, store=store.path) as handle, \
             progress_bar("export", 2):
+        require_dataset(store, dataset)
         if run_id is None:
             selection = JudgmentSelection(rubric_hash=rubric_hash, dataset=dataset, variant=variant)
         else:  # the run's judge: its cached judgments count too (see docs/reports.md)

@@ -71,6 +71,7 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
     them with ``judgekit annotate --adjudicate``.
     """
     from judgekit.io.streaming import batched
+    from judgekit.report_inputs import require_dataset
     from judgekit.review import iter_review_items, json_lines, text_blocks
     from judgekit.rubrics import load_rubric
 
@@ -78,6 +79,7 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
     with read_store(db) as store, export_stream(None, store=store.path,
                                                 always_escape=True) as handle, \
             progress_bar("labels disagreements", 2):
+        require_dataset(store, dataset)
         items = iter_review_items(store, loaded, dataset=dataset)
         pieces = json_lines(items) if fmt == "json" else text_blocks(items)
         for chunk in batched(pieces, 1000):
@@ -106,6 +108,7 @@ def export_command(
     label are skips, or notes and flags on items not labeled.
     """
     from judgekit.io.labels import ExportFormat, export_labels
+    from judgekit.report_inputs import require_dataset
     from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
@@ -113,6 +116,7 @@ def export_command(
     with read_store(db) as store, export_stream(
             out, store=store.path, dash_is_stdout=False) as handle, \
             progress_bar("labels export", 2):
+        require_dataset(store, dataset)
         count = export_labels(store, loaded.sha256, handle, fmt=export_format,
                               dataset=dataset, annotators=annotators or None,
                               labeled_only=labeled_only)

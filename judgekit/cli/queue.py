@@ -12,7 +12,6 @@ import click
 
 from judgekit.cli._common import db_option, echo, read_store, resolve_rubric, rubric_option
 from judgekit.cli._progress import progress_bar
-from judgekit.errors import InputError
 from judgekit.progress import phase
 
 
@@ -47,9 +46,10 @@ def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str |
     with read_store(db) as store, progress_bar("queue assign", 1 + len(names)):
         rub = resolve_rubric(store, rubric)
         phase("reading item ids")
+        from judgekit.report_inputs import require_dataset
+
+        require_dataset(store, dataset)
         known = store.datasets()
-        if dataset is not None and dataset not in known:
-            raise InputError(f"dataset {dataset!r} is not in {store.path}")
         keys = [(name, item_id) for name in ([dataset] if dataset else known)
                 for item_id in store.item_ids(name)]
         plan = plan_assignment(keys, names, overlap=overlap, seed=seed)
