@@ -10,12 +10,13 @@ see :mod:`judgekit.textsafe`); every file written for ``--out`` goes through
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 import click
 
@@ -268,13 +269,34 @@ def open_out(out: str | os.PathLike[str], *, store: Path | None = None) -> Itera
     try:
         if target.exists() and not target.is_file():
             with open(target, "w", encoding="utf-8", newline="") as handle:
-                yield handle
+                # --out /dev/tty: a terminal sees control codes escaped, as on stdout
+                yield cast(TextIO, _TerminalText(handle)) if handle.isatty() else handle
             return
         target.parent.mkdir(parents=True, exist_ok=True)
         with _replacing(target) as handle:
             yield handle
     except OSError as exc:
         raise InputError(f"cannot write --out {os.fspath(out)}: {exc.strerror or exc}") from exc
+
+
+class _TerminalText(io.TextIOBase):
+    """A terminal opened as an ``--out`` device, written through :func:`terminal_safe`.
+
+    Exports write whole lines (or rows) per call, so escaping each piece is the
+    escape of the whole.
+    """
+
+    def __init__(self, handle: TextIO) -> None:
+        self._handle = handle
+
+    def write(self, text: str) -> int:
+        from judgekit.textsafe import terminal_safe
+
+        self._handle.write(terminal_safe(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._handle.flush()
 
 
 @contextmanager

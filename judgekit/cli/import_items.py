@@ -76,6 +76,6 @@ def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
         result = import_tool_run(store, run, loaded, source=file.name, dataset=dataset,
                                  judge=judge, replace=replace)
     if run.items:
-        click.echo(f"imported {result.items} item(s) from {file} into dataset {dataset!r} "
+        echo(f"imported {result.items} item(s) from {file} into dataset {dataset!r} "
                    f"({result.items_changed} new or changed) in {db_path}")
     echo_import(result.verdicts, f"{file} ({tool})", loaded)
