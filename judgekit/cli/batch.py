@@ -205,10 +205,13 @@ def _prepare_options(func: Any) -> Any:
         click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="First output file [default: batch-<id>.jsonl]; further parts are "
                           "named <stem>.2.jsonl, <stem>.3.jsonl..."),
-        click.option("--max-requests", type=click.IntRange(min=1), default=MAX_FILE_REQUESTS,
-                     show_default=True, help="Requests per file at most (the Batch API's limit)."),
-        click.option("--max-bytes", type=click.IntRange(min=1), default=MAX_FILE_BYTES,
-                     show_default=True, help="Bytes per file at most (the Batch API's 200 MB)."),
+        click.option("--max-requests", type=click.IntRange(min=1, max=MAX_FILE_REQUESTS),
+                     default=MAX_FILE_REQUESTS, show_default=True,
+                     help="Requests per file at most (the Batch API refuses a file with more "
+                          "than 50,000)."),
+        click.option("--max-bytes", type=click.IntRange(min=1, max=MAX_FILE_BYTES),
+                     default=MAX_FILE_BYTES, show_default=True,
+                     help="Bytes per file at most (the Batch API refuses a file over 200 MB)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -253,8 +256,9 @@ def prepare(**params: Any) -> None:
     if plan.note:
         echo(plan.note)
     if prepared.id is not None:
-        echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}"
-                   f"; next: judgekit batch submit {prepared.files[0].path}")
+        echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}")
+        for index, part in enumerate(prepared.files):
+            echo(f"  {'next: ' if index == 0 else '      '}judgekit batch submit {part.path}")
         if shape.support is None:
             echo("  no probed capabilities for this model in the store: every sampling "
                  "parameter is sent as given (for a model that refuses some, such as OpenAI's "
