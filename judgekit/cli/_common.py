@@ -80,6 +80,36 @@ def store_for_items(
     return open_store(resolve_db_path(db))
 
 
+#: The format each known ``--out`` suffix names.
+OUT_SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+                ".html": "html", ".htm": "html", ".md": "md", ".txt": "text"}
+
+
+def out_format(out: str | os.PathLike[str] | None, fmt: str | None, *,
+               formats: tuple[str, ...], default: str) -> str:
+    """The format an output is written in: ``--format``, else the ``--out`` suffix, else
+    ``default``.
+
+    A suffix naming another of the command's ``formats`` than ``--format`` is an
+    error (``labels.csv`` holding JSONL fails every reader later); a suffix the
+    command has no format for (``.txt`` for an export) is just a name.
+    """
+    from judgekit.errors import InputError
+
+    path = None if out is None else os.fspath(out)
+    named = None
+    if path is not None and path != "-":
+        named = OUT_SUFFIXES.get(os.path.splitext(path)[1].lower())
+        if named not in formats:
+            named = None
+    if fmt is None:
+        return named or default
+    if named is not None and named != fmt:
+        raise InputError(f"--out {path} names {named} by its suffix but --format is {fmt}: "
+                         "change one of them")
+    return fmt
+
+
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     """``click.echo`` with every control code shown escaped (names come from outside)."""
     from judgekit.textsafe import terminal_safe

@@ -12,7 +12,7 @@ from typing import Any, TextIO
 
 import click
 
-from judgekit.cli._common import SHA256, db_option, echo, read_store, rubric_option
+from judgekit.cli._common import SHA256, db_option, echo, out_format, read_store, rubric_option
 from judgekit.cli._progress import progress_bar
 from judgekit.cli._streamed import export_stream
 from judgekit.progress import advance, phase
@@ -115,8 +115,7 @@ def command(
     from judgekit.store.exports import judgment_pages, snapshot
 
     rubric_hash = rubric if SHA256.match(rubric) else load_rubric(rubric).sha256
-    if fmt is None:
-        fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"
+    fmt = out_format(out, fmt, formats=("jsonl", "csv"), default="jsonl")
     to_file = out is not None and out != "-"
     with read_store(db) as store, export_stream(out, store=store.path) as handle, \
             progress_bar("export", 2):

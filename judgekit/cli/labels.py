@@ -17,6 +17,7 @@ from judgekit.cli._common import (
     db_option,
     echo,
     import_file_options,
+    out_format,
     read_store,
     rubric_option,
     write_out,
@@ -89,8 +90,8 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
 @command.command("export")
 @rubric_option
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
-              show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default=None,
+              help="Output format [default: from the --out suffix (.csv, .jsonl), else jsonl].")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of stdout (never the store itself).")
 @click.option("--dataset", default=None, help="Only labels of this dataset.")
@@ -99,7 +100,7 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
 @click.option("--labeled-only", is_flag=True,
               help="Leave out skipped items and notes or flags on unlabeled items.")
 def export_command(
-    rubric: str, db: str, fmt: str, out: str | None, dataset: str | None,
+    rubric: str, db: str, fmt: str | None, out: str | None, dataset: str | None,
     annotators: tuple[str, ...], labeled_only: bool,
 ) -> None:
     """Write each annotator's current label per item, with notes, flags and skips.
@@ -112,7 +113,8 @@ def export_command(
     from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
-    export_format = cast(ExportFormat, fmt)
+    export_format = cast(ExportFormat, out_format(out, fmt, formats=("jsonl", "csv"),
+                                                  default="jsonl"))
     with read_store(db) as store, export_stream(
             out, store=store.path, dash_is_stdout=False) as handle, \
             progress_bar("labels export", 2):

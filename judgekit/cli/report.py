@@ -16,6 +16,7 @@ from judgekit.cli._common import (
     FiniteFloat,
     db_option,
     echo,
+    out_format,
     report_inputs,
     rubric_option,
     write_out,
@@ -31,14 +32,15 @@ FORMATS = ("text", "md", "html", "json")
 REPORT_STEPS = 10
 
 #: Report format by ``--out`` suffix when ``--format`` is not given.
-_SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
 
 
-def format_for(out: str | None) -> str:
-    """The format an ``--out`` file name asks for: its suffix, else text."""
-    if out is None:
-        return "text"
-    return _SUFFIX_FORMATS.get(Path(out).suffix.lower(), "text")
+def format_for(out: str | None, fmt: str | None = None) -> str:
+    """The format of a report: ``--format``, else the ``--out`` suffix, else text.
+
+    A suffix naming another format than ``--format`` is an error (see
+    :func:`~judgekit.cli._common.out_format`).
+    """
+    return out_format(out, fmt, formats=FORMATS, default="text")
 
 
 def write_output(text: str, out: str | None, store: Path | None = None) -> None:
@@ -298,7 +300,7 @@ def command(
     ) as (store, rub, options), progress_bar("report", REPORT_STEPS):
         report = build_report(store, rub, options)
         phase("rendering")
-        text = render(report, fmt or format_for(out))
+        text = render(report, format_for(out, fmt))
     write_output(text, out, store.path)
     if out is not None:
         echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)
