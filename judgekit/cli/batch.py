@@ -37,7 +37,7 @@ from judgekit.cli._endpoint import (
 from judgekit.cli._progress import progress_bar
 from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
 from judgekit.clients.spec import named_endpoint
-from judgekit.errors import InputError
+from judgekit.errors import EndpointError, InputError
 from judgekit.judging.batch.lines import MAX_FILE_BYTES, MAX_FILE_REQUESTS
 from judgekit.judging.injection_templates import POSITIONS, TEMPLATES
 from judgekit.judging.units import WorkUnit, unit_for
@@ -379,7 +379,15 @@ def status(batch_id: str | None, db: str, api_key_env: str) -> None:
 
     with read_store(db) as store:
         if store.pending_submits():
-            for found in resolve_submits(store, api_key=resolve_api_key(None, api_key_env)):
+            try:
+                found_jobs = resolve_submits(store, api_key=resolve_api_key(None, api_key_env))
+            except EndpointError as exc:
+                if batch_id is not None:
+                    raise
+                echo(f"warning: could not look up an interrupted submit's batch ({exc}); "
+                     "`judgekit batch submit FILE` looks again before creating one", err=True)
+                found_jobs = []
+            for found in found_jobs:
                 echo(f"found batch {found.job.id} ({found.job.state}), created by an "
                      "interrupted submit: recorded it")
         if batch_id is not None:

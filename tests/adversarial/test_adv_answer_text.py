@@ -123,3 +123,17 @@ def test_a_surrogate_logprob_token_gives_no_confidence_not_a_crash() -> None:
     tokens = [{"token": LONE, "logprob": -0.1, "top_logprobs": []},
               {"token": text, "logprob": -0.1, "top_logprobs": []}]
     assert verdict_confidence(text, {"content": tokens}, scale, "pass") is None
+
+
+def test_an_output_line_that_is_not_utf8_is_named_by_its_number(tmp_path: Path) -> None:
+    db = tmp_path / "j.db"
+    with OpenAIServer() as server:  # a store to collect into
+        assert run_cli("judge", "-r", "correctness", "--data", str(write_items(
+            tmp_path / "facts.jsonl")), "--db", str(db), "--base-url", server.base_url,
+            "--model", "m", "--no-progress", "--limit", "1")[0] == 0
+    good = json.dumps({"id": "r1", "custom_id": "k1", "response": {"status_code": 200,
+                       "body": {"choices": []}}, "error": None}).encode()
+    output = tmp_path / "out.jsonl"
+    output.write_bytes(good + b"\n" + good.replace(b"r1", b"r\xed\xa0\x80") + b"\n")
+    code, _, err = run_cli("batch", "collect", "--output", str(output), "--db", str(db))
+    assert code == 2 and f"{output}:2: not UTF-8 text" in err

@@ -169,3 +169,15 @@ def test_the_next_hint_lists_every_file(tmp_path: Path) -> None:
     hints = [line.split("judgekit batch submit ")[1] for line in out.splitlines()
              if "judgekit batch submit" in line]
     assert [Path(h).name for h in hints] == ["req.jsonl", "req.2.jsonl", "req.3.jsonl"]
+
+
+def test_status_lists_the_store_when_the_provider_cannot_be_asked(tmp_path: Path) -> None:
+    with BatchServer() as server:
+        db, path = prepared(tmp_path, server.base_url)
+        server.delays["create"] = 5.0
+        killed_submit(server, db, path, "create")
+    # the provider is gone: the listing still works, and says what it could not do
+    code, out, err = run_cli("batch", "status", "--db", str(db))
+    assert code == 0, err
+    assert "could not look up an interrupted submit" in err and "not submitted" in out
+    assert intents(db) == [("creating", None)]  # kept for the next submit or status
