@@ -110,6 +110,22 @@ def out_format(out: str | os.PathLike[str] | None, fmt: str | None, *,
     return fmt
 
 
+def check_out_suffix(out: str | os.PathLike[str], fmt: str, *, also: tuple[str, ...] = ()
+                     ) -> None:
+    """Refuse an ``--out`` of a command with one output format whose suffix names another.
+
+    ``labels export-tasks --out tasks.csv`` would write JSON under a CSV name;
+    ``also`` are formats the suffix may name too (``.json`` for a JSONL file).
+    """
+    from judgekit.errors import InputError
+
+    path = os.fspath(out)
+    named = OUT_SUFFIXES.get(os.path.splitext(path)[1].lower())
+    if named is not None and named != fmt and named not in also:
+        raise InputError(f"--out {path}: this command writes {fmt}, but the name says {named} "
+                         f"(use a .{fmt} name)")
+
+
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     """``click.echo`` with every control code shown escaped (names come from outside)."""
     from judgekit.textsafe import terminal_safe

@@ -19,6 +19,7 @@ import click
 
 from judgekit.cli._common import (
     check_out_path,
+    check_out_suffix,
     db_option,
     echo,
     read_store,
@@ -233,6 +234,8 @@ def prepare(**params: Any) -> None:
     from judgekit.judging.batch.prepare import new_batch_id, prepare_batch, request_shape
     from judgekit.rubrics import load_rubric
 
+    if params["out"] is not None:
+        check_out_suffix(params["out"], "jsonl", also=("json",))
     endpoint = EndpointOptions.take(params)
     rubric = load_rubric(params["rubric"])
     loaded = _check_probe(params, rubric)

@@ -14,6 +14,7 @@ import click
 
 from judgekit.cli._common import (
     check_out_path,
+    check_out_suffix,
     db_option,
     echo,
     import_file_options,
@@ -160,6 +161,7 @@ def export_tasks_command(
     from judgekit.io.labeling_tools import export_tasks
     from judgekit.rubrics import load_rubric
 
+    check_out_suffix(out, "json")
     loaded = load_rubric(rubric)
     with read_store(db) as store, progress_bar("labels export-tasks", 3):
         check_out_path(out, store=store.path)

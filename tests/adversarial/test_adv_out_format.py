@@ -81,3 +81,17 @@ def test_the_suffix_picks_the_format(store: Path, tmp_path: Path, args: list[str
     code, _, err = run_cli(*args, "--db", str(store), "--out", str(out))
     assert code in (0, 1, 3), err  # a report's verdict is its exit code
     assert out.read_text(encoding="utf-8").startswith(starts)
+
+
+def test_one_format_commands_refuse_a_name_of_another(store: Path, tmp_path: Path) -> None:
+    out = tmp_path / "tasks.csv"
+    code, _, err = run_cli("labels", "export-tasks", "-r", "correctness", "--db", str(store),
+                           "--out", str(out))
+    assert code == 2 and "writes json" in err and not out.exists()
+    data = tmp_path / "facts.jsonl"
+    data.write_text(json.dumps({"id": "i0", "input": "q", "response": "a"}) + "\n")
+    fresh = tmp_path / "fresh.db"
+    code, _, err = run_cli("batch", "prepare", "-r", "correctness", "--data", str(data),
+                           "--db", str(fresh), "--base-url", "http://judge.test/v1",
+                           "--model", "m", "--out", str(tmp_path / "req.csv"))
+    assert code == 2 and "writes jsonl" in err and not fresh.exists()
