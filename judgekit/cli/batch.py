@@ -259,17 +259,10 @@ def prepare(**params: Any) -> None:
     if plan.note:
         echo(plan.note)
     if prepared.id is not None:
-        echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}")
+        for line in shape.describe():
+            echo(f"  {line}")
         for index, part in enumerate(prepared.files):
             echo(f"  {'next: ' if index == 0 else '      '}judgekit batch submit {part.path}")
-        if shape.support is None:
-            echo("  no probed capabilities for this model in the store: every sampling "
-                 "parameter is sent as given (for a model that refuses some, such as OpenAI's "
-                 "reasoning models, one `judgekit judge --limit 1` probes it first)")
-        elif shape.support.unsupported or shape.support.token_param != "max_tokens":
-            left_out = ", ".join(sorted(shape.support.unsupported)) or "nothing"
-            echo(f"  as the endpoint accepts: limit sent as {shape.support.token_param}, "
-                 f"not sent: {left_out}")
 
 
 def _spec(endpoint: EndpointOptions) -> JudgeSpec:
