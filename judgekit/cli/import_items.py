@@ -98,7 +98,7 @@ def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
                                  judge=judge, replace=replace)
     if run.items:
         verb, into = ("imported", "into") if result.items_changed else ("checked", "against")
-        click.echo(f"{verb} {result.items} item(s) from {file} {into} dataset {dataset!r} "
+        echo(f"{verb} {result.items} item(s) from {file} {into} dataset {dataset!r} "
                    f"({result.items_changed} new or changed) in {db_path}")
     echo_import(result.verdicts, f"{file} ({tool})", loaded)
     for found in run.graders:  # which grader became which judge, always said

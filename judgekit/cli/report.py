@@ -17,6 +17,7 @@ from judgekit.cli._common import (
     FiniteFloat,
     db_option,
     echo,
+    out_format,
     reference_option,
     report_inputs,
     rubric_option,
@@ -33,14 +34,15 @@ FORMATS = ("text", "md", "html", "json")
 REPORT_STEPS = 10
 
 #: Report format by ``--out`` suffix when ``--format`` is not given.
-_SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
 
 
-def format_for(out: str | None) -> str:
-    """The format an ``--out`` file name asks for: its suffix, else text."""
-    if out is None:
-        return "text"
-    return _SUFFIX_FORMATS.get(Path(out).suffix.lower(), "text")
+def format_for(out: str | None, fmt: str | None = None) -> str:
+    """The format of a report: ``--format``, else the ``--out`` suffix, else text.
+
+    A suffix naming another format than ``--format`` is an error (see
+    :func:`~judgekit.cli._common.out_format`).
+    """
+    return out_format(out, fmt, formats=FORMATS, default="text")
 
 
 def write_output(text: str, out: str | None, store: Path | None = None) -> None:
@@ -325,7 +327,7 @@ def command(
     ) as (store, rub, options), progress_bar("report", REPORT_STEPS):
         report = build_report(store, rub, options)
         phase("rendering")
-        chosen = fmt or format_for(out)
+        chosen = format_for(out, fmt)
         # the text report fits the terminal it is shown in (80 columns in a file or pipe)
         text = (render_text(report, terminal_width() if out is None else 80)
                 if chosen == "text" else render(report, chosen))

@@ -315,7 +315,10 @@ def completion_result(
         failure = Failure("api_error", "response has no choices", retryable=False)
         return CallResult(None, failure, latency_ms=latency_ms, attempts=attempts)
     choice = choices[0]
-    message = choice.get("message") or {}
+    message = choice.get("message")
+    if not isinstance(message, dict):  # a server's odd shape is a failure, never a traceback
+        failure = Failure("api_error", "response message is not an object", retryable=False)
+        return CallResult(None, failure, latency_ms=latency_ms, attempts=attempts)
     text = clean(message.get("content"))
     refusal = clean(message.get("refusal"))
     finish = clean(choice.get("finish_reason"))
@@ -334,7 +337,9 @@ def completion_result(
     reasoning, detail = storable_or_none(verdict.reasoning), storable_or_none(verdict.detail)
     if reasoning is not verdict.reasoning or detail is not verdict.detail:
         verdict = replace(verdict, reasoning=reasoning, detail=detail)
-    usage = completion.get("usage") or {}
+    usage = completion.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     confidence = (
         verdict_confidence(text, choice.get("logprobs"), scale, verdict.label)
         if verdict.status == "ok" else None
