@@ -181,3 +181,26 @@ def test_status_lists_the_store_when_the_provider_cannot_be_asked(tmp_path: Path
     assert code == 0, err
     assert "could not look up an interrupted submit" in err and "not submitted" in out
     assert intents(db) == [("creating", None)]  # kept for the next submit or status
+
+
+def test_a_store_too_busy_to_record_the_job_loses_no_batch(
+    tmp_path: Path, server: BatchServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch is made but recording it fails (a store locked past its timeout)."""
+    from judgekit.errors import StoreError
+    from judgekit.store import Store
+
+    db, path = prepared(tmp_path, server.base_url)
+
+    def busy(self: Store, key: str, job: object) -> None:
+        raise StoreError("database is locked")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Store, "record_submitted_job", busy)
+        code, _, err = run_cli("batch", "submit", str(path), "--db", str(db))
+    assert code != 0 and "database is locked" in err
+    [batch_id] = server.batches
+    assert jobs(db) == [] and intents(db) == [("creating", None)]
+    code, out, err = run_cli("batch", "submit", str(path), "--db", str(db))
+    assert code == 0 and f"found batch {batch_id}" in out, err
+    assert list(server.batches) == [batch_id] and jobs(db) == [batch_id]
