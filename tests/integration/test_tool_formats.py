@@ -324,3 +324,19 @@ def test_a_binary_parquet_column_is_named_as_binary(tmp_path: Path) -> None:
     pq.write_table(pa.table({"id": ["a"], "input": [b"question"], "response": ["r"]}), path)
     outcome = run_inproc("import", str(path), "--db", str(tmp_path / "x.db"))
     outcome.assert_clean_error("'input' must be a string, got binary data")
+
+
+def test_imported_verdict_text_is_capped(tmp_path: Path) -> None:
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "a", "input": "q", "response": "r"}) + "\n")
+    db = tmp_path / "x.db"
+    assert run_inproc("import", str(items), "--db", str(db)).code == 0
+    verdicts = tmp_path / "verdicts.jsonl"
+    verdicts.write_text(json.dumps({"item_id": "a", "judge": "j", "label": "pass",
+                                    "reasoning": "why " * 100}) + "\n")
+    before = fingerprint(db)
+    outcome = run_inproc("judgments", "import", str(verdicts), "--rubric", "correctness",
+                         "--db", str(db), env={"JUDGEKIT_MAX_TEXT_BYTES": "100"})
+    assert outcome.code == 2 and "verdicts.jsonl:1: field 'reasoning'" in outcome.err
+    assert "over the 100-byte limit" in outcome.err
+    assert fingerprint(db) == before
