@@ -340,3 +340,17 @@ def test_imported_verdict_text_is_capped(tmp_path: Path) -> None:
     assert outcome.code == 2 and "verdicts.jsonl:1: field 'reasoning'" in outcome.err
     assert "over the 100-byte limit" in outcome.err
     assert fingerprint(db) == before
+
+
+def test_a_batch_answer_with_a_lone_surrogate_is_one_clean_error(
+        batch_store: tuple[Path, Path], tmp_path: Path) -> None:
+    db, rubric = batch_store
+    lines = _output_lines()
+    lines[0]["response"]["body"]["choices"][0]["message"]["content"] = (
+        '{"reasoning": "\\ud800", "verdict": "A"}')
+    path = _write(tmp_path / "output.jsonl", lines)
+    before = fingerprint(db)
+    outcome = run_inproc("import", str(path), "--from", "openai-batch", "--rubric", str(rubric),
+                         "--name", "run", "--db", str(db))
+    outcome.assert_clean_error("output.jsonl:1", "lone surrogate")
+    assert fingerprint(db) == before
