@@ -354,3 +354,20 @@ def test_a_batch_answer_with_a_lone_surrogate_is_one_clean_error(
                          "--name", "run", "--db", str(db))
     outcome.assert_clean_error("output.jsonl:1", "lone surrogate")
     assert fingerprint(db) == before
+
+
+def test_a_parquet_file_that_expands_too_far_is_refused(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "items.parquet"
+    rows = 2_000  # one 10,000-character answer repeated: a few KB on disk, 20 MB in memory
+    pq.write_table(pa.table({"id": pa.array([str(n) for n in range(rows)]),
+                             "input": pa.array(["q"] * rows),
+                             "response": pa.array(["r" * 10_000] * rows)}), path)
+    assert path.stat().st_size * 100 < 20_000_000
+    outcome = run_inproc("import", str(path), "--db", str(tmp_path / "x.db"))
+    outcome.assert_clean_error("items.parquet", "bytes uncompressed")
+    assert not (tmp_path / "x.db").exists()
+    outcome = run_inproc("import", str(path), "--db", str(tmp_path / "x.db"),
+                         env={"JUDGEKIT_MAX_UNCOMPRESSED_BYTES": "100000000"})
+    assert outcome.code == 0, outcome.err
