@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from judgekit.io.caps import max_text_bytes, text_too_long
 from judgekit.io.fields import item_dataset_index, resolve_dataset, text_field
 from judgekit.io.file_checks import no_records
 from judgekit.io.records import ErrorList, Record, iter_records
@@ -127,6 +128,7 @@ class VerdictChecker:
         self.first_line: dict[str, int] = {}
         self.records = 0
         self.parsed = 0
+        self.limit = max_text_bytes()  # stored text per field (docs/import.md)
 
     def check(self, record: Record) -> ParsedVerdict | None:
         """The verdict of one ``(line, record)``, or None (a problem, or another judge's)."""
@@ -140,6 +142,11 @@ class VerdictChecker:
             return None
         if row is None:
             return None
+        for name, text in (("reasoning", row.reasoning), ("raw", row.raw)):
+            if text is not None and len(text) * 4 > self.limit and (
+                    problem := text_too_long(text, self.limit)):
+                self.errors.add(number, f"field {name!r}: {problem}")
+                return None
         key = f"{row.judge}\x00{row.dataset}\x00{row.item_id}\x00{row.variant}\x00{row.sample}"
         first = self.first_line.setdefault(key, number)
         if first != number:
