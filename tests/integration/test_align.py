@@ -355,3 +355,13 @@ def test_jury_of_stored_runs_costs_no_call(tmp_path: Path) -> None:
     majority = [Counter(judged[m][i] for m in judged).most_common(1)[0][0] for i in dev]
     agree = sum(v == truth[i] for v, i in zip(majority, dev, strict=True)) / len(dev)
     assert jury_dev["agreement"]["statistic"] == pytest.approx(agree)
+
+
+def test_broken_candidate_file_named_with_its_line(tmp_path: Path) -> None:
+    truth, db = seed_store(tmp_path / "bad.db")
+    broken = tmp_path / "broken.toml"
+    broken.write_text('name = "correctness"\nversion = \n')
+    with OpenAIServer(scripted_judge(truth)) as server:
+        code, _, err = run_cli(*judge_args(db, server, "--candidate", str(broken)))
+        assert server.requests == []
+    assert code == 2 and f"{broken}:2: invalid TOML" in err and "Traceback" not in err
