@@ -49,8 +49,10 @@ def seed_store(path: Path, n: int = 200) -> tuple[dict[str, str], Path]:
 
 
 def judge_args(db: Path, server: OpenAIServer, *extra: str) -> list[str]:
+    # the winning rubric goes beside the store unless the test says where (a later --out wins)
     return ["align", "--rubric", str(BINARY), "--db", str(db), "--base-url", server.base_url,
-            "--model", "judge-model", "--concurrency", "4", "--no-progress", *extra]
+            "--model", "judge-model", "--concurrency", "4", "--no-progress", "--out",
+            str(db.parent / "correctness.aligned.toml"), *extra]
 
 
 def keyword_candidate(tmp_path: Path) -> Path:
