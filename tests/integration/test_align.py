@@ -97,7 +97,8 @@ def test_split_is_grouped_stratified_and_drawn_once(tmp_path: Path) -> None:
                           Label(DATASET, "late1", rubric.sha256, "ann", "fail")])
     code, out, err = run_cli("split", "--rubric", str(BINARY), "--db", str(db), "--format",
                              "json")
-    assert code == 0, err and json.loads(out)["added"] == 2
+    assert code == 0, err
+    assert json.loads(out)["added"] == 2
     with open_store(db) as store:
         after = parts_of(store)
     assert {k: v for k, v in after.items() if k in parts} == parts
@@ -367,3 +368,19 @@ def test_broken_candidate_file_named_with_its_line(tmp_path: Path) -> None:
         code, _, err = run_cli(*judge_args(db, server, "--candidate", str(broken)))
         assert server.requests == []
     assert code == 2 and f"{broken}:2: invalid TOML" in err and "Traceback" not in err
+
+
+def test_a_store_from_before_align_is_upgraded_by_split(tmp_path: Path) -> None:
+    _, db = seed_store(tmp_path / "old.db")
+    with sqlite3.connect(db) as conn:  # the store as the previous judgekit left it
+        conn.executescript(
+            "DROP TABLE split_uses; DROP TABLE split_items; DROP TABLE splits; "
+            "DROP TABLE align_proposals; "
+            "DELETE FROM _sqlite_migrations WHERE name = '0007_align_splits';")
+    code, out, err = run_cli("split", "--rubric", str(BINARY), "--db", str(db))
+    assert code == 0, err
+    assert "  train    60 labeled item(s)" in out
+    with sqlite3.connect(db) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations")]
+        assert names[-1] == "0007_align_splits"
+        assert conn.execute("SELECT COUNT(*) FROM split_items").fetchone()[0] == 200
