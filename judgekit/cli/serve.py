@@ -65,18 +65,23 @@ def _origin(text: str) -> str:
 @click.option("--idle-timeout", type=click.FloatRange(1.0, 7 * 86_400.0),
               default=DEFAULT_IDLE_S, show_default=True, metavar="SECONDS",
               help="Close a browser session without a key press for this long.")
+@click.option("--forwarded-allow-ips", default="127.0.0.1", show_default=True, metavar="IPS",
+              help="Comma-separated addresses of proxies whose X-Forwarded-Proto/-For headers "
+              "are trusted (a proxy on the same machine: the default); '*' trusts any.")
 def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[str, ...],
-            max_sessions: int, sessions_per_token: int, idle_timeout: float) -> None:
+            max_sessions: int, sessions_per_token: int, idle_timeout: float,
+            forwarded_allow_ips: str) -> None:
     """Serve the store to a team: API under /api/v1/, /report/RUBRIC, /annotate.
 
     Every request needs a token (judgekit tokens create --name NAME --role ROLE).
-    Annotators open /login?token=TOKEN once in a browser and label their assigned
-    queue (judgekit queue assign); CI reads /api/v1/gate?rubric=NAME.
+    Annotators log in once at /login in a browser (the token goes in a form,
+    never in a URL) and label their assigned queue (judgekit queue assign); CI
+    reads /api/v1/gate?rubric=NAME. Limits and what to put in front: docs/serve.md.
     """
     limits = ServeLimits(max_body=parse_size(max_body, "--max-body"),
                          allowed_origins=tuple(_origin(o) for o in allow_origins),
                          max_sessions=max_sessions, sessions_per_token=sessions_per_token,
-                         idle_s=idle_timeout)
+                         idle_s=idle_timeout, secure_cookie=not is_loopback(host))
     with read_store(db) as store:  # a missing or unreadable store fails here, in one line
         path = store.path
     try:
@@ -91,7 +96,8 @@ def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[s
                    "clear; put a TLS-terminating proxy in front of it", err=True)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     config = uvicorn.Config(make_server_app(path, limits=limits), host=host, port=port,
-                            access_log=False, log_level="warning")
+                            access_log=False, log_level="warning", proxy_headers=True,
+                            forwarded_allow_ips=forwarded_allow_ips)
 
     class AnnouncingServer(uvicorn.Server):
         """Says where it listens once the socket is bound (``--port 0`` picks one)."""

@@ -3,7 +3,7 @@
 Every route needs a token (see :mod:`judgekit.serve.auth`), the OpenAPI description
 included: it names the store's endpoints, and a service reachable by a team should
 not describe itself to strangers. Request logs carry the path only, never a query
-string (``/login?token=…``) or a header.
+string or a header.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judgekit import __version__
 from judgekit.errors import JudgekitError
-from judgekit.serve import api, webapp
+from judgekit.serve import api, login, webapp
 from judgekit.serve.auth import StorePool, require, store_dependency
 from judgekit.serve.caches import ServeCaches
 from judgekit.serve.guard import ErrorResponse, RequestGuard
@@ -63,6 +63,7 @@ def make_server_app(db_path: Path, *, cache: bool = True,
     app.state.sessions = sessions = SessionRegistry(pool, limits)
     app.include_router(api.router)
     app.include_router(webapp.router)
+    app.include_router(login.router)
     app.mount("/static/textual",
               webapp.TokenStaticFiles(directory=webapp.textual_serve_static()),
               name="textual-static")

@@ -87,8 +87,8 @@ class ThreadService:
 
 
 @contextmanager
-def service_in_thread(db: Path, *, cache: bool = True,
-                      timeout_s: float = 60.0) -> Iterator[ThreadService]:
+def service_in_thread(db: Path, *, cache: bool = True, timeout_s: float = 60.0,
+                      limits: Any = None) -> Iterator[ThreadService]:
     """``make_server_app(db)`` behind a real uvicorn server on 127.0.0.1, on a thread."""
     import socket
 
@@ -98,8 +98,8 @@ def service_in_thread(db: Path, *, cache: bool = True,
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(make_server_app(db, cache=cache), log_level="warning",
-                            access_log=False)
+    config = uvicorn.Config(make_server_app(db, cache=cache, limits=limits),
+                            log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
