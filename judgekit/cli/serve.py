@@ -17,8 +17,11 @@ from judgekit.cli._common import db_option, read_store
 from judgekit.errors import InputError
 from judgekit.serve.limits import (
     DEFAULT_IDLE_S,
+    DEFAULT_MAX_CONNECTIONS,
     DEFAULT_MAX_SESSIONS,
+    DEFAULT_REQUEST_TIMEOUT_S,
     DEFAULT_SESSIONS_PER_TOKEN,
+    KEEP_ALIVE_S,
     ServeLimits,
     parse_size,
 )
@@ -68,9 +71,15 @@ def _origin(text: str) -> str:
 @click.option("--forwarded-allow-ips", default="127.0.0.1", show_default=True, metavar="IPS",
               help="Comma-separated addresses of proxies whose X-Forwarded-Proto/-For headers "
               "are trusted (a proxy on the same machine: the default); '*' trusts any.")
+@click.option("--max-connections", type=click.IntRange(1, 100_000),
+              default=DEFAULT_MAX_CONNECTIONS, show_default=True,
+              help="Most HTTP connections open at once; one more is closed at once.")
+@click.option("--request-timeout", type=click.FloatRange(1.0, 3600.0),
+              default=DEFAULT_REQUEST_TIMEOUT_S, show_default=True, metavar="SECONDS",
+              help="A request's headers and body must arrive within this (else 408).")
 def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[str, ...],
             max_sessions: int, sessions_per_token: int, idle_timeout: float,
-            forwarded_allow_ips: str) -> None:
+            forwarded_allow_ips: str, max_connections: int, request_timeout: float) -> None:
     """Serve the store to a team: API under /api/v1/, /report/RUBRIC, /annotate.
 
     Every request needs a token (judgekit tokens create --name NAME --role ROLE).
@@ -88,6 +97,7 @@ def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[s
         import uvicorn
 
         from judgekit.serve.app import make_server_app
+        from judgekit.serve.connections import install_filter, protocol_class
     except ImportError as exc:
         raise InputError(f"judgekit serve needs the serve extra: pip install 'judgekit[serve]' "
                          f"({exc.name} is missing)") from None
@@ -97,7 +107,10 @@ def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[s
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     config = uvicorn.Config(make_server_app(path, limits=limits), host=host, port=port,
                             access_log=False, log_level="warning", proxy_headers=True,
-                            forwarded_allow_ips=forwarded_allow_ips)
+                            forwarded_allow_ips=forwarded_allow_ips,
+                            http=protocol_class(request_timeout, max_connections),
+                            timeout_keep_alive=KEEP_ALIVE_S)
+    install_filter()  # after uvicorn set up its log handlers
 
     class AnnouncingServer(uvicorn.Server):
         """Says where it listens once the socket is bound (``--port 0`` picks one)."""
