@@ -12,6 +12,11 @@ Then labels/s of one client posting one label per request over a dataset of
 and without (parsing the rubric and indexing the dataset's item ids per request,
 the baseline), both behind uvicorn on 127.0.0.1 in this process.
 
+Then the same for an ``annotate`` token, which may label only the items of its
+own queues (two annotators share the ``--items`` items): with the caches each
+annotator's queue items are kept until a queue changes; without them every
+request read every queue with all its entries (the baseline; fewer POSTs).
+
 Then pages/s of ``GET /annotate`` (what an annotate token opens, and what every
 websocket of the browser app checks) over ``--queues`` assigned queues of
 ``--queue-size`` items, with the queue cache and without (every queue read with
@@ -94,6 +99,30 @@ def labels_per_second(tmp: Path, posts: int, n_items: int, cache: bool) -> float
         return posts / (time.perf_counter() - start)
 
 
+def annotate_labels_per_second(tmp: Path, posts: int, n_items: int, cache: bool) -> float:
+    """One keep-alive client with ana's annotate token POSTing ``posts`` labels of her queue."""
+    from judgekit.store.labels import QueueEntry
+
+    db = tmp / "judgekit.db"
+    with open_store(db) as store:
+        rub, items = seed_store(store, "binary", n_items)
+        ana = token(store, "ana", "annotate")
+        for name, share in (("ana", items[0::2]), ("bo", items[1::2])):
+            store.save_queue(f"assign:{name}", rub.sha256, "random", 0,
+                             [QueueEntry(i, "d", item.id, 1.0) for i, item in enumerate(share)],
+                             params={"annotator": name})
+    mine = items[0::2]
+    with service_in_thread(db, cache=cache) as service, httpx.Client(
+            base_url=service.url, timeout=120,
+            headers={"Authorization": f"Bearer {ana}"}) as client:
+        start = time.perf_counter()
+        for n in range(posts):
+            response = client.post("/api/v1/labels", json={"rubric": rub.sha256, "labels": [
+                {"item_id": mine[n % len(mine)].id, "label": "pass"}]})
+            assert response.status_code == 200, response.text
+        return posts / (time.perf_counter() - start)
+
+
 def annotate_pages_per_second(tmp: Path, pages: int, n_queues: int, size: int,
                               cache: bool) -> float:
     """One keep-alive client GETting ``/annotate`` ``pages`` times with an annotate token."""
@@ -169,6 +198,18 @@ def main() -> None:
     for cache, name in ((False, "baseline: rubric parsed, ids indexed per request"),
                         (True, "cached rubric and item-id index")):
         print(f"{name:<46} {args.items:>6} {posts:>6} {rates[cache]:>9.1f}")
+    print(f"labels/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
+    annotate_posts = {False: max(10, posts // 10), True: posts}
+    for cache in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            rates[cache] = annotate_labels_per_second(Path(tmp), annotate_posts[cache],
+                                                      args.items, cache)
+    print()
+    print(f"{'POST /api/v1/labels, one annotate token':<46} {'items':>6} {'POSTs':>6} "
+          f"{'labels/s':>9}")
+    for cache, name in ((False, "baseline: every queue read per request"),
+                        (True, "cached queue membership (queues marker)")):
+        print(f"{name:<46} {args.items:>6} {annotate_posts[cache]:>6} {rates[cache]:>9.1f}")
     print(f"labels/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
     if args.only is None:
         print()

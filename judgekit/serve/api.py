@@ -192,7 +192,9 @@ def post_labels(body: LabelsIn, store: StoreDep, caches: CachesDep,
     except InputError as exc:
         raise _unprocessable(exc) from None
     if own == "annotate":
-        allowed = assigned_items(store, rubric.sha256, token.name)
+        allowed = caches.queue_members(
+            store, rubric.sha256, token.name,
+            lambda: assigned_items(store, rubric.sha256, token.name))
         outside = [i for i, lb in enumerate(labels, 1) if (lb.dataset, lb.item_id) not in allowed]
         if outside:
             raise HTTPException(422, detail=[
