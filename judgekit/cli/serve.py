@@ -77,9 +77,15 @@ def _origin(text: str) -> str:
 @click.option("--request-timeout", type=click.FloatRange(1.0, 3600.0),
               default=DEFAULT_REQUEST_TIMEOUT_S, show_default=True, metavar="SECONDS",
               help="A request's headers and body must arrive within this (else 408).")
+@click.option("--report-timeout", type=click.FloatRange(1.0, 86_400.0), default=120.0,
+              show_default=True, metavar="SECONDS",
+              help="Answer 503 when a report, estimate or gate takes longer than this.")
+@click.option("--max-report-builds", type=click.IntRange(1, 64), default=2, show_default=True,
+              help="Reports, estimates and gates built at once; one more is answered 503.")
 def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[str, ...],
             max_sessions: int, sessions_per_token: int, idle_timeout: float,
-            forwarded_allow_ips: str, max_connections: int, request_timeout: float) -> None:
+            forwarded_allow_ips: str, max_connections: int, request_timeout: float,
+            report_timeout: float, max_report_builds: int) -> None:
     """Serve the store to a team: API under /api/v1/, /report/RUBRIC, /annotate.
 
     Every request needs a token (judgekit tokens create --name NAME --role ROLE).
@@ -90,7 +96,8 @@ def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[s
     limits = ServeLimits(max_body=parse_size(max_body, "--max-body"),
                          allowed_origins=tuple(_origin(o) for o in allow_origins),
                          max_sessions=max_sessions, sessions_per_token=sessions_per_token,
-                         idle_s=idle_timeout, secure_cookie=not is_loopback(host))
+                         idle_s=idle_timeout, secure_cookie=not is_loopback(host),
+                         report_timeout_s=report_timeout, max_report_builds=max_report_builds)
     with read_store(db) as store:  # a missing or unreadable store fails here, in one line
         path = store.path
     try:

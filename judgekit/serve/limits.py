@@ -70,6 +70,10 @@ class ServeLimits:
     revocation_check_s: float = REVOCATION_CHECK_S
     #: ``Secure`` on the login cookie: None decides per request (https or not loopback).
     secure_cookie: bool | None = None
+    #: Report builds (gate, estimate, reports): at most this many at once, each answered
+    #: within this many seconds (else 503; :mod:`judgekit.serve.report_builds`).
+    max_report_builds: int = 2
+    report_timeout_s: float = 120.0
 
 
 __all__ = ["DEFAULT_MAX_BODY", "ServeLimits", "describe_size", "parse_size"]
