@@ -21,6 +21,12 @@ Then pages/s of ``GET /annotate`` (what an annotate token opens, and what every
 websocket of the browser app checks) over ``--queues`` assigned queues of
 ``--queue-size`` items, with the queue cache and without (every queue read with
 all its entries per request, the baseline). ``--only annotate`` runs that part alone.
+
+``--only crowd``: the report (what the gate and the HTML report build inside the
+server) over 25 items labeled once by each of ``--crowd`` annotators (default
+1,000, 10,000 and 100,000), its time and peak RSS in a fresh process; the baseline
+folds the human reference with tuples grown per annotator, as before (run up to
+``--crowd-baseline-max`` annotators: it is quadratic).
 """
 
 from __future__ import annotations
@@ -147,6 +153,58 @@ def annotate_pages_per_second(tmp: Path, pages: int, n_queues: int, size: int,
         return pages / (time.perf_counter() - start)
 
 
+#: Builds the report of argv[1] in a fresh process; prints seconds and peak RSS (MiB).
+CROWD_REPORT = """
+import resource, sys, time
+from judgekit.report import ReportOptions, build_report, reference, render
+from judgekit.rubrics import rubric_from_text
+from judgekit.store import open_store
+if sys.argv[2] == "baseline":
+    reference.SHARED_UP_TO = 10**9
+with open_store(sys.argv[1]) as store:
+    sha = store.list_rubrics()[0]["sha256"]
+    rub = rubric_from_text(store.get_rubric_text(sha), path="<store>")
+    start = time.perf_counter()
+    render(build_report(store, rub, ReportOptions(n_resamples=1000)), "json")
+    seconds = time.perf_counter() - start
+print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def crowd_report(tmp: Path, annotators: int, mode: str) -> tuple[float, float]:
+    """(seconds, peak MiB) of the report over 25 items, one label per annotator."""
+    from judgekit.types import Label
+
+    db = tmp / f"crowd-{annotators}.db"
+    if not db.exists():
+        with open_store(db) as store:
+            rub, items = seed_store(store, "binary", 25)
+            record_judgments(store, rub, [judgment(rub, "d", it.id, "pass" if i % 2 else "fail")
+                                          for i, it in enumerate(items)])
+            store.add_labels([Label("d", items[k % 25].id, rub.sha256, f"a{k}",
+                                    "pass" if (k * 7) % 3 else "fail")
+                              for k in range(annotators)])
+    out = subprocess.run([sys.executable, "-c", CROWD_REPORT, str(db), mode], check=True,
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    seconds, mib = out.stdout.split()
+    return float(seconds), float(mib)
+
+
+def crowd_rows(args: argparse.Namespace) -> None:
+    print(f"{'report over 25 items, one label per annotator':<46} {'annotators':>10} "
+          f"{'seconds':>8} {'peak MiB':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.crowd:
+            for mode, name in (("baseline", "baseline: tuples grown per annotator"),
+                               ("current", "dict per crowded item")):
+                if mode == "baseline" and n > args.crowd_baseline_max:
+                    print(f"{name:<46} {n:>10} {'(skipped: quadratic)':>19}")
+                    continue
+                seconds, mib = crowd_report(Path(tmp), n, mode)
+                print(f"{name:<46} {n:>10} {seconds:>8.1f} {mib:>9.0f}")
+
+
 def annotate_rows(args: argparse.Namespace) -> None:
     rates = {}
     for cache in (False, True):
@@ -170,9 +228,16 @@ def main() -> None:
     parser.add_argument("--queues", type=int, default=40, help="queues for the annotate rows")
     parser.add_argument("--queue-size", type=int, default=2000, help="items per queue")
     parser.add_argument("--pages", type=int, default=50, help="annotate pages requested")
-    parser.add_argument("--only", choices=["labels", "annotate"], default=None,
-                        help="run only the label rows or only the annotate rows")
+    parser.add_argument("--only", choices=["labels", "annotate", "crowd"], default=None,
+                        help="run only the label rows, the annotate rows or the crowd rows")
+    parser.add_argument("--crowd", type=int, nargs="+", default=[1_000, 10_000, 100_000],
+                        help="annotator counts of the crowd report rows")
+    parser.add_argument("--crowd-baseline-max", type=int, default=20_000,
+                        help="largest crowd the (quadratic) baseline is run on")
     args = parser.parse_args()
+    if args.only == "crowd":
+        crowd_rows(args)
+        return
     if args.only == "annotate":
         annotate_rows(args)
         return
@@ -214,6 +279,8 @@ def main() -> None:
     if args.only is None:
         print()
         annotate_rows(args)
+        print()
+        crowd_rows(args)
 
 
 if __name__ == "__main__":
