@@ -22,6 +22,7 @@ from judgekit.serve.limits import (
     DEFAULT_REQUEST_TIMEOUT_S,
     DEFAULT_SESSIONS_PER_TOKEN,
     KEEP_ALIVE_S,
+    WS_MAX_MESSAGE,
     ServeLimits,
     parse_size,
 )
@@ -116,7 +117,7 @@ def command(db: str, host: str, port: int, max_body: str, allow_origins: tuple[s
                             access_log=False, log_level="warning", proxy_headers=True,
                             forwarded_allow_ips=forwarded_allow_ips,
                             http=protocol_class(request_timeout, max_connections),
-                            timeout_keep_alive=KEEP_ALIVE_S)
+                            timeout_keep_alive=KEEP_ALIVE_S, ws_max_size=WS_MAX_MESSAGE)
     install_filter()  # after uvicorn set up its log handlers
 
     class AnnouncingServer(uvicorn.Server):
