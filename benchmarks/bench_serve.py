@@ -1,11 +1,14 @@
 """Label POST latency through ``judgekit serve``: three annotators, with and without a judge run.
 
-Run: ``python benchmarks/bench_serve.py [--labels 100] [--items 20000]``. Starts a real
-server on 127.0.0.1 over a fresh store; three annotators (threads, one keep-alive
-connection each) POST one label per request. The baseline in the same run is the
+Run: ``python benchmarks/bench_serve.py [--labels 100] [--items 20000] [--annotators 3]
+[--report-loop]``. Starts a real server on 127.0.0.1 over a fresh store; three (or
+``--annotators``) annotators (threads, one keep-alive connection each) POST one
+label per request. The baseline in the same run is the
 same load with nothing else writing; then again while a judge run (another
-process) appends judgments to the same file. Prints p50/p95/max latency and the
-ratio of the loaded p95 to the baseline p95.
+process) appends judgments to the same file, and with ``--report-loop`` once more
+while a read token asks for the gate over and over (a report build each time).
+Prints p50/p95/p99/max latency, the gates answered, and the ratio of the loaded
+p95 to the baseline p95.
 
 Then labels/s of one client posting one label per request over a dataset of
 ``--items`` items, through the app with its caches (:mod:`judgekit.serve.caches`)
@@ -36,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -62,15 +66,22 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def run(tmp: Path, labels_each: int, with_writer: bool) -> tuple[list[float], int]:
-    n_items = labels_each * len(ANNOTATORS)
+def run(tmp: Path, labels_each: int, with_writer: bool, annotators: tuple[str, ...] = ANNOTATORS,
+        report_loop: bool = False) -> tuple[list[float], int, int]:
+    """Latencies and failed POSTs of the annotators' load, and gates answered meanwhile.
+
+    With ``report_loop`` a read token asks for the gate over and over while the
+    annotators post (each build then competes with the label writes).
+    """
+    n_items = labels_each * len(annotators)
     db = tmp / "judgekit.db"
     with open_store(db) as store:
         rub, items = seed_store(store, "binary", n_items)
         record_judgments(store, rub, [judgment(rub, "d", items[0].id, "pass", run_id="writer")])
-        tokens = {name: token(store, name, "annotate") for name in ANNOTATORS}
+        tokens = {name: token(store, name, "annotate") for name in annotators}
+        reader = token(store, "ci", "read")
     subprocess.run([sys.executable, "-m", "judgekit", "queue", "assign", "--db", str(db),
-                    "--rubric", rub.sha256, "--annotators", ",".join(ANNOTATORS),
+                    "--rubric", rub.sha256, "--annotators", ",".join(annotators),
                     "--overlap", "0"], check=True, capture_output=True, cwd=ROOT)
     with open_store(db) as store:
         work = {}
@@ -79,13 +90,31 @@ def run(tmp: Path, labels_each: int, with_writer: bool) -> tuple[list[float], in
             found = store.get_queue(queue)
             assert found is not None
             work[name] = (tok, [entry.item_id for entry in found[1]])
+    gates: list[int] = []
     with running_service(db, tmp) as service:
-        if not with_writer:
-            latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
-            return latencies, sum(s != 200 for s in statuses)
-        with judge_writing(db, tmp, "binary", n_items):
-            latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
-    return latencies, sum(s != 200 for s in statuses)
+        stop = threading.Event()
+
+        def report_reader() -> None:
+            with httpx.Client(base_url=service.url, timeout=300,
+                              headers={"Authorization": f"Bearer {reader}"}) as client:
+                while not stop.is_set():
+                    gates.append(client.get("/api/v1/gate?rubric=correct&resamples=200")
+                                 .status_code)
+
+        looping = threading.Thread(target=report_reader, daemon=True)
+        if report_loop:
+            looping.start()
+        try:
+            if not with_writer:
+                latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
+            else:
+                with judge_writing(db, tmp, "binary", n_items):
+                    latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
+        finally:
+            stop.set()
+            if report_loop:
+                looping.join(timeout=300)
+    return latencies, sum(s != 200 for s in statuses), sum(s == 200 for s in gates)
 
 
 def labels_per_second(tmp: Path, posts: int, n_items: int, cache: bool) -> float:
@@ -223,6 +252,10 @@ def annotate_rows(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=int, default=100, help="labels per annotator")
+    parser.add_argument("--annotators", type=int, default=3,
+                        help="annotators posting at once in the load rows (e.g. 20)")
+    parser.add_argument("--report-loop", action="store_true",
+                        help="add a load row where a read token asks for the gate meanwhile")
     parser.add_argument("--items", type=int, default=20000,
                         help="dataset size for the labels/s rows")
     parser.add_argument("--queues", type=int, default=40, help="queues for the annotate rows")
@@ -242,16 +275,24 @@ def main() -> None:
         annotate_rows(args)
         return
     rows = []
-    for name, writer in (("baseline: 3 annotators, nothing else writing", False),
-                         ("3 annotators while a judge run writes", True)):
+    people = ANNOTATORS if args.annotators == 3 else tuple(
+        f"annotator{i:02d}" for i in range(args.annotators))
+    n = len(people)
+    loads = [(f"baseline: {n} annotators, nothing else writing", False, False),
+             (f"{n} annotators while a judge run writes", True, False)]
+    if args.report_loop:
+        loads.append((f"{n} annotators, judge run writing, gate loop", True, True))
+    for name, writer, reports in loads:
         with tempfile.TemporaryDirectory() as tmp:
-            latencies, failed = run(Path(tmp), args.labels, writer)
+            latencies, failed, gates = run(Path(tmp), args.labels, writer, people, reports)
         ms = [1000 * x for x in latencies]
         rows.append((name, len(ms), failed, statistics.median(ms), percentile(ms, 0.95),
-                     max(ms)))
-    print(f"{'load':<46} {'POSTs':>6} {'failed':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
-    for name, n, failed, p50, p95, top in rows:
-        print(f"{name:<46} {n:>6} {failed:>6} {p50:>8.1f} {p95:>8.1f} {top:>8.1f}")
+                     percentile(ms, 0.99), max(ms), gates))
+    print(f"{'load':<46} {'POSTs':>6} {'failed':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
+          f"{'max ms':>8} {'gates':>6}")
+    for name, count, failed, p50, p95, p99, top, gates in rows:
+        print(f"{name:<46} {count:>6} {failed:>6} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f} "
+              f"{top:>8.1f} {gates:>6}")
     print(f"p95 ratio, judge run writing / baseline: {rows[1][4] / rows[0][4]:.2f}x")
     posts = 3 * args.labels
     rates = {}
