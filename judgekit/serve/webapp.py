@@ -18,8 +18,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote
 
-from fastapi import APIRouter, HTTPException, Query, Request, WebSocket
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi import APIRouter, HTTPException, Request, WebSocket
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
@@ -90,18 +90,6 @@ def my_queues(store: Store, annotator: str,
     if caches is None:
         return assigned_queues(store).get(annotator, [])
     return caches.assigned_queues(store, annotator, assigned_queues)
-
-
-@router.get("/login", include_in_schema=False)
-def login(request: Request, token: str = Query(...), next: str = "/annotate") -> Response:
-    """Trade a token for an HttpOnly cookie, then go to ``next`` without the token."""
-    pool: StorePool = request.app.state.pool
-    target = next if next.startswith("/") and not next.startswith("//") else "/annotate"
-    check_token(pool.get(), token, "annotate" if target.startswith("/annotate") else "read")
-    response = RedirectResponse(target, status_code=303)
-    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https")
-    return response
 
 
 _PAGE = """<!DOCTYPE html>
