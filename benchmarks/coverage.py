@@ -33,6 +33,7 @@ from coverage_designs import (
     ac1,
     agreement,
     alpha,
+    human_length,
     kappa,
     rank,
     slope,
@@ -52,6 +53,9 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
     clustered = [Cell(5 * g, a, 0.5, 2, g) for g in gs for a in agreements]
     clustered_five = [Cell(5 * g, a, 0.5, 5, g) for g in gs for a in agreements]
     prompts = [Cell(5 * g, 0.0, 0.5, 2, g) for g in gs]
+    # length against a 0/1 verdict: "kappa" holds the verdict's noise around the length split
+    pass_length = [Cell(n, noise, p, 2) for n in ((31, 200) if quick else (31, 50, 100, 200))
+                   for noise in (0.1, 0.25, 0.5) for p in (0.5, 0.85)]
     return [
         ("cohen_kappa (bootstrap)", kappa(None), binary + five),
         ("weighted_kappa quadratic (BCa)", kappa("quadratic"), five),
@@ -69,6 +73,7 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
         ("length_slope, true slope 0 (cluster bootstrap)", slope, prompts),
         ("spearman (bootstrap)", rank("spearman", "bootstrap"), five),
         ("spearman (default, clustered)", rank("spearman"), clustered_five),
+        ("spearman vs a 0/1 verdict (length; default)", human_length, pass_length),
     ]
 
 

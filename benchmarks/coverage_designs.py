@@ -20,6 +20,7 @@ slope's coverage is 1 minus its false-positive rate at 5%.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -202,3 +203,32 @@ def slope(cell: Cell, rng: np.random.Generator, b: int) -> tuple[tuple[float, fl
     scores = scores + rng.normal(0.0, 1.0, size=ids.size)
     res = length_slope(scores, 2.0**log_len, groups=ids, n_resamples=b, random_state=rng)
     return res.confidence_interval(), 0.0, _clusters_warned(ids, "length_slope", True)
+
+
+_PASS_LENGTH_TRUTH: dict[tuple[float, float], float] = {}
+
+
+def _pass_by_length(n: int, noise: float, prevalence: float,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Response lengths (log-normal) and a 0/1 human verdict that passes the longer answers:
+    pass when the standardised log length plus N(0, noise) clears the ``prevalence`` cut."""
+    from scipy.stats import norm
+
+    z = rng.normal(size=n)
+    cut = norm.ppf(1 - prevalence) * math.sqrt(1 + noise**2)
+    return np.exp(6.5 + 0.7 * z), (z + rng.normal(0, noise, n) > cut).astype(float)
+
+
+def human_length(cell: Cell, rng: np.random.Generator,
+                 b: int) -> tuple[tuple[float, float], float, bool]:
+    """Spearman of length against a 0/1 human verdict (the length probe's human correlation);
+    ``cell.agreement`` is the noise of the verdict around the length split."""
+    from scipy.stats import spearmanr
+
+    key = (cell.agreement, cell.prevalence)
+    if key not in _PASS_LENGTH_TRUTH:
+        big = _pass_by_length(400_000, cell.agreement, cell.prevalence, np.random.default_rng(1))
+        _PASS_LENGTH_TRUTH[key] = float(spearmanr(*big).statistic)
+    lengths, verdicts = _pass_by_length(cell.n, cell.agreement, cell.prevalence, rng)
+    res = stats.spearman(lengths, verdicts)
+    return res.confidence_interval(n_resamples=b, random_state=rng), _PASS_LENGTH_TRUTH[key], False
