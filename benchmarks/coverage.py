@@ -37,6 +37,7 @@ from coverage_designs import (
     kappa,
     rank,
     slope,
+    unequal_clusters,
 )
 
 LEVEL = 0.95
@@ -56,6 +57,11 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
     # length against a 0/1 verdict: "kappa" holds the verdict's noise around the length split
     pass_length = [Cell(n, noise, p, 2) for n in ((31, 200) if quick else (31, 50, 100, 200))
                    for noise in (0.1, 0.25, 0.5) for p in (0.5, 0.85)]
+    rare_levels = [Cell(n, a, p, k) for n, p, k in ((100, 0.95, 3), (150, 0.95, 3),
+                                                     (100, 0.9, 5), (300, 0.95, 3))
+                   for a in agreements]
+    # 60 clusters of 300 items, three of them holding 60%: "G" counts them, sizes unequal
+    unequal = [Cell(300, a, 0.5, 2, 60) for a in agreements]
     return [
         ("cohen_kappa (bootstrap)", kappa(None), binary + five),
         ("weighted_kappa quadratic (BCa)", kappa("quadratic"), five),
@@ -74,6 +80,10 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
         ("spearman (bootstrap)", rank("spearman", "bootstrap"), five),
         ("spearman (default, clustered)", rank("spearman"), clustered_five),
         ("spearman vs a 0/1 verdict (length; default)", human_length, pass_length),
+        ("weighted_kappa quadratic, rare levels (BCa)", kappa("quadratic"), rare_levels),
+        ("percent_agreement, unequal clusters (cluster bootstrap)",
+         unequal_clusters("agreement"), unequal),
+        ("cohen_kappa, unequal clusters (cluster bootstrap)", unequal_clusters("kappa"), unequal),
     ]
 
 

@@ -141,6 +141,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
                 len(pairing.keys),
                 None if spec.clusters is None else len(set(spec.clusters.tolist())),
                 cluster_by,
+                None if spec.clusters is None else np.unique(spec.clusters,
+                                                             return_counts=True)[1],
             )
         )
         phase("slices and weights")
