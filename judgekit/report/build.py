@@ -161,7 +161,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     if ceiling is not None:
         notes.extend(alpha_notes(ceiling.stats, "the annotators"))
     if ceiling is not None and pairing.keys:
-        parity = parity_section(pairing.keys, pairing.judge, grouped, scale, spec)
+        parity = parity_section(pairing.keys, pairing.judge, grouped, scale, spec,
+                                opts.epsilon)
         if parity is not None:
             ceiling = replace(
                 ceiling,

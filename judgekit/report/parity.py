@@ -49,8 +49,11 @@ def parity_section(
     annotators: Mapping[ItemKey, Mapping[str, str]],
     scale: Scale,
     spec: IntervalSpec,
+    epsilon: float = ALT_TEST_EPSILON,
 ) -> Parity | None:
     """Parity on the compared items (``keys`` with the judge's labels), or None.
+
+    ``epsilon`` is the alternative annotator test's margin (``report --epsilon``).
 
     None unless some compared item has labels from two or more annotators.
     ``spec.clusters`` (one id per key) makes the bootstrap resample clusters.
@@ -72,7 +75,8 @@ def parity_section(
         )
     else:
         numeric = None
-    return judge_parity(judge_labels, per_annotator, spec, clusters=clusters, numeric=numeric)
+    return judge_parity(judge_labels, per_annotator, spec, clusters=clusters, numeric=numeric,
+                        epsilon=epsilon)
 
 
 def judge_parity(

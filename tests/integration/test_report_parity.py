@@ -61,6 +61,20 @@ def test_report_states_parity_and_runs_the_alt_test(tmp_path: Path) -> None:
     assert out["human_ceiling"]["parity"] == ceiling.parity
 
 
+def test_the_alt_test_margin_is_an_option_of_the_report(tmp_path: Path) -> None:
+    """`report --epsilon` as `agree --epsilon`: it was fixed at 0.2 in the report."""
+    rows = _rows(60, 3, 0.95, seed=1)
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    populate(store, rub, rows)
+    report = build_report(store, rub, ReportOptions(n_resamples=100, epsilon=0.05))
+    judge = [r.judge for r in rows]
+    labels = {a: [r.humans[a] for r in rows] for a in ("h0", "h1", "h2")}
+    expected = alt_test(judge, labels, epsilon=0.05, min_items=30)
+    assert report.ceiling is not None and report.ceiling.alt_test is not None
+    assert report.ceiling.alt_test["winning_rate"] == expected.winning_rate
+
+
 def test_two_annotators_get_the_gap_but_no_alt_test(tmp_path: Path) -> None:
     # a judge close to coin-flipping agrees with people less than they agree with each other
     report = _report(tmp_path, _rows(80, 2, 0.1, seed=2))
