@@ -111,3 +111,16 @@ def test_items_sharing_prompts_are_clustered_by_prompt_and_few_clusters_warned(
     plain = _report(tmp_path / "plain", [Row(r.item_id, r.judge, r.humans) for r in rows])
     assert plain.agreement is not None and plain.agreement.cluster_by is None
     assert "clusters" not in " ".join(plain.provenance.notes)
+
+
+def test_an_interval_excluding_0_without_a_significant_test_claims_nothing() -> None:
+    """The sentence needs the randomization test too (the bootstrap interval alone excluded
+    0 for an exchangeable judge in 7.3% of samples)."""
+    from judgekit.report.model import Stat
+    from judgekit.report.parity import _sentence
+
+    unproven = Stat(-0.08, -0.15, -0.01, 50, "bootstrap", pvalue=0.09)
+    text = _sentence(unproven, 0.62, 0.70, None)
+    assert text.startswith("The data cannot tell") and "p = 0.09" in text
+    shown = Stat(-0.08, -0.15, -0.01, 50, "bootstrap", pvalue=0.01)
+    assert _sentence(shown, 0.62, 0.70, None).startswith("The judge agrees with people less well")
