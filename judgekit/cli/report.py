@@ -248,6 +248,14 @@ def _asked_for(
     help="FAIL when the expected calibration error of the judge's confidence (from logprobs) "
     "has its lower bound above this; 1 turns the gate off.",
 )
+@click.option(
+    "--epsilon",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=0.2,
+    show_default=True,
+    help="Alternative annotator test cost-benefit margin in the human-parity section (0.2 "
+    "experts, 0.15 skilled, 0.1 crowd workers), as `agree --epsilon`.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -279,6 +287,7 @@ def command(
     judge_family: str | None,
     min_variance_ratio: float,
     max_ece: float,
+    epsilon: float,
 ) -> None:
     """Calibration report: does the judge agree with humans well enough to trust?
 
@@ -323,6 +332,7 @@ def command(
         max_self_preference=max_self_preference,
         min_variance_ratio=min_variance_ratio,
         max_ece=max_ece,
+        epsilon=epsilon,
         required=_asked_for(ctx, max_self_preference, min_variance_ratio, max_ece),
     ) as (store, rub, options), progress_bar("report", REPORT_STEPS):
         report = build_report(store, rub, options)

@@ -57,6 +57,8 @@ class ReportOptions:
     #: FAIL when the expected calibration error of the judge's confidence has its lower
     #: bound above this.
     max_ece: float = 0.15
+    #: The alternative annotator test's cost-benefit margin (as ``agree --epsilon``).
+    epsilon: float = 0.2
     #: Probes asked for explicitly (probe -> the option that asked): one that cannot be
     #: computed is an input error instead of a line in the report.
     required: Mapping[str, str] = field(default_factory=dict)
