@@ -51,6 +51,29 @@ def write_output(text: str, out: str | None, store: Path | None = None) -> None:
     echo(f"wrote {path}", err=True)
 
 
+def read_family_map(path: str) -> dict[str, str]:
+    """``--family-map FILE``: a JSON object of model name -> family (an input error otherwise)."""
+    import json
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"--family-map {path}: cannot read it ({exc.__class__.__name__})"
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k.strip() and v.strip()
+        for k, v in data.items()
+    ):
+        raise InputError(f"{path}: --family-map needs a JSON object of model name -> family "
+                         "(non-empty strings)")
+    return {k: v for k, v in data.items()}
+
+
 def _asked_for(
     ctx: click.Context, max_self_preference: float, min_variance_ratio: float, max_ece: float
 ) -> dict[str, str]:
@@ -64,6 +87,8 @@ def _asked_for(
     asked: dict[str, str] = {}
     if given("judge_family"):
         asked["self_preference"] = "--judge-family"
+    if given("family_map"):
+        asked["self_preference"] = "--family-map"
     if given("max_self_preference") and max_self_preference < 1:
         asked["self_preference"] = "--max-self-preference"
     if given("min_variance_ratio") and min_variance_ratio > 0:
@@ -229,6 +254,15 @@ def _asked_for(
     "default: from the judge's model name, see docs/probes.md).",
 )
 @click.option(
+    "--family-map",
+    default=None,
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="JSON object of model name -> family for self-preference, overriding the name "
+    "rule for the judge and the responses (e.g. {\"gpt2\": \"gpt2\"} keeps GPT-2 out of "
+    "gpt).",
+)
+@click.option(
     "--min-variance-ratio",
     type=click.FloatRange(0.0),
     default=0.5,
@@ -273,6 +307,7 @@ def command(
     max_identical_decisive: float,
     max_self_preference: float,
     judge_family: str | None,
+    family_map: str | None,
     min_variance_ratio: float,
     max_ece: float,
 ) -> None:
@@ -313,6 +348,7 @@ def command(
         max_injection_flip=max_injection_flip,
         max_identical_decisive=max_identical_decisive,
         judge_family=judge_family,
+        family_map=None if family_map is None else read_family_map(family_map),
         max_self_preference=max_self_preference,
         min_variance_ratio=min_variance_ratio,
         max_ece=max_ece,
