@@ -7,6 +7,7 @@ so ``judgekit report ... || exit 1`` can gate a pipeline.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -18,12 +19,16 @@ from judgekit.cli._common import (
     echo,
     reference_option,
     report_inputs,
+    resolve_db_path,
     rubric_option,
     write_out,
 )
 from judgekit.cli._progress import progress_bar
 from judgekit.errors import InputError
 from judgekit.progress import phase
+
+if TYPE_CHECKING:  # imports numpy: not for --help
+    from judgekit.report.model import Report
 
 #: The report formats (``judgekit.report.FORMATS``, named here so ``--help`` imports no numpy).
 FORMATS = ("text", "md", "html", "json")
@@ -123,6 +128,13 @@ def _asked_for(
     help="Use this annotator's labels as the human reference (default: majority).",
 )
 @reference_option
+@click.option(
+    "--criterion",
+    default=None,
+    metavar="NAME",
+    help="One criterion of a multi-criteria rubric (as -r FILE#NAME). Without it, a "
+    "multi-criteria rubric gets one report per criterion and a table across them.",
+)
 @click.option(
     "--group-by",
     default=None,
@@ -288,6 +300,7 @@ def command(
     dataset: str | None,
     annotator: str | None,
     reference: str | None,
+    criterion: str | None,
     group_by: str | None,
     system_by: str | None,
     include_unblinded: bool,
@@ -319,14 +332,13 @@ def command(
     cannot be computed (no model fields, no confidences, not an ordinal scale) is
     then an error rather than a line in the report.
     """
-    from judgekit.report import build_report, render
-
     if not 0.0 < half_width < 1.0:
         raise InputError(f"--half-width must be between 0 and 1, got {half_width}")
     if judge_family is not None and not judge_family.strip():
         raise InputError("--judge-family must not be blank")
-    with report_inputs(
-        db, rubric, out=out,
+    if criterion is not None:
+        rubric = f"{rubric}#{criterion}"
+    fields: dict[str, Any] = dict(
         dataset=dataset,
         judge_run=judge_run,
         model=model,
@@ -353,11 +365,49 @@ def command(
         min_variance_ratio=min_variance_ratio,
         max_ece=max_ece,
         required=_asked_for(ctx, max_self_preference, min_variance_ratio, max_ece),
-    ) as (store, rub, options), progress_bar("report", REPORT_STEPS):
-        report = build_report(store, rub, options)
-        phase("rendering")
-        text = render(report, fmt or format_for(out))
-    write_output(text, out, store.path)
+    )
+    criteria = _criteria_of(rubric)
+    if criteria:  # one report per criterion, then the table across them
+        from judgekit.report.criteria_summary import overall_exit_code, render_summary
+
+        reports = [_one_report(f"{rubric}#{name}", db, None, out, fields)[0]
+                   for name in criteria]
+        text = render_summary(criteria, reports, fmt or format_for(out))
+        write_output(text, out, resolve_db_path(db))
+        ctx.exit(overall_exit_code(reports))
+    report, text = _one_report(rubric, db, fmt or format_for(out), out, fields)
+    write_output(text, out, resolve_db_path(db))
     if out is not None:
         echo(f"{report.verdict.decision}: {report.verdict.reason}", err=True)
     ctx.exit(report.verdict.exit_code)
+
+
+def _criteria_of(rubric: str) -> list[str]:
+    """The criteria of a multi-criteria rubric file named without one (else none)."""
+    from judgekit.criteria import criteria_data, criterion_names, split_reference
+
+    if split_reference(rubric)[1] is not None:
+        return []
+    path = Path(rubric)
+    if not (path.suffix == ".toml" and path.is_file()):
+        return []
+    try:
+        data = criteria_data(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [] if data is None else list(criterion_names(data))
+
+
+def _one_report(
+    rubric: str, db: str, fmt: str | None, out: str | None, fields: dict[str, Any]
+) -> tuple[Report, str]:
+    """The report on one rubric (a criterion's, for a multi-criteria file) and, given a
+    format, its rendering."""
+    from judgekit.report import build_report, render
+
+    with report_inputs(db, rubric, out=out, **fields) as (store, rub, options), \
+            progress_bar("report", REPORT_STEPS):
+        report = build_report(store, rub, options)
+        phase("rendering")
+        text = "" if fmt is None else render(report, fmt)
+    return report, text

@@ -154,6 +154,21 @@ def score_sentence(n_scored: int, n_items: int) -> str | None:
     )
 
 
+def estimate_reference(reference: str, numeric: bool) -> str:
+    """What each labeled item's human value is in the estimate, and the judge's."""
+    if not numeric:
+        return "the majority label per item (--reference majority)"
+    human = {
+        "mean": "the mean of the annotators' values (--reference mean)",
+        "median": "the lower median of the annotators' labels (--reference median)",
+        "majority": "the majority label (--reference majority)",
+    }[reference]
+    text = f"mean score: human value {human}, judge value its own score where it has one"
+    if reference == "mean":
+        text += "; shares at or above a level: the lower median level"
+    return text
+
+
 def values_sentence(reference: str, annotator: str | None, n_scored: int) -> str:
     """The two numbers the correlations compare, in a few words."""
     if annotator is not None:
@@ -172,6 +187,7 @@ __all__ = [
     "REFERENCES",
     "check_reference",
     "default_reference",
+    "estimate_reference",
     "judge_number",
     "level_sentence",
     "level_values",
