@@ -409,3 +409,22 @@ def test_self_preference_compares_families_within_levels_of_the_human_reference(
     code, _, err = run_cli("report", "--rubric", str(RUBRIC), "--db", db, "--family-map",
                            str(mapping))
     assert code == 2 and "needs a JSON object of model name -> family" in err
+
+
+def test_the_report_frame_has_a_row_per_level_figure(
+    summeval: tuple[dict[str, np.ndarray], str],
+) -> None:
+    from judgekit.report import ReportOptions, build_report
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
+
+    _, db = summeval
+    with open_store(db) as store:
+        report = build_report(store, load_rubric(str(RUBRIC)),
+                              ReportOptions(reference="mean", n_resamples=100))
+    frame = report.to_frame()
+    system = frame[frame["section"] == "level:system"]
+    assert set(system["name"]) == {"spearman", "kendall_tau", "pearson", "pairwise_accuracy"}
+    assert report.levels is not None
+    assert float(system[system["name"] == "kendall_tau"]["statistic"].iloc[0]) == (
+        report.levels.system["kendall_tau"].statistic)
