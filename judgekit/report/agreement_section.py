@@ -123,6 +123,11 @@ def pairing_notes(
             "than on all items."
         )
     notes.extend(_reference_notes(pairing, references, scale, annotator))
+    if pairing.n_score_outside:
+        notes.append(
+            f"{pairing.n_score_outside} judgment(s) carry a score outside the scale's values "
+            "(another scale, e.g. 0-1 beside 1-5 labels); their label's value is used instead."
+        )
     return notes
 
 

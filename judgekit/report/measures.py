@@ -105,10 +105,24 @@ def reference_number(
 
 
 def judge_number(label: str, score: float | None, numbers: Mapping[str, float]) -> float:
-    """The judge's number for one verdict: its own finite ``score``, else its label's value."""
-    if score is not None and math.isfinite(score):
+    """The judge's number for one verdict: its own ``score``, else its label's value.
+
+    A score that is not finite, or lies outside the scale's values (a 0-1 score beside
+    1-5 labels is on another scale), is not the judge's number on this scale: the
+    label's value is used and :func:`score_outside` lets the report count it.
+    """
+    if score is not None and not score_outside(score, numbers):
         return float(score)
     return numbers[label]
+
+
+def score_outside(score: float | None, numbers: Mapping[str, float]) -> bool:
+    """Whether a stored score cannot be read on the scale (not finite, or out of range)."""
+    if score is None:
+        return False
+    if not math.isfinite(score):
+        return True
+    return not min(numbers.values()) <= score <= max(numbers.values())
 
 
 def reference_sentence(
@@ -195,6 +209,7 @@ __all__ = [
     "reference_level",
     "reference_number",
     "reference_sentence",
+    "score_outside",
     "score_sentence",
     "values_sentence",
 ]

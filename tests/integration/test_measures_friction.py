@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from test_report_support import PAIRWISE, Row, open_fresh, populate, rubric
 
 from tests.support.cli import run_cli
@@ -79,3 +80,29 @@ def test_estimate_help_states_the_clustering_default() -> None:
     code, out, _ = run_cli("estimate", "--help")
     assert code == 0
     assert "else 'prompt' when labeled items share a prompt" in " ".join(out.split())
+
+
+def test_a_score_off_the_scale_is_not_read_as_the_judges_number(tmp_path: Path) -> None:
+    db = str(tmp_path / "judgekit.db")
+    n = 12
+    items = tmp_path / "items.jsonl"
+    items.write_text("".join(json.dumps({"id": f"i{i}", "input": f"q{i}", "response": "r"})
+                             + "\n" for i in range(n)))
+    labels = tmp_path / "labels.jsonl"
+    labels.write_text("".join(json.dumps({"item_id": f"i{i}", "annotator": "h",
+                                          "label": str(1 + i % 5)}) + "\n" for i in range(n)))
+    verdicts = tmp_path / "v.jsonl"  # a 0-1 score beside the 1-5 label
+    verdicts.write_text("".join(json.dumps({"item_id": f"i{i}", "judge": "j",
+                                            "label": str(1 + i % 5), "score": 0.1 * (i % 4)})
+                                + "\n" for i in range(n)))
+    for args in (["import", str(items), "--name", "d", "--db", db],
+                 ["labels", "import", str(labels), "--rubric", str(ORDINAL), "--db", db],
+                 ["judgments", "import", str(verdicts), "--rubric", str(ORDINAL), "--db", db]):
+        assert run_cli(*args)[0] == 0
+    _code, out, _ = run_cli("report", "--rubric", str(ORDINAL), "--db", db, "--format", "json",
+                           "--resamples", "100")
+    data = json.loads(out)
+    assert data["agreement"]["statistics"]["spearman"]["statistic"] == pytest.approx(1.0)
+    assert data["agreement"]["judge_scored_items"] == 0
+    assert any("carry a score outside the scale's values" in note
+               for note in data["provenance"]["notes"])
