@@ -123,3 +123,37 @@ def test_a_criteria_file_without_per_call_says_what_is_supported(tmp_path: Path)
     code, _, err = run_cli("labels", "import", str(labels), "--rubric",
                            f"{rubric}#coherence", "--db", str(tmp_path / "a.db"))
     assert code == 2 and "set per_call = true" in err
+
+
+async def test_each_criterion_is_annotated_in_the_app_under_its_own_rubric(
+    study: tuple[Path, str],
+) -> None:
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
+    from judgekit.store.labels import QueueEntry
+    from judgekit.tui.app import make_app
+    from tests.support.annotate import screen_text
+
+    rubric, db = study
+    pressed = {"coherence": ["5", "4", "3"], "fluency": ["3", "1", "2"]}
+    with open_store(db) as store:
+        for criterion, keys in pressed.items():
+            derived = load_rubric(f"{rubric}#{criterion}")
+            queue = [QueueEntry(i, "news", f"s{i}", 1.0, "random") for i in range(3)]
+            app = make_app(store, derived, queue, annotator="h2")
+            async with app.run_test(size=(80, 24)) as pilot:
+                await pilot.pause()
+                # the help opens first for a new annotator: the criterion's own description
+                assert f"summeval.{criterion} v1" in screen_text(app)
+                assert ("well structured" if criterion == "coherence"
+                        else "grammatical") in screen_text(app)
+                await pilot.press("escape")
+                await pilot.pause()
+                assert "doc 0" in screen_text(app)
+                for key in keys:
+                    await pilot.press(key)
+                    await app.label_screen.settled()
+                await pilot.pause()
+            stored = {lb.item_id: lb.label
+                      for lb in store.latest_labels(derived.sha256) if lb.annotator == "h2"}
+            assert stored == {f"s{i}": key for i, key in enumerate(keys)}
