@@ -36,7 +36,7 @@ from typing import Any
 import httpx2
 import openai
 
-from judgekit.clients.confidence import verdict_confidence
+from judgekit.clients.confidence import expected_score, verdict_confidence
 from judgekit.clients.limits import deadline, limit_response_size
 from judgekit.clients.pacing import Pacer, Planned, estimate_tokens
 from judgekit.clients.replicas import Replica, ReplicaPool
@@ -77,6 +77,8 @@ class CallResult:
     latency_ms: float | None = None
     attempts: int = 1
     confidence: float | None = None
+    #: the logprob-weighted expected score (ordinal scales; see ``confidence.expected_score``)
+    expected_score: float | None = None
 
     @property
     def status(self) -> str:
@@ -354,6 +356,8 @@ def completion_result(
         latency_ms=latency_ms,
         attempts=attempts,
         confidence=confidence,
+        expected_score=expected_score(text, choice.get("logprobs"), scale, verdict.label)
+        if confidence is not None else None,
     )
 
 

@@ -123,7 +123,8 @@ class VerdictChecker:
         self.errors, self.rubric, self.dataset = errors, rubric, dataset
         self.judge, self.orientation = judge, orientation
         self.index = item_dataset_index(store, dataset) if index is None else index
-        #: (judge, dataset, item, order, sample) as one string -> its first line: a few
+        #: (judge, dataset, item, order, sample) as one string -> its first line and a
+        #: 32-bit fingerprint of its outcome in one int (line << 32 | fingerprint): a few
         #: dozen bytes a verdict, so a file of millions is checked in little memory.
         self.first_line: dict[str, int] = {}
         self.records = 0
@@ -148,10 +149,14 @@ class VerdictChecker:
                 self.errors.add(number, f"field {name!r}: {problem}")
                 return None
         key = f"{row.judge}\x00{row.dataset}\x00{row.item_id}\x00{row.variant}\x00{row.sample}"
-        first = self.first_line.setdefault(key, number)
-        if first != number:
-            self.errors.add(number, f"same verdict as line {first} (judge, item, order, "
-                            "sample); use 'sample' to import repeated samples")
+        outcome = hash((row.status, row.label, row.score)) & 0xFFFFFFFF
+        first = self.first_line.setdefault(key, (number << 32) | outcome)
+        if first >> 32 != number:
+            same = (first & 0xFFFFFFFF) == outcome
+            what = ("a repeat: the same status, label and score" if same else
+                    "and the two differ in status, label or score")
+            self.errors.add(number, f"same verdict as line {first >> 32} (judge, item, order, "
+                            f"sample), {what}; use 'sample' to import repeated samples")
             return None
         self.parsed += 1
         return row

@@ -201,7 +201,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS,
                       lambda: store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
-    bias = with_paired_probes(bias, pairing, judgments, scale, spec, items, opts.judge_family)
+    bias = with_paired_probes(bias, pairing, judgments, scale, spec, items, opts.judge_family,
+                              opts.family_map)
     bias = imported_orders_hint(store, rubric, bias, datasets)
     check_required(bias, opts)
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)

@@ -49,6 +49,9 @@ class ReportOptions:
     max_identical_decisive: float = 0.5
     #: The judge's model family for the self-preference probe (default: from its model name).
     judge_family: str | None = None
+    #: ``--family-map FILE``: model name -> family, overriding the name rule for the judge and
+    #: the responses (see :mod:`judgekit.families`)
+    family_map: Mapping[str, str] | None = None
     #: FAIL when self-preference (judge minus human own-family win rate) has its lower bound
     #: above this.
     max_self_preference: float = 0.1

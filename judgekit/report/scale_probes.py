@@ -216,7 +216,8 @@ def check_required(bias: Bias, opts: ReportOptions) -> None:
 def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment],
                        scale: Scale, spec: IntervalSpec,
                        items: Mapping[ItemKey, AnyItem] | None = None,
-                       judge_family: str | None = None) -> Bias:
+                       judge_family: str | None = None,
+                       family_map: Mapping[str, str] | None = None) -> Bias:
     """The bias section with the probes computed from the paired items added where they
     apply (scale use, calibration, self-preference) and a reason for each one that does not."""
     extra: list[ProbeEntry] = []
@@ -239,7 +240,7 @@ def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey,
     else:
         absent[LENGTH_PROBE] = why or "not computed"
     own, reason = self_preference_entry(pairing, items or {}, judgments, scale, spec,
-                                        judge_family)
+                                        judge_family, family_map)
     if own is not None:
         extra.append(own)
     else:
