@@ -1,7 +1,7 @@
 """The winner's curse that ``judgekit align`` guards against, by seeded simulation.
 
 Run: ``python benchmarks/bench_align.py [--quick] [--runs N] [--candidates K]
-[--dev N] [--test N] [--resamples B] [--seed S]``.
+[--dev N] [--test N] [--resamples B] [--seed S] [--cluster-size M]``.
 
 Each run draws a population design: human labels (pass with probability 0.6) and
 ``K`` candidate judges whose true accuracies are spread over 0.74..0.82 (independent
@@ -15,6 +15,11 @@ intervals the output prints). The table shows, over the runs:
   true kappa): dev is biased upward (it was selected for being high), test is not;
 - the coverage of the test intervals (kappa, agreement, the paired kappa difference)
   for the chosen candidate's true values, which should land in 93-97%.
+
+``--cluster-size M`` groups items in clusters of M whose every judge's accuracy moves by a
+shared shift (uniform in +/-0.15, mean 0): the intervals then resample whole clusters, as
+``align`` does for items sharing a cluster or prompt. The shift has mean 0 and is independent
+of the human label, so the true values below are unchanged.
 
 True kappa of a judge with accuracy ``p`` on a prevalence ``pi`` (symmetric errors) is
 ``(p - pe) / (1 - pe)``, ``pe = pi q + (1 - pi)(1 - q)``, ``q = pi p + (1 - pi)(1 - p)``.
@@ -57,21 +62,28 @@ def kappa_of(judge: np.ndarray, human: np.ndarray) -> float:
     return (po - pe) / (1 - pe)
 
 
-def draw(rng: np.random.Generator, accuracies: np.ndarray, n: int) -> tuple[np.ndarray, ...]:
+def draw(rng: np.random.Generator, accuracies: np.ndarray, n: int,
+         cluster_size: int = 1) -> tuple[np.ndarray, ...]:
+    """Human labels and each judge's verdicts; with clusters, items of one cluster share a
+    difficulty shift (uniform in +/-0.15, mean 0) of every judge's accuracy."""
     human = rng.random(n) < PREVALENCE
-    right = rng.random((len(accuracies), n)) < accuracies[:, None]
+    shift = rng.uniform(-0.15, 0.15, -(-n // cluster_size)) if cluster_size > 1 else np.zeros(1)
+    of_item = np.arange(n) // cluster_size if cluster_size > 1 else np.zeros(n, dtype=int)
+    chance = np.clip(accuracies[:, None] + shift[of_item][None, :], 0, 1)
+    right = rng.random((len(accuracies), n)) < chance
     return human, np.where(right, human, ~human)
 
 
 def one_run(rng: np.random.Generator, accuracies: np.ndarray, n_dev: int, n_test: int,
-            spec: IntervalSpec) -> dict[str, float]:
-    human, judged = draw(rng, accuracies, n_dev)
+            spec: IntervalSpec, cluster_size: int = 1) -> dict[str, float]:
+    human, judged = draw(rng, accuracies, n_dev, cluster_size)
     dev = kappa_of(judged, human)
     best = int(np.nanargmax(dev))
     chosen = np.array([BASELINE_ACCURACY, accuracies[best]])
-    human_t, judged_t = draw(rng, chosen, n_test)
+    human_t, judged_t = draw(rng, chosen, n_test, cluster_size)
     keys = [("sim", str(i)) for i in range(n_test)]
-    items = {k: Item(k[1], f"q{k[1]}") for k in keys}
+    items = {k: Item(k[1], f"q{k[1]}", cluster=f"c{i // cluster_size}" if cluster_size > 1
+                     else None) for i, k in enumerate(keys)}
     label = {True: "pass", False: "fail"}
     reference = {k: label[bool(h)] for k, h in zip(keys, human_t, strict=True)}
     base = {k: label[bool(v)] for k, v in zip(keys, judged_t[0], strict=True)}
@@ -104,17 +116,21 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--test", type=int, default=150)
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=2024)
+    parser.add_argument("--cluster-size", type=int, default=1,
+                        help="items per cluster sharing a difficulty shift (1: independent)")
     args = parser.parse_args(argv)
     args.runs = args.runs or (400 if args.quick else 2000)
     rng = np.random.default_rng(args.seed)
     accuracies = np.linspace(0.74, 0.82, args.candidates)
     spec = IntervalSpec(n_resamples=args.resamples)
     started = time.perf_counter()
-    rows = [one_run(rng, accuracies, args.dev, args.test, spec) for _ in range(args.runs)]
+    rows = [one_run(rng, accuracies, args.dev, args.test, spec, args.cluster_size)
+            for _ in range(args.runs)]
     elapsed = time.perf_counter() - started
     print(f"winner's curse: {args.runs} runs, {args.candidates} candidates (true accuracy "
           f"0.74..0.82, kappa {true_kappa(0.74):.3f}..{true_kappa(0.82):.3f}), dev n={args.dev}, "
-          f"test n={args.test}, {args.resamples} resamples, seed {args.seed} ({elapsed:.0f}s)")
+          f"test n={args.test}, clusters of {args.cluster_size}, {args.resamples} resamples, "
+          f"seed {args.seed} ({elapsed:.0f}s)")
     print(f"{'figure':<44} {'mean':>8} {'MC s.e.':>8}  target")
     targets = {"dev_bias": "> 0 (selected: optimistic)", "test_bias": "about 0",
                "kappa_cover": "0.93-0.97", "agreement_cover": "0.93-0.97",

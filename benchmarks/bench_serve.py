@@ -1,21 +1,35 @@
 """Label POST latency through ``judgekit serve``: three annotators, with and without a judge run.
 
-Run: ``python benchmarks/bench_serve.py [--labels 100] [--items 20000]``. Starts a real
-server on 127.0.0.1 over a fresh store; three annotators (threads, one keep-alive
-connection each) POST one label per request. The baseline in the same run is the
+Run: ``python benchmarks/bench_serve.py [--labels 100] [--items 20000] [--annotators 3]
+[--report-loop]``. Starts a real server on 127.0.0.1 over a fresh store; three (or
+``--annotators``) annotators (threads, one keep-alive connection each) POST one
+label per request. The baseline in the same run is the
 same load with nothing else writing; then again while a judge run (another
-process) appends judgments to the same file. Prints p50/p95/max latency and the
-ratio of the loaded p95 to the baseline p95.
+process) appends judgments to the same file, and with ``--report-loop`` once more
+while a read token asks for the gate over and over (a report build each time).
+Prints p50/p95/p99/max latency, the gates answered, and the ratio of the loaded
+p95 to the baseline p95.
 
 Then labels/s of one client posting one label per request over a dataset of
 ``--items`` items, through the app with its caches (:mod:`judgekit.serve.caches`)
 and without (parsing the rubric and indexing the dataset's item ids per request,
 the baseline), both behind uvicorn on 127.0.0.1 in this process.
 
+Then the same for an ``annotate`` token, which may label only the items of its
+own queues (two annotators share the ``--items`` items): with the caches each
+annotator's queue items are kept until a queue changes; without them every
+request read every queue with all its entries (the baseline; fewer POSTs).
+
 Then pages/s of ``GET /annotate`` (what an annotate token opens, and what every
 websocket of the browser app checks) over ``--queues`` assigned queues of
 ``--queue-size`` items, with the queue cache and without (every queue read with
 all its entries per request, the baseline). ``--only annotate`` runs that part alone.
+
+``--only crowd``: the report (what the gate and the HTML report build inside the
+server) over 25 items labeled once by each of ``--crowd`` annotators (default
+1,000, 10,000 and 100,000), its time and peak RSS in a fresh process; the baseline
+folds the human reference with tuples grown per annotator, as before (run up to
+``--crowd-baseline-max`` annotators: it is quadratic).
 """
 
 from __future__ import annotations
@@ -25,6 +39,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from pathlib import Path
 
@@ -51,15 +66,22 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def run(tmp: Path, labels_each: int, with_writer: bool) -> tuple[list[float], int]:
-    n_items = labels_each * len(ANNOTATORS)
+def run(tmp: Path, labels_each: int, with_writer: bool, annotators: tuple[str, ...] = ANNOTATORS,
+        report_loop: bool = False) -> tuple[list[float], int, int]:
+    """Latencies and failed POSTs of the annotators' load, and gates answered meanwhile.
+
+    With ``report_loop`` a read token asks for the gate over and over while the
+    annotators post (each build then competes with the label writes).
+    """
+    n_items = labels_each * len(annotators)
     db = tmp / "judgekit.db"
     with open_store(db) as store:
         rub, items = seed_store(store, "binary", n_items)
         record_judgments(store, rub, [judgment(rub, "d", items[0].id, "pass", run_id="writer")])
-        tokens = {name: token(store, name, "annotate") for name in ANNOTATORS}
+        tokens = {name: token(store, name, "annotate") for name in annotators}
+        reader = token(store, "ci", "read")
     subprocess.run([sys.executable, "-m", "judgekit", "queue", "assign", "--db", str(db),
-                    "--rubric", rub.sha256, "--annotators", ",".join(ANNOTATORS),
+                    "--rubric", rub.sha256, "--annotators", ",".join(annotators),
                     "--overlap", "0"], check=True, capture_output=True, cwd=ROOT)
     with open_store(db) as store:
         work = {}
@@ -68,13 +90,31 @@ def run(tmp: Path, labels_each: int, with_writer: bool) -> tuple[list[float], in
             found = store.get_queue(queue)
             assert found is not None
             work[name] = (tok, [entry.item_id for entry in found[1]])
+    gates: list[int] = []
     with running_service(db, tmp) as service:
-        if not with_writer:
-            latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
-            return latencies, sum(s != 200 for s in statuses)
-        with judge_writing(db, tmp, "binary", n_items):
-            latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
-    return latencies, sum(s != 200 for s in statuses)
+        stop = threading.Event()
+
+        def report_reader() -> None:
+            with httpx.Client(base_url=service.url, timeout=300,
+                              headers={"Authorization": f"Bearer {reader}"}) as client:
+                while not stop.is_set():
+                    gates.append(client.get("/api/v1/gate?rubric=correct&resamples=200")
+                                 .status_code)
+
+        looping = threading.Thread(target=report_reader, daemon=True)
+        if report_loop:
+            looping.start()
+        try:
+            if not with_writer:
+                latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
+            else:
+                with judge_writing(db, tmp, "binary", n_items):
+                    latencies, statuses = post_labels_concurrently(service, work, rub.sha256)
+        finally:
+            stop.set()
+            if report_loop:
+                looping.join(timeout=300)
+    return latencies, sum(s != 200 for s in statuses), sum(s == 200 for s in gates)
 
 
 def labels_per_second(tmp: Path, posts: int, n_items: int, cache: bool) -> float:
@@ -90,6 +130,30 @@ def labels_per_second(tmp: Path, posts: int, n_items: int, cache: bool) -> float
         for n in range(posts):
             response = client.post("/api/v1/labels", json={"rubric": rub.sha256, "labels": [
                 {"item_id": items[n % n_items].id, "annotator": f"a{n}", "label": "pass"}]})
+            assert response.status_code == 200, response.text
+        return posts / (time.perf_counter() - start)
+
+
+def annotate_labels_per_second(tmp: Path, posts: int, n_items: int, cache: bool) -> float:
+    """One keep-alive client with ana's annotate token POSTing ``posts`` labels of her queue."""
+    from judgekit.store.labels import QueueEntry
+
+    db = tmp / "judgekit.db"
+    with open_store(db) as store:
+        rub, items = seed_store(store, "binary", n_items)
+        ana = token(store, "ana", "annotate")
+        for name, share in (("ana", items[0::2]), ("bo", items[1::2])):
+            store.save_queue(f"assign:{name}", rub.sha256, "random", 0,
+                             [QueueEntry(i, "d", item.id, 1.0) for i, item in enumerate(share)],
+                             params={"annotator": name})
+    mine = items[0::2]
+    with service_in_thread(db, cache=cache) as service, httpx.Client(
+            base_url=service.url, timeout=120,
+            headers={"Authorization": f"Bearer {ana}"}) as client:
+        start = time.perf_counter()
+        for n in range(posts):
+            response = client.post("/api/v1/labels", json={"rubric": rub.sha256, "labels": [
+                {"item_id": mine[n % len(mine)].id, "label": "pass"}]})
             assert response.status_code == 200, response.text
         return posts / (time.perf_counter() - start)
 
@@ -118,6 +182,58 @@ def annotate_pages_per_second(tmp: Path, pages: int, n_queues: int, size: int,
         return pages / (time.perf_counter() - start)
 
 
+#: Builds the report of argv[1] in a fresh process; prints seconds and peak RSS (MiB).
+CROWD_REPORT = """
+import resource, sys, time
+from judgekit.report import ReportOptions, build_report, reference, render
+from judgekit.rubrics import rubric_from_text
+from judgekit.store import open_store
+if sys.argv[2] == "baseline":
+    reference.SHARED_UP_TO = 10**9
+with open_store(sys.argv[1]) as store:
+    sha = store.list_rubrics()[0]["sha256"]
+    rub = rubric_from_text(store.get_rubric_text(sha), path="<store>")
+    start = time.perf_counter()
+    render(build_report(store, rub, ReportOptions(n_resamples=1000)), "json")
+    seconds = time.perf_counter() - start
+print(seconds, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
+"""
+
+
+def crowd_report(tmp: Path, annotators: int, mode: str) -> tuple[float, float]:
+    """(seconds, peak MiB) of the report over 25 items, one label per annotator."""
+    from judgekit.types import Label
+
+    db = tmp / f"crowd-{annotators}.db"
+    if not db.exists():
+        with open_store(db) as store:
+            rub, items = seed_store(store, "binary", 25)
+            record_judgments(store, rub, [judgment(rub, "d", it.id, "pass" if i % 2 else "fail")
+                                          for i, it in enumerate(items)])
+            store.add_labels([Label("d", items[k % 25].id, rub.sha256, f"a{k}",
+                                    "pass" if (k * 7) % 3 else "fail")
+                              for k in range(annotators)])
+    out = subprocess.run([sys.executable, "-c", CROWD_REPORT, str(db), mode], check=True,
+                         capture_output=True, text=True, cwd=ROOT,
+                         env={**__import__("os").environ, "PYTHONPATH": str(ROOT)})
+    seconds, mib = out.stdout.split()
+    return float(seconds), float(mib)
+
+
+def crowd_rows(args: argparse.Namespace) -> None:
+    print(f"{'report over 25 items, one label per annotator':<46} {'annotators':>10} "
+          f"{'seconds':>8} {'peak MiB':>9}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for n in args.crowd:
+            for mode, name in (("baseline", "baseline: tuples grown per annotator"),
+                               ("current", "dict per crowded item")):
+                if mode == "baseline" and n > args.crowd_baseline_max:
+                    print(f"{name:<46} {n:>10} {'(skipped: quadratic)':>19}")
+                    continue
+                seconds, mib = crowd_report(Path(tmp), n, mode)
+                print(f"{name:<46} {n:>10} {seconds:>8.1f} {mib:>9.0f}")
+
+
 def annotate_rows(args: argparse.Namespace) -> None:
     rates = {}
     for cache in (False, True):
@@ -136,28 +252,47 @@ def annotate_rows(args: argparse.Namespace) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--labels", type=int, default=100, help="labels per annotator")
+    parser.add_argument("--annotators", type=int, default=3,
+                        help="annotators posting at once in the load rows (e.g. 20)")
+    parser.add_argument("--report-loop", action="store_true",
+                        help="add a load row where a read token asks for the gate meanwhile")
     parser.add_argument("--items", type=int, default=20000,
                         help="dataset size for the labels/s rows")
     parser.add_argument("--queues", type=int, default=40, help="queues for the annotate rows")
     parser.add_argument("--queue-size", type=int, default=2000, help="items per queue")
     parser.add_argument("--pages", type=int, default=50, help="annotate pages requested")
-    parser.add_argument("--only", choices=["labels", "annotate"], default=None,
-                        help="run only the label rows or only the annotate rows")
+    parser.add_argument("--only", choices=["labels", "annotate", "crowd"], default=None,
+                        help="run only the label rows, the annotate rows or the crowd rows")
+    parser.add_argument("--crowd", type=int, nargs="+", default=[1_000, 10_000, 100_000],
+                        help="annotator counts of the crowd report rows")
+    parser.add_argument("--crowd-baseline-max", type=int, default=20_000,
+                        help="largest crowd the (quadratic) baseline is run on")
     args = parser.parse_args()
+    if args.only == "crowd":
+        crowd_rows(args)
+        return
     if args.only == "annotate":
         annotate_rows(args)
         return
     rows = []
-    for name, writer in (("baseline: 3 annotators, nothing else writing", False),
-                         ("3 annotators while a judge run writes", True)):
+    people = ANNOTATORS if args.annotators == 3 else tuple(
+        f"annotator{i:02d}" for i in range(args.annotators))
+    n = len(people)
+    loads = [(f"baseline: {n} annotators, nothing else writing", False, False),
+             (f"{n} annotators while a judge run writes", True, False)]
+    if args.report_loop:
+        loads.append((f"{n} annotators, judge run writing, gate loop", True, True))
+    for name, writer, reports in loads:
         with tempfile.TemporaryDirectory() as tmp:
-            latencies, failed = run(Path(tmp), args.labels, writer)
+            latencies, failed, gates = run(Path(tmp), args.labels, writer, people, reports)
         ms = [1000 * x for x in latencies]
         rows.append((name, len(ms), failed, statistics.median(ms), percentile(ms, 0.95),
-                     max(ms)))
-    print(f"{'load':<46} {'POSTs':>6} {'failed':>6} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
-    for name, n, failed, p50, p95, top in rows:
-        print(f"{name:<46} {n:>6} {failed:>6} {p50:>8.1f} {p95:>8.1f} {top:>8.1f}")
+                     percentile(ms, 0.99), max(ms), gates))
+    print(f"{'load':<46} {'POSTs':>6} {'failed':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
+          f"{'max ms':>8} {'gates':>6}")
+    for name, count, failed, p50, p95, p99, top, gates in rows:
+        print(f"{name:<46} {count:>6} {failed:>6} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f} "
+              f"{top:>8.1f} {gates:>6}")
     print(f"p95 ratio, judge run writing / baseline: {rows[1][4] / rows[0][4]:.2f}x")
     posts = 3 * args.labels
     rates = {}
@@ -170,9 +305,23 @@ def main() -> None:
                         (True, "cached rubric and item-id index")):
         print(f"{name:<46} {args.items:>6} {posts:>6} {rates[cache]:>9.1f}")
     print(f"labels/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
+    annotate_posts = {False: max(10, posts // 10), True: posts}
+    for cache in (False, True):
+        with tempfile.TemporaryDirectory() as tmp:
+            rates[cache] = annotate_labels_per_second(Path(tmp), annotate_posts[cache],
+                                                      args.items, cache)
+    print()
+    print(f"{'POST /api/v1/labels, one annotate token':<46} {'items':>6} {'POSTs':>6} "
+          f"{'labels/s':>9}")
+    for cache, name in ((False, "baseline: every queue read per request"),
+                        (True, "cached queue membership (queues marker)")):
+        print(f"{name:<46} {args.items:>6} {annotate_posts[cache]:>6} {rates[cache]:>9.1f}")
+    print(f"labels/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
     if args.only is None:
         print()
         annotate_rows(args)
+        print()
+        crowd_rows(args)
 
 
 if __name__ == "__main__":

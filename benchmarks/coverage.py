@@ -33,9 +33,11 @@ from coverage_designs import (
     ac1,
     agreement,
     alpha,
+    human_length,
     kappa,
     rank,
     slope,
+    unequal_clusters,
 )
 
 LEVEL = 0.95
@@ -52,6 +54,14 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
     clustered = [Cell(5 * g, a, 0.5, 2, g) for g in gs for a in agreements]
     clustered_five = [Cell(5 * g, a, 0.5, 5, g) for g in gs for a in agreements]
     prompts = [Cell(5 * g, 0.0, 0.5, 2, g) for g in gs]
+    # length against a 0/1 verdict: "kappa" holds the verdict's noise around the length split
+    pass_length = [Cell(n, noise, p, 2) for n in ((31, 200) if quick else (31, 50, 100, 200))
+                   for noise in (0.1, 0.25, 0.5) for p in (0.5, 0.85)]
+    rare_levels = [Cell(n, a, p, k) for n, p, k in ((100, 0.95, 3), (150, 0.95, 3),
+                                                     (100, 0.9, 5), (300, 0.95, 3))
+                   for a in agreements]
+    # 60 clusters of 300 items, three of them holding 60%: "G" counts them, sizes unequal
+    unequal = [Cell(300, a, 0.5, 2, 60) for a in agreements]
     return [
         ("cohen_kappa (bootstrap)", kappa(None), binary + five),
         ("weighted_kappa quadratic (BCa)", kappa("quadratic"), five),
@@ -69,6 +79,11 @@ def grid(quick: bool) -> list[tuple[str, Interval, list[Cell]]]:
         ("length_slope, true slope 0 (cluster bootstrap)", slope, prompts),
         ("spearman (bootstrap)", rank("spearman", "bootstrap"), five),
         ("spearman (default, clustered)", rank("spearman"), clustered_five),
+        ("spearman vs a 0/1 verdict (length; default)", human_length, pass_length),
+        ("weighted_kappa quadratic, rare levels (BCa)", kappa("quadratic"), rare_levels),
+        ("percent_agreement, unequal clusters (cluster bootstrap)",
+         unequal_clusters("agreement"), unequal),
+        ("cohen_kappa, unequal clusters (cluster bootstrap)", unequal_clusters("kappa"), unequal),
     ]
 
 

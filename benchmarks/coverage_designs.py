@@ -20,6 +20,7 @@ slope's coverage is 1 minus its false-positive rate at 5%.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -114,7 +115,8 @@ def draw_alpha(cell: Cell, rng: np.random.Generator) -> list[list[float]]:
 
 def _clusters_warned(ids: np.ndarray, statistic: str, clustered: bool) -> bool:
     """Whether the report's few-clusters warning fires (``statistic`` names the caller)."""
-    return clustered and few_clusters_warns(len(set(ids.tolist())), ids.size)
+    sizes = np.unique(ids, return_counts=True)[1]
+    return clustered and few_clusters_warns(sizes.size, ids.size, sizes)
 
 
 def kappa(weights: str | None, method: str | None = None) -> Interval:
@@ -136,7 +138,7 @@ def kappa(weights: str | None, method: str | None = None) -> Interval:
         if weights is None:
             warned |= kappa_warns(res.confusion, res.statistic)
         else:
-            warned |= weighted_kappa_warns(res.n)
+            warned |= weighted_kappa_warns(res.n, res.confusion)
         return ci, cell.agreement, warned
 
     return run
@@ -202,3 +204,68 @@ def slope(cell: Cell, rng: np.random.Generator, b: int) -> tuple[tuple[float, fl
     scores = scores + rng.normal(0.0, 1.0, size=ids.size)
     res = length_slope(scores, 2.0**log_len, groups=ids, n_resamples=b, random_state=rng)
     return res.confidence_interval(), 0.0, _clusters_warned(ids, "length_slope", True)
+
+
+_PASS_LENGTH_TRUTH: dict[tuple[float, float], float] = {}
+
+
+def _pass_by_length(n: int, noise: float, prevalence: float,
+                    rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
+    """Response lengths (log-normal) and a 0/1 human verdict that passes the longer answers:
+    pass when the standardised log length plus N(0, noise) clears the ``prevalence`` cut."""
+    from scipy.stats import norm
+
+    z = rng.normal(size=n)
+    cut = norm.ppf(1 - prevalence) * math.sqrt(1 + noise**2)
+    return np.exp(6.5 + 0.7 * z), (z + rng.normal(0, noise, n) > cut).astype(float)
+
+
+def human_length(cell: Cell, rng: np.random.Generator,
+                 b: int) -> tuple[tuple[float, float], float, bool]:
+    """Spearman of length against a 0/1 human verdict (the length probe's human correlation);
+    ``cell.agreement`` is the noise of the verdict around the length split."""
+    from scipy.stats import spearmanr
+
+    key = (cell.agreement, cell.prevalence)
+    if key not in _PASS_LENGTH_TRUTH:
+        big = _pass_by_length(400_000, cell.agreement, cell.prevalence, np.random.default_rng(1))
+        _PASS_LENGTH_TRUTH[key] = float(spearmanr(*big).statistic)
+    lengths, verdicts = _pass_by_length(cell.n, cell.agreement, cell.prevalence, rng)
+    res = stats.spearman(lengths, verdicts)
+    return res.confidence_interval(n_resamples=b, random_state=rng), _PASS_LENGTH_TRUTH[key], False
+
+
+def unequal_sizes(cell: Cell) -> np.ndarray:
+    """``cell.clusters`` clusters of ``cell.n`` items: three hold 60% of them, the rest share
+    the other 40% equally (about 8 equal clusters' worth at 60 clusters)."""
+    big = int(0.2 * cell.n)
+    rest = cell.clusters - 3 if cell.clusters else 0
+    small = (cell.n - 3 * big) // max(rest, 1)
+    return np.array([big] * 3 + [small] * rest)
+
+
+def unequal_clusters(which: str) -> Interval:
+    """Percent agreement or Cohen's kappa (cluster bootstrap) on very unequal clusters."""
+
+    def run(cell: Cell, rng: np.random.Generator,
+            b: int) -> tuple[tuple[float, float], float, bool]:
+        sizes = unequal_sizes(cell)
+        m = margins(cell.prevalence, cell.k)
+        lam = 1.0 - cell.agreement
+        ids = np.repeat(np.arange(sizes.size), sizes)
+        lam_c = rng.beta(2 * lam, 2 * (1 - lam), size=sizes.size)
+        copy = rng.random(ids.size) >= lam_c[ids]
+        a = rng.choice(cell.k, size=ids.size, p=m)
+        r = np.where(copy, a, rng.choice(cell.k, size=ids.size, p=m))
+        if which == "agreement":
+            res = stats.percent_agreement(a, r)
+            truth = float(np.trace(joint(cell.agreement, m)))
+            ci = res.confidence_interval(method="bootstrap", n_resamples=b, random_state=rng,
+                                         clusters=ids)
+        else:
+            res = stats.cohen_kappa(a, r, labels=list(range(cell.k)))
+            truth = cell.agreement
+            ci = res.confidence_interval(n_resamples=b, random_state=rng, clusters=ids)
+        return ci, truth, _clusters_warned(ids, which, True)
+
+    return run

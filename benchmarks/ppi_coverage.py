@@ -19,10 +19,19 @@ designs:
   (stratified, fixed size), weighted by 1/inclusion probability.
 
 The width ratio PPI++ / labels only shows what the judge buys: about 1 for a
-useless judge (never narrower beyond noise), well below 1 for a good one.
+useless judge (never narrower beyond noise), well below 1 for a good one. On a 0/1
+outcome PPI++'s interval is Wilson's at its effective sample size, as ``judgekit
+estimate`` computes it; ``wald`` is PPI++'s own Wald interval on the same samples.
 
-Usage: ``python benchmarks/ppi_coverage.py [--quick] [--reps R] [--seed S]``.
-``--quick`` runs a reduced grid (200 replications) in seconds, for the smoke test.
+A second grid (``--grid pass-rates``) draws 0/1 outcomes at pass rates 0.5, 0.8, 0.9,
+0.95 and 0.99 (a simple random sample) with judges that copy the human verdict with
+probability 0.95 / 0.75 / 0.4 (else a coin), and a noisy judge that flips the human
+verdict on 20% of items, and reports, besides coverage, the share of intervals lying
+entirely above the truth (Wald's failure mode near 1).
+
+Usage: ``python benchmarks/ppi_coverage.py [--quick] [--grid designs|pass-rates|all]
+[--reps R] [--seed S]``. ``--quick`` runs a reduced grid (200 replications) in seconds,
+for the smoke test.
 """
 
 from __future__ import annotations
@@ -136,7 +145,7 @@ def run_chunk(pop: Populations, design: str, n: int, truth: float, rng) -> dict[
     """One chunk of replications, estimated as ``judgekit estimate`` does.
 
     t with (labeled clusters - 1) degrees of freedom for clusters, Wilson at the
-    effective sample size for labels only on a rate, Wald for the rest.
+    effective sample size for every estimate of a rate, Wald for the rest.
     """
     z = z_critical(LEVEL)
     idx, w = draw(pop, design, n, rng)
@@ -149,7 +158,13 @@ def run_chunk(pop: Populations, design: str, n: int, truth: float, rng) -> dict[
         robust = core.Design(w, pop.clusters[idx], pop.clusters, N // CLUSTER)
         crit = student_t.ppf(0.5 + LEVEL / 2, core.labeled_clusters(robust, len(y)) - 1)
     out = core.ppi_arrays(y, f, pop.f, robust)
-    ppi_ok, ppi_w = covered(out.statistic, out.variance, truth, pop.bounds, crit)
+    ppi_n = None
+    if pop.binary:
+        floor = core.discordance_floor(y, f, pop.f, out.lam)
+        ppi_n = core.ppi_wilson_n(out.classical, np.maximum(out.variance, floor), float(n))
+    ppi_ok, ppi_w = covered(np.clip(out.statistic, *pop.bounds), out.variance, truth,
+                            pop.bounds, crit, ppi_n)
+    wald_ok, _ = covered(out.statistic, out.variance, truth, pop.bounds, crit)
     wilson_n = None
     if pop.binary:
         p = out.classical
@@ -162,6 +177,7 @@ def run_chunk(pop: Populations, design: str, n: int, truth: float, rng) -> dict[
     judge_ok, _ = covered(judge_mean, judge_var, truth, pop.bounds, z)
     result = {
         "ppi": ppi_ok,
+        "wald": wald_ok,
         "labels": lab_ok,
         "judge": judge_ok,
         "ppi_width": ppi_w,
@@ -173,8 +189,10 @@ def run_chunk(pop: Populations, design: str, n: int, truth: float, rng) -> dict[
         result["ppi_naive"], _ = covered(naive.statistic, naive.variance, truth, pop.bounds, z)
     if pop.binary:
         rg = core.rogan_gladen_arrays(y, f, pop.f, robust)
-        ok, _ = covered(rg.statistic, rg.variance, truth, (0.0, 1.0), crit)
-        defined = np.isfinite(rg.statistic) & np.isfinite(rg.variance)
+        ok, _ = covered(np.clip(rg.statistic, 0.0, 1.0), rg.variance, truth, (0.0, 1.0), crit)
+        shown = core.youden_lower_bound(rg.sensitivity, rg.specificity, rg.n_positive,
+                                        rg.n_negative, z) > 0
+        defined = np.isfinite(rg.statistic) & np.isfinite(rg.variance) & shown
         result["rogan_gladen"] = ok[defined]
     return result
 
@@ -186,7 +204,8 @@ def run_config(kind: str, quality: float, design: str, n: int, reps: int, truth:
         for key, value in run_chunk(pop, design, n, truth, rng).items():
             parts.setdefault(key, []).append(np.asarray(value))
     out = {key: np.concatenate(values) for key, values in parts.items()}
-    row = {key: float(out[key].mean()) for key in out if key.endswith(("ppi", "labels", "judge"))}
+    row = {key: float(out[key].mean()) for key in out
+           if key.endswith(("ppi", "labels", "judge", "wald"))}
     row["width_ratio"] = float(out["ppi_width"].mean() / out["labels_width"].mean())
     row["lam"] = float(out["lam"].mean())
     for key in ("ppi_naive", "rogan_gladen"):
@@ -195,20 +214,85 @@ def run_config(kind: str, quality: float, design: str, n: int, reps: int, truth:
     return row
 
 
+#: Judges of the pass-rate grid: name -> (chance of copying the human verdict, flip share).
+PASS_JUDGES = {"excellent": (0.95, 0.0), "good": (0.75, 0.0), "poor": (0.4, 0.0),
+               "noisy 20%": (0.0, 0.2)}
+PASS_RATES = (0.5, 0.8, 0.9, 0.95, 0.99)
+
+
+def pass_rate_row(rate: float, judge: tuple[float, float], n: int, reps: int,
+                  rng: np.random.Generator) -> dict[str, float]:
+    """Coverage of PPI++ (Wilson at the effective n), its Wald interval and labels-only
+    Wilson at one pass rate; also the share of each interval lying above the truth."""
+    copy, flip = judge
+    z = z_critical(LEVEL)
+    hits: dict[str, list[np.ndarray]] = {}
+    for start in range(0, reps, CHUNK):
+        rows = min(CHUNK, reps - start)
+        y_all = (rng.random((rows, N)) < rate).astype(float)
+        coin = (rng.random((rows, N)) < 0.5).astype(float)
+        f_all = np.where(rng.random((rows, N)) < copy, y_all, coin) if flip == 0 else (
+            np.where(rng.random((rows, N)) < flip, 1 - y_all, y_all))
+        y, f = y_all[:, :n], f_all[:, :n]  # the items are exchangeable: the first n are a SRS
+        out = core.ppi_arrays(y, f, f_all, core.Design())
+        floor = core.discordance_floor(y, f, f_all, out.lam)
+        ppi_n = core.ppi_wilson_n(out.classical, np.maximum(out.variance, floor), float(n))
+        wilson = core.wilson_bounds_array(np.clip(out.statistic, 0, 1), ppi_n, z)
+        half = z * np.sqrt(out.variance)
+        wald = (np.maximum(out.statistic - half, 0.0), np.minimum(out.statistic + half, 1.0))
+        p = out.classical
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lab_n = np.where(out.classical_variance > 0, p * (1 - p) / out.classical_variance, n)
+        labels = core.wilson_bounds_array(p, lab_n, z)
+        for name, (low, high) in (("ppi", wilson), ("wald", wald), ("labels", labels)):
+            hits.setdefault(name, []).append((low <= rate) & (rate <= high))
+            hits.setdefault(name + "_above", []).append(low > rate)
+    return {k: float(np.concatenate(v).mean()) for k, v in hits.items()}
+
+
+def pass_rate_grid(quick: bool, reps: int, rng: np.random.Generator) -> None:
+    sizes = (50, 200) if quick else (50, 100, 200, 500)
+    judges = ("excellent", "noisy 20%") if quick else tuple(PASS_JUDGES)
+    print(f"\nPass rates: coverage of {LEVEL:.0%} intervals over {reps} replications "
+          f"(a simple random sample of n from N = {N}); 'above' = interval entirely above the "
+          "truth")
+    header = (f"{'rate':>5} {'judge':<10}{'n':>5}  {'PPI++':>6} {'above':>6}  {'wald':>6} "
+              f"{'above':>6}  {'labels':>6} {'above':>6}")
+    print(header)
+    print("-" * len(header))
+    low_cells = []
+    for rate in PASS_RATES:
+        for judge in judges:
+            for n in sizes:
+                r = pass_rate_row(rate, PASS_JUDGES[judge], n, reps, rng)
+                if not 0.93 <= r["ppi"] <= 0.97:
+                    low_cells.append(f"{rate} {judge} n={n}: {100 * r['ppi']:.1f}")
+                print(f"{rate:>5} {judge:<10}{n:>5}  {100 * r['ppi']:6.1f} "
+                      f"{100 * r['ppi_above']:6.1f}  {100 * r['wald']:6.1f} "
+                      f"{100 * r['wald_above']:6.1f}  {100 * r['labels']:6.1f} "
+                      f"{100 * r['labels_above']:6.1f}")
+    print("PPI++ cells outside 93-97%: " + ("; ".join(low_cells) if low_cells else "none"))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small grid, 200 replications")
+    parser.add_argument("--grid", choices=("designs", "pass-rates", "all"), default="all")
     parser.add_argument("--reps", type=int, default=1000)
     parser.add_argument("--seed", type=int, default=20231103)
     args = parser.parse_args()
     rng = np.random.default_rng(args.seed)
     reps = 200 if args.quick else args.reps
+    if args.grid in ("pass-rates", "all"):
+        pass_rate_grid(args.quick, reps, np.random.default_rng(args.seed + 1))
+    if args.grid == "pass-rates":
+        return
     sizes = (50, 200) if args.quick else (50, 100, 200, 500)
     qualities = ("useless", "excellent") if args.quick else tuple(QUALITIES)
     start = time.perf_counter()
     header = (
-        f"{'kind':<8}{'design':<10}{'judge':<10}{'n':>5}  {'PPI++':>6} {'labels':>6} "
-        f"{'judge':>6} {'RG':>6} {'naive':>6}  {'width':>6} {'lambda':>6}"
+        f"{'kind':<8}{'design':<10}{'judge':<10}{'n':>5}  {'PPI++':>6} {'wald':>6} "
+        f"{'labels':>6} {'judge':>6} {'RG':>6} {'naive':>6}  {'width':>6} {'lambda':>6}"
     )
     print(f"Coverage of {LEVEL:.0%} intervals over {reps} replications, N = {N}")
     print("(width = mean PPI++ width / mean labels-only width; naive = PPI++ ignoring clusters)")
@@ -228,7 +312,8 @@ def main() -> None:
                         return f"{100 * value:6.1f}" if value is not None else f"{'-':>6}"
 
                     print(
-                        f"{kind:<8}{design:<10}{quality:<10}{n:>5}  {pct('ppi')} {pct('labels')} "
+                        f"{kind:<8}{design:<10}{quality:<10}{n:>5}  {pct('ppi')} "
+                        f"{pct('wald') if kind == 'binary' else f'{chr(45):>6}'} {pct('labels')} "
                         f"{pct('judge')} {pct('rogan_gladen')} {pct('ppi_naive')}  "
                         f"{row['width_ratio']:6.2f} {row['lam']:6.2f}"
                     )

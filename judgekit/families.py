@@ -53,18 +53,37 @@ MODEL_FIELDS = tuple(name for pair in POINTWISE_MODEL_FIELDS + PAIRWISE_MODEL_FI
 _FALLBACK = re.compile(r"[a-z0-9]+")
 
 
-def model_family(name: str) -> str | None:
-    """The family of a model name by the rule above; None for a blank name."""
-    text = name.strip().lower()
-    text = text.rsplit("/", 1)[-1].strip()
+def model_family(name: str, family_map: Mapping[str, str] | None = None) -> str | None:
+    """The family of a model name by the rule above; None for a blank name.
+
+    ``family_map`` (``report --family-map FILE``: model name -> family, names compared
+    as the rule compares them) overrides the rule for the names it lists.
+    """
+    return family_rule(name, family_map)[0]
+
+
+def normal_name(name: str) -> str:
+    """A model name as the family rule compares it: lowercase, what follows the last ``/``."""
+    return name.strip().lower().rsplit("/", 1)[-1].strip()
+
+
+def family_rule(
+    name: str, family_map: Mapping[str, str] | None = None
+) -> tuple[str | None, str]:
+    """The family of ``name`` and the rule that gave it, in words (shown by self-preference)."""
+    text = normal_name(name)
     if not text:
-        return None
+        return None, "blank name"
+    if family_map:
+        mapped = {normal_name(k): v for k, v in family_map.items()}.get(text)
+        if mapped is not None:
+            return mapped.strip().lower(), "--family-map"
     for family, prefixes in FAMILIES:
         for prefix in prefixes:
             if text.startswith(prefix) and not text[len(prefix):len(prefix) + 1].isalpha():
-                return family
+                return family, f"prefix {prefix!r}"
     found = _FALLBACK.match(text)
-    return found.group(0) if found else text
+    return (found.group(0) if found else text), "leading letters and digits"
 
 
 def is_known_family(name: str) -> bool:
@@ -102,6 +121,7 @@ __all__ = [
     "MODEL_FIELDS",
     "PAIRWISE_MODEL_FIELDS",
     "POINTWISE_MODEL_FIELDS",
+    "family_rule",
     "is_known_family",
     "model_family",
     "model_field_problem",

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from judgekit.criteria import criteria_data, load_criteria, pick_criterion, split_reference
 from judgekit.errors import RubricError
 from judgekit.prompts import (
     ORDER_INSTRUCTION,
@@ -127,15 +128,40 @@ def resolve_rubric_path(name: str | Path) -> Path:
 
 
 def load_rubric(path_or_name: str | Path) -> Rubric:
-    """Load, validate and hash a rubric; every error names the file and the field."""
+    """Load, validate and hash a rubric; every error names the file and the field.
+
+    ``FILE#CRITERION`` names one criterion of a multi-criteria file
+    (:mod:`judgekit.criteria`); such a file without a criterion is an error listing them.
+    """
+    target, criterion = split_reference(path_or_name)
+    if criterion is not None and not Path(str(path_or_name)).is_file():
+        path_or_name = target
+    path, source_text = _read(path_or_name)
+    multi = criteria_data(source_text, str(path))
+    if multi is not None:
+        return pick_criterion(source_text, str(path), multi, criterion)
+    return rubric_from_text(source_text, path=str(path))
+
+
+def load_rubrics(path_or_name: str | Path) -> list[Rubric]:
+    """Every rubric a file stands for: its criteria's (multi-criteria), else the one."""
+    if split_reference(path_or_name)[1] is not None and not Path(str(path_or_name)).is_file():
+        return [load_rubric(path_or_name)]
+    path, source_text = _read(path_or_name)
+    multi = criteria_data(source_text, str(path))
+    if multi is not None:
+        return load_criteria(source_text, str(path), multi)
+    return [rubric_from_text(source_text, path=str(path))]
+
+
+def _read(path_or_name: str | Path) -> tuple[Path, str]:
     path = resolve_rubric_path(path_or_name)
     try:
-        source_text = path.read_bytes().decode("utf-8")
+        return path, path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         raise RubricError(f"{path}: not valid UTF-8 (byte {exc.start})") from None
     except OSError as exc:
         raise RubricError(f"{path}: cannot read: {exc.strerror}") from None
-    return rubric_from_text(source_text, path=str(path))
 
 
 def rubric_from_text(source_text: str, *, path: str = "<rubric>") -> Rubric:
@@ -331,6 +357,7 @@ __all__ = [
     "build_scale",
     "format_instructions",
     "load_rubric",
+    "load_rubrics",
     "parse_template",
     "render_messages",
     "render_scale",

@@ -17,6 +17,10 @@ written, so no caller has to remember which characters are dangerous:
   and HTML, so no tag, link or image can be formed from the text.
 - :func:`json_safe` escapes the same characters inside already-dumped JSON,
   which stays valid, equal JSON (``json.loads`` gives back the same value).
+- :func:`spreadsheet_cell` keeps a CSV cell from being read as a formula by a
+  spreadsheet (``=HYPERLINK(...)`` in a note), as OWASP advises: a cell that
+  begins with ``=``, ``+``, ``-``, ``@``, a tab or a carriage return gets a
+  leading ``'`` (plain numbers such as ``-1.5`` are left alone).
 - :func:`storable` makes text from a server safe to store: a lone surrogate
   (valid in JSON as ``"\\ud800"``, but not Unicode text: SQLite and every
   encoder refuse it) becomes the six visible characters ``\\ud800``.
@@ -27,8 +31,8 @@ from __future__ import annotations
 import re
 
 __all__ = [
-    "json_safe", "markdown_code", "markdown_text", "one_line", "storable", "storable_or_none",
-    "terminal_safe",
+    "json_safe", "markdown_code", "markdown_text", "one_line", "spreadsheet_cell", "storable",
+    "storable_or_none", "terminal_safe",
 ]
 
 #: Bidirectional formatting characters: they reorder what follows (``evil\u202etxt.exe``).
@@ -69,6 +73,23 @@ def terminal_safe(text: str | None, *, one_line: bool = False) -> str:
     if _SURROGATE.search(safe):
         safe = _SURROGATE.sub(lambda m: _escape(ord(m.group())), safe)
     return safe
+
+
+#: First characters a spreadsheet reads as the start of a formula (OWASP "CSV Injection").
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_PLAIN_NUMBER = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
+
+
+def spreadsheet_cell(text: str) -> str:
+    """A CSV cell a spreadsheet shows as text, never runs as a formula.
+
+    A cell starting with ``= + - @``, a tab or a carriage return is prefixed
+    with ``'`` (OWASP's advice for CSV injection); a plain number (``-1``,
+    ``+2.5e3``) is a value, not a formula, and stays as it is.
+    """
+    if not text.startswith(_FORMULA_START) or _PLAIN_NUMBER.fullmatch(text):
+        return text
+    return "'" + text
 
 
 def storable(text: str) -> str:

@@ -17,7 +17,7 @@ set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WORK=${WORK:-$(mktemp -d -t judgekit-tools-XXXXXX)}
-PORT=${PORT:-8765}
+PORT=8765  # the fixtures' configs and scripts name this port
 COPY=0
 [[ "${1:-}" == "--copy" ]] && COPY=1
 if [[ -z "${JUDGEKIT_PYTHON:-}" ]]; then
@@ -32,10 +32,13 @@ mkdir -p "$WORK" "$OUT"/{promptfoo,inspect,deepeval,lm-eval}
 echo "work directory: $WORK"
 
 # -- installs -------------------------------------------------------------------------------
-if [[ ! -x "$WORK/venv/bin/python" ]]; then
-  python3 -m venv "$WORK/venv"
-fi
-"$WORK/venv/bin/pip" install -q --upgrade inspect-ai openai deepeval lm-eval tenacity aiohttp
+# One virtualenv per tool: their pins conflict (click, for one).
+for tool in inspect deepeval lm-eval; do
+  [[ -x "$WORK/venv-$tool/bin/python" ]] || python3 -m venv "$WORK/venv-$tool"
+done
+"$WORK/venv-inspect/bin/pip" install -q --upgrade inspect-ai openai
+"$WORK/venv-deepeval/bin/pip" install -q --upgrade deepeval
+"$WORK/venv-lm-eval/bin/pip" install -q --upgrade lm-eval tenacity aiohttp
 mkdir -p "$WORK/npm"
 (cd "$WORK/npm" && [[ -f package.json ]] || npm init -y >/dev/null)
 (cd "$WORK/npm" && npm install -s promptfoo@latest >/dev/null 2>&1)
@@ -50,11 +53,11 @@ fi
 PROMPTFOO="$WORK/npm/node_modules/promptfoo/$(node -e "const p = require('$WORK/npm/node_modules/promptfoo/package.json'); console.log(typeof p.bin === 'string' ? p.bin : p.bin.promptfoo)")"
 
 versions() {
-  "$WORK/venv/bin/python" - <<'PY'
-from importlib.metadata import version
-for name in ("inspect-ai", "deepeval", "lm-eval"):
-    print(f"{name} {version(name)}")
-PY
+  local tool
+  for tool in inspect-ai:inspect deepeval:deepeval lm-eval:lm-eval; do
+    echo "${tool%%:*} $("$WORK/venv-${tool##*:}/bin/python" -c \
+      "from importlib.metadata import version; print(version('${tool%%:*}'))")"
+  done
   echo "promptfoo $("$NODE" -e "console.log(require('$WORK/npm/node_modules/promptfoo/package.json').version)") (node $("$NODE" --version))"
 }
 
@@ -84,17 +87,17 @@ echo "== promptfoo"
 
 echo "== Inspect AI"
 (cd "$OUT/inspect" && cp "$FIX/inspect/capitals_scorers.py" . &&
-  "$WORK/venv/bin/inspect" eval capitals_scorers.py --model openai-api/local/answer-model \
+  "$WORK/venv-inspect/bin/inspect" eval capitals_scorers.py --model openai-api/local/answer-model \
     --log-dir ./logs --display plain >run.log 2>&1 && cp logs/*.eval capitals_scorers.eval)
 
 echo "== DeepEval"
 (cd "$OUT/deepeval" && cp "$FIX/deepeval/two-metrics/run_two_metrics.py" . &&
-  "$WORK/venv/bin/python" run_two_metrics.py >run.log 2>&1 &&
+  "$WORK/venv-deepeval/bin/python" run_two_metrics.py >run.log 2>&1 &&
   cp .deepeval/.latest_test_run.json latest_test_run.json)
 
 echo "== lm-eval"
 (cd "$OUT/lm-eval" && cp -r "$FIX/lm-eval/tasks" . &&
-  "$WORK/venv/bin/lm_eval" --model local-chat-completions \
+  "$WORK/venv-lm-eval/bin/lm_eval" --model local-chat-completions \
     --model_args "model=answer-model,base_url=http://127.0.0.1:$PORT/v1/chat/completions,tokenized_requests=False,num_concurrent=1" \
     --tasks capitals --include_path tasks --apply_chat_template --log_samples --output_path out \
     >run.log 2>&1 &&

@@ -41,7 +41,8 @@ class GainPlan:
                 "formula": "Connor (1987), McNemar's test on paired agreement"}
 
     def sentence(self) -> str:
-        return (f"{self.labels_needed} test labels detect an agreement gain of {self.gain:g} "
+        return (f"{self.labels_needed} labels in the test split detect an agreement gain of "
+                f"{self.gain:g} "
                 f"over a baseline at {self.baseline_agreement:g} with {self.power:.0%} power "
                 f"({self.confidence_level:.0%} two-sided McNemar test, discordant share "
                 f"{self.discordant:.3f}); at the default 35% test split that is about "

@@ -21,7 +21,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from judgekit.errors import InputError
+from judgekit.errors import InputError, StoreError
 from judgekit.report.pairing import ItemKey
 from judgekit.report.reference import human_reference
 from judgekit.store import Store
@@ -184,7 +184,7 @@ def load_split(
                          + (f" on dataset {dataset!r}" if dataset else "")
                          + "; make one with judgekit split")
     chosen = check_fractions(fractions or DEFAULT_FRACTIONS)
-    seed = 0 if seed is None else seed
+    asked_seed, seed = seed, 0 if seed is None else seed
     need = needed_labels(chosen)
     if len(reference) < need:
         raise InputError(
@@ -212,7 +212,14 @@ def load_split(
             "; ".join(f"the {p} split would hold {counts[p]} labeled item(s), it needs "
                       f"{MIN_ITEMS[p]} ({MIN_ITEMS[p] - counts[p]} missing)" for p in short)
             + " (items sharing a prompt or cluster move together): label more items")
-    record = store.create_split(rubric.sha256, scope, seed, chosen, rows)
+    try:
+        record = store.create_split(rubric.sha256, scope, seed, chosen, rows)
+    except StoreError:  # another process drew this rubric's split a moment ago: use that one
+        record = store.get_split(rubric.sha256, scope)
+        if record is None:
+            raise
+        _check_same(record, fractions, asked_seed)
+        return _extend(store, record, reference, items)
     return _assemble(store, record, reference, 0, ())
 
 

@@ -10,12 +10,13 @@ see :mod:`judgekit.textsafe`); every file written for ``--out`` goes through
 
 from __future__ import annotations
 
+import io
 import os
 import re
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar, cast
 
 import click
 
@@ -79,6 +80,52 @@ def store_for_items(
     return open_store(resolve_db_path(db))
 
 
+#: The format each known ``--out`` suffix names.
+OUT_SUFFIXES = {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "json",
+                ".html": "html", ".htm": "html", ".md": "md", ".txt": "text"}
+
+
+def out_format(out: str | os.PathLike[str] | None, fmt: str | None, *,
+               formats: tuple[str, ...], default: str) -> str:
+    """The format an output is written in: ``--format``, else the ``--out`` suffix, else
+    ``default``.
+
+    A suffix naming another of the command's ``formats`` than ``--format`` is an
+    error (``labels.csv`` holding JSONL fails every reader later); a suffix the
+    command has no format for (``.txt`` for an export) is just a name.
+    """
+    from judgekit.errors import InputError
+
+    path = None if out is None else os.fspath(out)
+    named = None
+    if path is not None and path != "-":
+        named = OUT_SUFFIXES.get(os.path.splitext(path)[1].lower())
+        if named not in formats:
+            named = None
+    if fmt is None:
+        return named or default
+    if named is not None and named != fmt:
+        raise InputError(f"--out {path} names {named} by its suffix but --format is {fmt}: "
+                         "change one of them")
+    return fmt
+
+
+def check_out_suffix(out: str | os.PathLike[str], fmt: str, *, also: tuple[str, ...] = ()
+                     ) -> None:
+    """Refuse an ``--out`` of a command with one output format whose suffix names another.
+
+    ``labels export-tasks --out tasks.csv`` would write JSON under a CSV name;
+    ``also`` are formats the suffix may name too (``.json`` for a JSONL file).
+    """
+    from judgekit.errors import InputError
+
+    path = os.fspath(out)
+    named = OUT_SUFFIXES.get(os.path.splitext(path)[1].lower())
+    if named is not None and named != fmt and named not in also:
+        raise InputError(f"--out {path}: this command writes {fmt}, but the name says {named} "
+                         f"(use a .{fmt} name)")
+
+
 def echo(text: str = "", *, err: bool = False, nl: bool = True) -> None:
     """``click.echo`` with every control code shown escaped (names come from outside)."""
     from judgekit.textsafe import terminal_safe
@@ -111,7 +158,7 @@ def resolve_rubric(store: Store, name_or_path: str) -> Rubric:
 @contextmanager
 def report_inputs(
     db: str | os.PathLike[str] | None, rubric: str, *, out: str | None = None,
-    check_dataset: bool = False, **fields: Any,
+    check_dataset: bool = True, **fields: Any,
 ) -> Iterator[tuple[Store, Rubric, ReportOptions]]:
     """What ``report``, ``estimate`` and ``plan --estimate`` start from: store, rubric, options.
 
@@ -287,13 +334,34 @@ def open_out(out: str | os.PathLike[str], *, store: Path | None = None) -> Itera
     try:
         if target.exists() and not target.is_file():
             with open(target, "w", encoding="utf-8", newline="") as handle:
-                yield handle
+                # --out /dev/tty: a terminal sees control codes escaped, as on stdout
+                yield cast(TextIO, _TerminalText(handle)) if handle.isatty() else handle
             return
         target.parent.mkdir(parents=True, exist_ok=True)
         with _replacing(target) as handle:
             yield handle
     except OSError as exc:
         raise InputError(f"cannot write --out {os.fspath(out)}: {exc.strerror or exc}") from exc
+
+
+class _TerminalText(io.TextIOBase):
+    """A terminal opened as an ``--out`` device, written through :func:`terminal_safe`.
+
+    Exports write whole lines (or rows) per call, so escaping each piece is the
+    escape of the whole.
+    """
+
+    def __init__(self, handle: TextIO) -> None:
+        self._handle = handle
+
+    def write(self, text: str) -> int:
+        from judgekit.textsafe import terminal_safe
+
+        self._handle.write(terminal_safe(text))
+        return len(text)
+
+    def flush(self) -> None:
+        self._handle.flush()
 
 
 @contextmanager

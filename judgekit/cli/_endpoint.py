@@ -91,11 +91,14 @@ def sampling_options(temperature_help: str | None = None) -> list[Decorator]:
                      show_default=True),
         click.option("--seed", type=SEED, default=0, show_default=True),
         click.option("--max-completion-tokens", type=click.IntRange(min=1), default=None,
+                     metavar="N",
                      help="Send this limit as max_completion_tokens instead of --max-tokens "
                           "(reasoning models count their reasoning in it)."),
         click.option("--reasoning-effort", type=click.Choice(REASONING_EFFORTS), default=None,
-                     help="Reasoning effort of a reasoning model; sent only where the "
-                          "endpoint accepts it (part of the cache key either way)."),
+                     metavar="LEVEL",
+                     help=f"Reasoning effort of a reasoning model "
+                          f"({', '.join(REASONING_EFFORTS)}); sent only where the endpoint "
+                          "accepts it (part of the cache key either way)."),
         click.option("--extra-body", type=ExtraBody(), default=None,
                      help="JSON object of provider-specific request fields merged into every "
                           "request (part of the cache key)."),

@@ -163,6 +163,9 @@ def command(
         phase("reading ratings")
         if rubric is not None:
             with read_store(db) as store:
+                from judgekit.report_inputs import require_dataset
+
+                require_dataset(store, dataset)
                 loaded = resolve_rubric(store, rubric)
                 level = level or default_level(loaded)
                 ratings = ratings_from_store(store, loaded, level, dataset=dataset,

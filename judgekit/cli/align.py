@@ -77,15 +77,13 @@ def _options(func: Any) -> Any:
 @endpoint_options(verb="Judge")
 @_options
 def command(action: str | None, **params: Any) -> None:
-    """Improve a judge from the humans' labels; the held-out test difference is the result."""
+    """Improve a judge from the humans' labels; the held-out test difference is the result.
+
+    `judgekit align status -r R` shows the rubric's split and every use of its test part.
+    """
     if action == "status":
         _status(params)
         return
-    for name in ("limit", "force", "retry_failed"):
-        if params.get(name):
-            raise InputError(f"--{name.replace('_', '-')} is not an option of align")
-    if params.get("data") is not None:
-        raise InputError("align works on labeled items in the store: give --dataset, not --data")
     from judgekit.align.candidates import file_candidate
     from judgekit.align.optimizer import Optimizer
     from judgekit.align.render import format_result
@@ -164,3 +162,12 @@ def _status(params: dict[str, Any]) -> None:
         echo_json(status_dict(record, counts, uses), indent=2)
     else:
         echo(format_status(record, counts, uses))
+
+
+#: The judge options that make no sense here: align judges the labeled items of the store
+#: (no --data, --limit), and reuses every cached call (no --force, --retry-failed).
+command.params = [p for p in command.params
+                  if p.name not in {"data", "limit", "force", "retry_failed"}]
+for _param in command.params:
+    if _param.name == "dataset" and isinstance(_param, click.Option):
+        _param.help = "Only this dataset's labeled items [default: every dataset with labels]."

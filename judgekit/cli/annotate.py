@@ -97,12 +97,10 @@ def prepare_queue(
             )
         notices = tuple(meta["params"].get("notices") or ())
         return PreparedQueue(queue_name, tuple(entries), created=False, notices=notices)
+    from judgekit.report_inputs import require_dataset
+
+    require_dataset(store, dataset)
     known = store.datasets()
-    if dataset is not None and dataset not in known:
-        raise InputError(
-            f"dataset {dataset!r} is not in {store.path}"
-            + (f" (datasets: {', '.join(known)})" if known else " (import items first)")
-        )
     datasets = [dataset] if dataset is not None else known
     candidates: list[Candidate] = []
     judgments: list[Judgment] = []

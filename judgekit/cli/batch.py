@@ -19,6 +19,7 @@ import click
 
 from judgekit.cli._common import (
     check_out_path,
+    check_out_suffix,
     db_option,
     echo,
     read_store,
@@ -37,7 +38,7 @@ from judgekit.cli._endpoint import (
 from judgekit.cli._progress import progress_bar
 from judgekit.clients import DEFAULT_API_KEY_ENV, JudgeSpec
 from judgekit.clients.spec import named_endpoint
-from judgekit.errors import InputError
+from judgekit.errors import EndpointError, InputError
 from judgekit.judging.batch.lines import MAX_FILE_BYTES, MAX_FILE_REQUESTS
 from judgekit.judging.injection_templates import POSITIONS, TEMPLATES
 from judgekit.judging.units import WorkUnit, unit_for
@@ -199,10 +200,13 @@ def _prepare_options(func: Any) -> Any:
         click.option("--out", type=click.Path(dir_okay=False, path_type=Path), default=None,
                      help="First output file [default: batch-<id>.jsonl]; further parts are "
                           "named <stem>.2.jsonl, <stem>.3.jsonl..."),
-        click.option("--max-requests", type=click.IntRange(min=1), default=MAX_FILE_REQUESTS,
-                     show_default=True, help="Requests per file at most (the Batch API's limit)."),
-        click.option("--max-bytes", type=click.IntRange(min=1), default=MAX_FILE_BYTES,
-                     show_default=True, help="Bytes per file at most (the Batch API's 200 MB)."),
+        click.option("--max-requests", type=click.IntRange(min=1, max=MAX_FILE_REQUESTS),
+                     default=MAX_FILE_REQUESTS, show_default=True,
+                     help="Requests per file at most (the Batch API refuses a file with more "
+                          "than 50,000)."),
+        click.option("--max-bytes", type=click.IntRange(min=1, max=MAX_FILE_BYTES),
+                     default=MAX_FILE_BYTES, show_default=True,
+                     help="Bytes per file at most (the Batch API refuses a file over 200 MB)."),
     ]
     for option in reversed(options):
         func = option(func)
@@ -221,6 +225,8 @@ def prepare(**params: Any) -> None:
     from judgekit.judging.batch.prepare import new_batch_id, prepare_batch, request_shape
     from judgekit.rubrics import load_rubric
 
+    if params["out"] is not None:
+        check_out_suffix(params["out"], "jsonl", also=("json",))
     endpoint = EndpointOptions.take(params)
     rubric = load_rubric(params["rubric"])
     loaded = _check_probe(params, rubric)
@@ -244,16 +250,10 @@ def prepare(**params: Any) -> None:
     if plan.note:
         echo(plan.note)
     if prepared.id is not None:
-        echo(f"  response_format {shape.mode}, logprobs {'on' if shape.logprobs else 'off'}"
-                   f"; next: judgekit batch submit {prepared.files[0].path}")
-        if shape.support is None:
-            echo("  no probed capabilities for this model in the store: every sampling "
-                 "parameter is sent as given (for a model that refuses some, such as OpenAI's "
-                 "reasoning models, one `judgekit judge --limit 1` probes it first)")
-        elif shape.support.unsupported or shape.support.token_param != "max_tokens":
-            left_out = ", ".join(sorted(shape.support.unsupported)) or "nothing"
-            echo(f"  as the endpoint accepts: limit sent as {shape.support.token_param}, "
-                 f"not sent: {left_out}")
+        for line in shape.describe():
+            echo(f"  {line}")
+        for index, part in enumerate(prepared.files):
+            echo(f"  {'next: ' if index == 0 else '      '}judgekit batch submit {part.path}")
 
 
 def _spec(endpoint: EndpointOptions) -> JudgeSpec:
@@ -366,7 +366,15 @@ def status(batch_id: str | None, db: str, api_key_env: str) -> None:
 
     with read_store(db) as store:
         if store.pending_submits():
-            for found in resolve_submits(store, api_key=resolve_api_key(None, api_key_env)):
+            try:
+                found_jobs = resolve_submits(store, api_key=resolve_api_key(None, api_key_env))
+            except EndpointError as exc:
+                if batch_id is not None:
+                    raise
+                echo(f"warning: could not look up an interrupted submit's batch ({exc}); "
+                     "`judgekit batch submit FILE` looks again before creating one", err=True)
+                found_jobs = []
+            for found in found_jobs:
                 echo(f"found batch {found.job.id} ({found.job.state}), created by an "
                      "interrupted submit: recorded it")
         if batch_id is not None:

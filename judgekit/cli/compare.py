@@ -173,10 +173,12 @@ def judges(
     """Two judges (two runs or two rubric versions) against the same human labels."""
     from judgekit.compare import compare_judges
     from judgekit.report.stat_intervals import IntervalSpec
+    from judgekit.report_inputs import require_dataset
     from judgekit.store.exports import snapshot  # one state of the store for both judges
 
     store = read_store(db)
     try:
+        require_dataset(store, dataset)
         rub_a = resolve_rubric(store, rubric)
         rub_b = resolve_rubric(store, rubric_b) if rubric_b else rub_a
         with progress_bar("compare judges", 5), snapshot(store):
@@ -225,10 +227,13 @@ def candidates(
     """Two candidate models scored by one judge on the same item ids."""
     from judgekit.compare import compare_candidates
     from judgekit.report.stat_intervals import IntervalSpec
+    from judgekit.report_inputs import require_dataset
     from judgekit.store.exports import snapshot
 
     store = read_store(db)
     try:
+        require_dataset(store, dataset_a)
+        require_dataset(store, dataset_b)
         rub = resolve_rubric(store, rubric)
         with progress_bar("compare candidates", 4), snapshot(store):
             result = compare_candidates(

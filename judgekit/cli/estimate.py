@@ -252,7 +252,7 @@ def command(
         raise InputError(f"--confidence must be between 0 and 1, got {confidence}")
     if compare and dataset:
         raise InputError("--compare names both datasets; drop --dataset")
-    fmt = fmt or format_for(out)
+    fmt = format_for(out, fmt)
     with report_inputs(
         db, rubric, check_dataset=True,
         dataset=dataset,

@@ -12,17 +12,19 @@ from typing import Any, TextIO
 
 import click
 
-from judgekit.cli._common import SHA256, db_option, echo, read_store, rubric_option
+from judgekit.cli._common import SHA256, db_option, echo, out_format, read_store, rubric_option
 from judgekit.cli._progress import progress_bar
 from judgekit.cli._streamed import export_stream
 from judgekit.progress import advance, phase
-from judgekit.textsafe import json_safe
+from judgekit.textsafe import json_safe, spreadsheet_cell
 from judgekit.types import Judgment
 
 #: Export columns, in order: every field of a judgment.
 COLUMNS: tuple[str, ...] = tuple(f.name for f in dataclasses.fields(Judgment))
 #: The two fields that are not plain text or numbers: an object and a boolean.
 _SAMPLING_AT, _IMPORTED_AT = COLUMNS.index("sampling"), COLUMNS.index("imported")
+#: First characters of a cell :func:`spreadsheet_cell` may change (a cheap test per cell).
+_FORMULA_FIRST = frozenset("=+-@\t\r")
 
 
 def _csv_cell(value: Any) -> str:
@@ -41,7 +43,9 @@ def write_records(out: TextIO, pages: Iterable[list[dict[str, Any]]], fmt: str) 
     JSONL is one object per line, with C1 controls and bidi overrides escaped
     (:func:`~judgekit.textsafe.json_safe`): the same values, but safe to ``cat`` on
     a terminal. CSV has a header row; ``sampling`` is a JSON object, booleans are
-    ``true``/``false`` and missing values empty.
+    ``true``/``false`` and missing values empty; a text cell that a spreadsheet
+    would run as a formula (``=``, ``+``, ``-``, ``@`` first) starts with ``'``
+    (:func:`~judgekit.textsafe.spreadsheet_cell`).
     """
     count = 0
     if fmt == "jsonl":
@@ -58,6 +62,9 @@ def write_records(out: TextIO, pages: Iterable[list[dict[str, Any]]], fmt: str) 
         for row in rows:  # the csv module writes None as "" and numbers as str() does
             row[_SAMPLING_AT] = _csv_cell(row[_SAMPLING_AT])
             row[_IMPORTED_AT] = _csv_cell(row[_IMPORTED_AT])
+            for at, value in enumerate(row):
+                if isinstance(value, str) and value[:1] in _FORMULA_FIRST:
+                    row[at] = spreadsheet_cell(value)
         writer.writerows(rows)
         count += len(records)
         advance(len(records))
@@ -102,16 +109,17 @@ def command(
     --rubric takes a rubric file or name (its current sha256 selects the
     judgments) or the sha256 of a rubric version saved in the store.
     """
+    from judgekit.report_inputs import require_dataset
     from judgekit.rubrics import load_rubric
     from judgekit.store import JudgmentSelection
     from judgekit.store.exports import judgment_pages, snapshot
 
     rubric_hash = rubric if SHA256.match(rubric) else load_rubric(rubric).sha256
-    if fmt is None:
-        fmt = "csv" if out is not None and out.lower().endswith(".csv") else "jsonl"
+    fmt = out_format(out, fmt, formats=("jsonl", "csv"), default="jsonl")
     to_file = out is not None and out != "-"
     with read_store(db) as store, export_stream(out, store=store.path) as handle, \
             progress_bar("export", 2):
+        require_dataset(store, dataset)
         if run_id is None:
             selection = JudgmentSelection(rubric_hash=rubric_hash, dataset=dataset, variant=variant)
         else:  # the run's judge: its cached judgments count too (see docs/reports.md)

@@ -27,9 +27,10 @@ TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "lm-eval", "openai-batch")
     help="Update items whose id already exists with different content (otherwise an error).",
 )
 @click.option("--from", "tool", type=click.Choice(TOOL_CHOICES), default=None,
-              help="FILE is this tool's output: import its items and its grader's verdicts as "
-                   "an imported judge run (promptfoo eval -o results.json, an Inspect AI .eval "
-                   "log, a DeepEval test_run JSON, lm-eval --log_samples JSONL, an OpenAI Batch "
+              help="FILE is this tool's output: import its items and its graders' verdicts as "
+                   "imported judge runs (promptfoo eval -o results.json/.jsonl/.yaml, an "
+                   "Inspect AI .eval log, DeepEval's .deepeval/.latest_test_run.json or "
+                   "evaluate() result as JSON, lm-eval --log_samples JSONL, an OpenAI Batch "
                    "output file). Needs --rubric.")
 @click.option("-r", "--rubric", default=None,
               help="With --from: the rubric the tool's verdicts are on (name or .toml file).")
@@ -98,7 +99,7 @@ def _import_tool(file: Path, tool: str, dataset: str, db: str, replace: bool,
                                  judge=judge, replace=replace)
     if run.items:
         verb, into = ("imported", "into") if result.items_changed else ("checked", "against")
-        click.echo(f"{verb} {result.items} item(s) from {file} {into} dataset {dataset!r} "
+        echo(f"{verb} {result.items} item(s) from {file} {into} dataset {dataset!r} "
                    f"({result.items_changed} new or changed) in {db_path}")
     echo_import(result.verdicts, f"{file} ({tool})", loaded)
     for found in run.graders:  # which grader became which judge, always said

@@ -43,31 +43,34 @@ def command(**params: Any) -> None:
     from judgekit.io.items import load_items
     from judgekit.judging.runner import has_pending_calls, run_judgments
     from judgekit.prompts import check_items_render
-    from judgekit.rubrics import load_rubric
+    from judgekit.rubrics import load_rubrics
 
     endpoint = EndpointOptions.take(params)
-    loaded = load_rubric(params["rubric"])
+    rubrics = load_rubrics(params["rubric"])  # a multi-criteria file: one per criterion
     run_args = {"samples": params["samples"], "force": params["force"],
                 "retry_failed": params["retry_failed"]}
     read = None
     if params["data"] is not None:  # a file the rubric cannot judge changes nothing: checked first
         read = load_items(params["data"])
-        check_items_render(loaded, read)
+        for loaded in rubrics:
+            check_items_render(loaded, read)
     with store_for_items(params["db"], params["data"], params["dataset"]) as store:
         name, items = load_dataset(store, params["data"], params["dataset"], params["limit"],
                                    read)
 
         def has_work(spec: JudgeSpec) -> bool:
-            return has_pending_calls(store, loaded, items, spec, dataset=name, **run_args)
+            return any(has_pending_calls(store, loaded, items, spec, dataset=name, **run_args)
+                       for loaded in rubrics)
 
         with open_endpoint(endpoint, has_work=has_work) as spec:
-            echo(f"judging {len(items)} item(s) of {name!r} with rubric {loaded.name} "
-                       f"[{loaded.sha256[:12]}], judge {spec.model}", err=True)
-            try:
-                summary = run_judgments(store, loaded, items, spec, dataset=name,
-                                        progress=params["progress"], **run_args)
-            except StoreError as exc:
-                raise StoreError(f"{exc}: {_saved(store, loaded.sha256, name)}") from exc
-        echo(summary.format())
+            for loaded in rubrics:
+                echo(f"judging {len(items)} item(s) of {name!r} with rubric {loaded.name} "
+                     f"[{loaded.sha256[:12]}], judge {spec.model}", err=True)
+                try:
+                    summary = run_judgments(store, loaded, items, spec, dataset=name,
+                                            progress=params["progress"], **run_args)
+                except StoreError as exc:
+                    raise StoreError(f"{exc}: {_saved(store, loaded.sha256, name)}") from exc
+                echo(summary.format())
         echo(f"  database: {store.path}")
 

@@ -14,9 +14,11 @@ import click
 
 from judgekit.cli._common import (
     check_out_path,
+    check_out_suffix,
     db_option,
     echo,
     import_file_options,
+    out_format,
     read_store,
     rubric_option,
     write_out,
@@ -71,6 +73,7 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
     them with ``judgekit annotate --adjudicate``.
     """
     from judgekit.io.streaming import batched
+    from judgekit.report_inputs import require_dataset
     from judgekit.review import iter_review_items, json_lines, text_blocks
     from judgekit.rubrics import load_rubric
 
@@ -78,6 +81,7 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
     with read_store(db) as store, export_stream(None, store=store.path,
                                                 always_escape=True) as handle, \
             progress_bar("labels disagreements", 2):
+        require_dataset(store, dataset)
         items = iter_review_items(store, loaded, dataset=dataset)
         pieces = json_lines(items) if fmt == "json" else text_blocks(items)
         for chunk in batched(pieces, 1000):
@@ -87,8 +91,8 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
 @command.command("export")
 @rubric_option
 @db_option
-@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default="jsonl",
-              show_default=True, help="Output format.")
+@click.option("--format", "fmt", type=click.Choice(["jsonl", "csv"]), default=None,
+              help="Output format [default: from the --out suffix (.csv, .jsonl), else jsonl].")
 @click.option("--out", type=click.Path(dir_okay=False), default=None,
               help="Write to this file instead of stdout (never the store itself).")
 @click.option("--dataset", default=None, help="Only labels of this dataset.")
@@ -97,7 +101,7 @@ def disagreements_command(rubric: str, db: str, dataset: str | None, fmt: str) -
 @click.option("--labeled-only", is_flag=True,
               help="Leave out skipped items and notes or flags on unlabeled items.")
 def export_command(
-    rubric: str, db: str, fmt: str, out: str | None, dataset: str | None,
+    rubric: str, db: str, fmt: str | None, out: str | None, dataset: str | None,
     annotators: tuple[str, ...], labeled_only: bool,
 ) -> None:
     """Write each annotator's current label per item, with notes, flags and skips.
@@ -106,13 +110,16 @@ def export_command(
     label are skips, or notes and flags on items not labeled.
     """
     from judgekit.io.labels import ExportFormat, export_labels
+    from judgekit.report_inputs import require_dataset
     from judgekit.rubrics import load_rubric
 
     loaded = load_rubric(rubric)
-    export_format = cast(ExportFormat, fmt)
+    export_format = cast(ExportFormat, out_format(out, fmt, formats=("jsonl", "csv"),
+                                                  default="jsonl"))
     with read_store(db) as store, export_stream(
             out, store=store.path, dash_is_stdout=False) as handle, \
             progress_bar("labels export", 2):
+        require_dataset(store, dataset)
         count = export_labels(store, loaded.sha256, handle, fmt=export_format,
                               dataset=dataset, annotators=annotators or None,
                               labeled_only=labeled_only)
@@ -154,6 +161,7 @@ def export_tasks_command(
     from judgekit.io.labeling_tools import export_tasks
     from judgekit.rubrics import load_rubric
 
+    check_out_suffix(out, "json")
     loaded = load_rubric(rubric)
     with read_store(db) as store, progress_bar("labels export-tasks", 3):
         check_out_path(out, store=store.path)

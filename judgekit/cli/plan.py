@@ -16,7 +16,7 @@ from typing import Any
 
 import click
 
-from judgekit.cli._common import F, db_option, text_or_json_option
+from judgekit.cli._common import F, db_option, echo, text_or_json_option
 from judgekit.errors import InputError
 
 
@@ -192,7 +192,7 @@ def _plan_ppi(
         confidence_level=confidence,
         current=current,
     )
-    click.echo(json.dumps(result, indent=2) if fmt == "json" else pe.plan_text(result))
+    echo(json.dumps(result, indent=2) if fmt == "json" else pe.plan_text(result))
 
 
 @click.command("plan")

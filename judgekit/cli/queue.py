@@ -12,8 +12,10 @@ import click
 
 from judgekit.cli._common import db_option, echo, read_store, resolve_rubric, rubric_option
 from judgekit.cli._progress import progress_bar
-from judgekit.errors import InputError
 from judgekit.progress import phase
+
+#: ``--overlap`` when two or more annotators are named.
+DEFAULT_OVERLAP = 0.2
 
 
 @click.group("queue")
@@ -26,12 +28,13 @@ def command() -> None:
 @db_option
 @click.option("--annotators", required=True, metavar="NAME,NAME,...",
               help="Comma-separated annotator names (their tokens carry the same names).")
-@click.option("--overlap", type=click.FloatRange(0.0, 1.0), default=0.2, show_default=True,
-              help="Share of items also given to a second annotator, for human-human agreement.")
+@click.option("--overlap", type=click.FloatRange(0.0, 1.0), default=None,
+              help="Share of items also given to a second annotator, for human-human agreement "
+                   "[default: 0.2; 0 for a single annotator].")
 @click.option("--dataset", default=None, help="Assign this dataset's items only (default: all).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Random seed; the same seed gives the same assignment.")
-def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str | None,
+def assign(rubric: str, db: str, annotators: str, overlap: float | None, dataset: str | None,
            seed: int) -> None:
     """Give every item to one annotator and a share to two; saved as one queue each."""
     from judgekit.assignment import (
@@ -43,13 +46,20 @@ def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str |
     from judgekit.store import QueueEntry
 
     names = parse_annotators(annotators)
+    notes: list[str] = []
+    if overlap is None:
+        overlap = DEFAULT_OVERLAP if len(names) > 1 else 0.0
+        if len(names) == 1:
+            notes.append("one annotator: overlap 0 (no item is labeled twice, so the report "
+                         "has no human-human agreement; add annotators for it)")
     saved: list[str] = []
     with read_store(db) as store, progress_bar("queue assign", 1 + len(names)):
         rub = resolve_rubric(store, rubric)
         phase("reading item ids")
+        from judgekit.report_inputs import require_dataset
+
+        require_dataset(store, dataset)
         known = store.datasets()
-        if dataset is not None and dataset not in known:
-            raise InputError(f"dataset {dataset!r} is not in {store.path}")
         keys = [(name, item_id) for name in ([dataset] if dataset else known)
                 for item_id in store.item_ids(name)]
         plan = plan_assignment(keys, names, overlap=overlap, seed=seed)
@@ -71,3 +81,5 @@ def assign(rubric: str, db: str, annotators: str, overlap: float, dataset: str |
         echo(line)
     echo(f"{len(keys)} items, {len(plan.overlap_items)} of them to two annotators "
                f"(overlap {overlap:g}, seed {seed})")
+    for note in notes:
+        echo(f"note: {note}")

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import click
 
@@ -17,14 +18,19 @@ from judgekit.cli._common import (
     FiniteFloat,
     db_option,
     echo,
+    out_format,
     reference_option,
     report_inputs,
+    resolve_db_path,
     rubric_option,
     write_out,
 )
 from judgekit.cli._progress import progress_bar
 from judgekit.errors import InputError
 from judgekit.progress import phase
+
+if TYPE_CHECKING:  # imports numpy: not for --help
+    from judgekit.report.model import Report
 
 #: The report formats (``judgekit.report.FORMATS``, named here so ``--help`` imports no numpy).
 FORMATS = ("text", "md", "html", "json")
@@ -33,14 +39,15 @@ FORMATS = ("text", "md", "html", "json")
 REPORT_STEPS = 10
 
 #: Report format by ``--out`` suffix when ``--format`` is not given.
-_SUFFIX_FORMATS = {".html": "html", ".htm": "html", ".md": "md", ".json": "json"}
 
 
-def format_for(out: str | None) -> str:
-    """The format an ``--out`` file name asks for: its suffix, else text."""
-    if out is None:
-        return "text"
-    return _SUFFIX_FORMATS.get(Path(out).suffix.lower(), "text")
+def format_for(out: str | None, fmt: str | None = None) -> str:
+    """The format of a report: ``--format``, else the ``--out`` suffix, else text.
+
+    A suffix naming another format than ``--format`` is an error (see
+    :func:`~judgekit.cli._common.out_format`).
+    """
+    return out_format(out, fmt, formats=FORMATS, default="text")
 
 
 def write_output(text: str, out: str | None, store: Path | None = None) -> None:
@@ -50,6 +57,29 @@ def write_output(text: str, out: str | None, store: Path | None = None) -> None:
         return
     path = write_out(out, text, store=store)
     echo(f"wrote {path}", err=True)
+
+
+def read_family_map(path: str) -> dict[str, str]:
+    """``--family-map FILE``: a JSON object of model name -> family (an input error otherwise)."""
+    import json
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InputError(
+            f"--family-map {path}: cannot read it ({exc.__class__.__name__})"
+        ) from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}:{exc.lineno}: not JSON ({exc.msg})") from None
+    if not isinstance(data, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) and k.strip() and v.strip()
+        for k, v in data.items()
+    ):
+        raise InputError(f"{path}: --family-map needs a JSON object of model name -> family "
+                         "(non-empty strings)")
+    return {k: v for k, v in data.items()}
 
 
 def _asked_for(
@@ -65,6 +95,8 @@ def _asked_for(
     asked: dict[str, str] = {}
     if given("judge_family"):
         asked["self_preference"] = "--judge-family"
+    if given("family_map"):
+        asked["self_preference"] = "--family-map"
     if given("max_self_preference") and max_self_preference < 1:
         asked["self_preference"] = "--max-self-preference"
     if given("min_variance_ratio") and min_variance_ratio > 0:
@@ -99,6 +131,13 @@ def _asked_for(
     help="Use this annotator's labels as the human reference (default: majority).",
 )
 @reference_option
+@click.option(
+    "--criterion",
+    default=None,
+    metavar="NAME",
+    help="One criterion of a multi-criteria rubric (as -r FILE#NAME). Without it, a "
+    "multi-criteria rubric gets one report per criterion and a table across them.",
+)
 @click.option(
     "--group-by",
     default=None,
@@ -231,6 +270,15 @@ def _asked_for(
     "default: from the judge's model name, see docs/probes.md).",
 )
 @click.option(
+    "--family-map",
+    default=None,
+    metavar="FILE",
+    type=click.Path(dir_okay=False),
+    help="JSON object of model name -> family for self-preference, overriding the name "
+    "rule for the judge and the responses (e.g. {\"gpt2\": \"gpt2\"} keeps GPT-2 out of "
+    "gpt).",
+)
+@click.option(
     "--min-variance-ratio",
     type=click.FloatRange(0.0),
     default=0.5,
@@ -246,6 +294,14 @@ def _asked_for(
     help="FAIL when the expected calibration error of the judge's confidence (from logprobs) "
     "has its lower bound above this; 1 turns the gate off.",
 )
+@click.option(
+    "--epsilon",
+    type=click.FloatRange(0.0, 1.0, max_open=True),
+    default=0.2,
+    show_default=True,
+    help="Alternative annotator test cost-benefit margin in the human-parity section (0.2 "
+    "experts, 0.15 skilled, 0.1 crowd workers), as `agree --epsilon`.",
+)
 @click.pass_context
 def command(
     ctx: click.Context,
@@ -256,6 +312,7 @@ def command(
     dataset: str | None,
     annotator: str | None,
     reference: str | None,
+    criterion: str | None,
     group_by: str | None,
     system_by: str | None,
     include_unblinded: bool,
@@ -275,8 +332,10 @@ def command(
     max_identical_decisive: float,
     max_self_preference: float,
     judge_family: str | None,
+    family_map: str | None,
     min_variance_ratio: float,
     max_ece: float,
+    epsilon: float,
 ) -> None:
     """Calibration report: does the judge agree with humans well enough to trust?
 
@@ -286,17 +345,13 @@ def command(
     cannot be computed (no model fields, no confidences, not an ordinal scale) is
     then an error rather than a line in the report.
     """
-    from judgekit.report import build_report, render
-    from judgekit.report._wrap import terminal_width, wrap_text
-    from judgekit.report.render_text import render_text
-    from judgekit.report.verdict_lines import reason_lines
-
     if not 0.0 < half_width < 1.0:
         raise InputError(f"--half-width must be between 0 and 1, got {half_width}")
     if judge_family is not None and not judge_family.strip():
         raise InputError("--judge-family must not be blank")
-    with report_inputs(
-        db, rubric, out=out,
+    if criterion is not None:
+        rubric = f"{rubric}#{criterion}"
+    fields: dict[str, Any] = dict(
         dataset=dataset,
         judge_run=judge_run,
         model=model,
@@ -318,25 +373,70 @@ def command(
         max_injection_flip=max_injection_flip,
         max_identical_decisive=max_identical_decisive,
         judge_family=judge_family,
+        family_map=None if family_map is None else read_family_map(family_map),
         max_self_preference=max_self_preference,
         min_variance_ratio=min_variance_ratio,
         max_ece=max_ece,
+        epsilon=epsilon,
         required=_asked_for(ctx, max_self_preference, min_variance_ratio, max_ece),
-    ) as (store, rub, options), progress_bar("report", REPORT_STEPS):
-        report = build_report(store, rub, options)
-        phase("rendering")
-        chosen = fmt or format_for(out)
-        # the text report fits the terminal it is shown in (80 columns in a file or pipe)
-        text = (render_text(report, terminal_width() if out is None else 80)
-                if chosen == "text" else render(report, chosen))
-        from judgekit.align.report_section import add_alignment, alignment_summary
+    )
+    criteria = _criteria_of(rubric)
+    if criteria:  # one report per criterion, then the table across them
+        from judgekit.report.criteria_summary import overall_exit_code, render_summary
 
-        text = add_alignment(text, chosen, alignment_summary(store, rub, options.dataset))
-    write_output(text, out, store.path)
+        reports = [_one_report(f"{rubric}#{name}", db, None, out, fields)[0]
+                   for name in criteria]
+        text = render_summary(criteria, reports, format_for(out, fmt))
+        write_output(text, out, resolve_db_path(db))
+        ctx.exit(overall_exit_code(reports))
+    report, text = _one_report(rubric, db, format_for(out, fmt), out, fields)
+    write_output(text, out, resolve_db_path(db))
     if out is not None:
+        from judgekit.report._wrap import terminal_width, wrap_text
+        from judgekit.report.verdict_lines import reason_lines
+
         # the decision, then one line per reason, fitted to the terminal's width
         lines: list[str] = [report.verdict.decision]
         lines += [f"  {line.text()}"
                   for line in reason_lines(report.verdict, report.confidence_level)]
         echo(wrap_text("\n".join(lines), terminal_width(sys.stderr)), err=True)
     ctx.exit(report.verdict.exit_code)
+
+
+def _criteria_of(rubric: str) -> list[str]:
+    """The criteria of a multi-criteria rubric file named without one (else none)."""
+    from judgekit.criteria import criteria_data, criterion_names, split_reference
+
+    if split_reference(rubric)[1] is not None:
+        return []
+    path = Path(rubric)
+    if not (path.suffix == ".toml" and path.is_file()):
+        return []
+    try:
+        data = criteria_data(path.read_text(encoding="utf-8"), str(path))
+    except (OSError, UnicodeDecodeError):
+        return []
+    return [] if data is None else list(criterion_names(data))
+
+
+def _one_report(
+    rubric: str, db: str, fmt: str | None, out: str | None, fields: dict[str, Any]
+) -> tuple[Report, str]:
+    """The report on one rubric (a criterion's, for a multi-criteria file) and, given a
+    format, its rendering."""
+    from judgekit.align.report_section import add_alignment, alignment_summary
+    from judgekit.report import build_report, render
+    from judgekit.report._wrap import terminal_width
+    from judgekit.report.render_text import render_text
+
+    with report_inputs(db, rubric, out=out, **fields) as (store, rub, options), \
+            progress_bar("report", REPORT_STEPS):
+        report = build_report(store, rub, options)
+        phase("rendering")
+        if fmt is None:
+            return report, ""
+        # the text report fits the terminal it is shown in (80 columns in a file or pipe)
+        text = (render_text(report, terminal_width() if out is None else 80)
+                if fmt == "text" else render(report, fmt))
+        text = add_alignment(text, fmt, alignment_summary(store, rub, options.dataset))
+    return report, text

@@ -7,12 +7,26 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli._common import db_option, echo, echo_json, read_store, text_or_json_option
+from judgekit.cli._common import (
+    db_option,
+    echo,
+    echo_json,
+    read_store,
+    resolve_rubric,
+    text_or_json_option,
+)
 from judgekit.errors import InputError
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.store import RunRecord
     from judgekit.store.runs import RunOutcomeCounts
+
+
+def _is_rubric_file(value: str) -> bool:
+    """Whether ``--rubric`` names a TOML file rather than a stored name or sha256."""
+    from pathlib import Path
+
+    return value.endswith(".toml") or Path(value).is_file()
 
 
 def _rubric_names(rubrics: list[dict[str, Any]]) -> dict[str, tuple[str, str]]:
@@ -88,8 +102,9 @@ def _line(row: dict[str, Any]) -> str:
 
 @click.command("runs")
 @db_option
-@click.option("--rubric", "-r", default=None, metavar="NAME_OR_SHA256",
-              help="Only runs of this rubric (its name or sha256 in the store).")
+@click.option("--rubric", "-r", default=None, metavar="NAME_OR_PATH",
+              help="Only runs of this rubric: its name or sha256 in the store, or its TOML "
+              "file (runs of that exact version).")
 @click.option("--kind", default=None,
               help="Only this kind: judge, import, probe:position, probe:length, "
                    "probe:consistency.")
@@ -108,6 +123,8 @@ def command(db: str, rubric: str | None, kind: str | None, fmt: str) -> None:
         wanted: set[str] | None = None
         if rubric is not None:
             wanted = {h for h, (name, _) in names.items() if rubric in (h, name)}
+            if not wanted and _is_rubric_file(rubric):  # a path, as every other command takes
+                wanted = {resolve_rubric(store, rubric).sha256}
             if not wanted:
                 raise InputError(f"--rubric: no rubric {rubric!r} in {path}")
         runs = [r for r in store.list_runs(kind=kind)

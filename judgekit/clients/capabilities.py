@@ -121,7 +121,8 @@ def refused_param(exc: openai.APIStatusError) -> str | None:
     """The parameter an HTTP 400 says the model does not support, when it names one.
 
     OpenAI's answer carries it in ``error.param`` with code ``unsupported_parameter``
-    or ``unsupported_value``; other servers only quote it in the message.
+    or ``unsupported_value``; other servers only name it in the message (quoted
+    or not).
     """
     if exc.status_code != 400:
         return None
@@ -132,6 +133,7 @@ def refused_param(exc: openai.APIStatusError) -> str | None:
         return None
     param = getattr(exc, "param", None)
     names = ([param] if isinstance(param, str) else []) + _QUOTED.findall(message)
+    names += sorted(name for name in _ADAPTABLE if re.search(rf"\b{name}\b", message))
     return next((name for name in names if name in _ADAPTABLE), None)
 
 

@@ -73,6 +73,34 @@ def verdict_confidence(
     return min(1.0, mass / total)
 
 
+def expected_score(
+    text: str | None, logprobs: Any, scale: Scale, label: str | None
+) -> float | None:
+    """The probability-weighted mean of the level values at the verdict's first token.
+
+    G-Eval's score (Liu et al. 2023): sum over levels of P(level) * value, the
+    probabilities renormalised over the levels the visible alternatives begin (a
+    token that could begin several levels counts for none). Ordinal scales with
+    level values only; None whenever :func:`verdict_confidence` would be None, so a
+    verdict never gets a score its own token does not support. Stored as the
+    judgment's ``score``; the report's correlations and means use it, kappa the label.
+    """
+    if scale.kind != "ordinal" or verdict_confidence(text, logprobs, scale, label) is None:
+        return None
+    assert text is not None and label is not None
+    start = verdict_offset(text, scale, label)
+    located = None if start is None else _token_at(_content(logprobs), text, start)
+    if located is None:
+        return None
+    entry, prefix = located
+    values = {lv.label: lv.value for lv in scale.levels if lv.value is not None}
+    masses = {k: m for k, m in _label_masses(entry, prefix, scale).items() if k in values}
+    total = sum(masses.values())
+    if total <= 0.0:
+        return None
+    return sum(m * float(values[k]) for k, m in masses.items()) / total
+
+
 def verdict_offset(text: str, scale: Scale, label: str) -> int | None:
     """Character offset in ``text`` where the value read as ``label`` starts (last match)."""
     matches = [m for pattern in FALLBACK_PATTERNS for m in pattern.finditer(text)]

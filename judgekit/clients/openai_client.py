@@ -36,7 +36,7 @@ from typing import Any
 import httpx2
 import openai
 
-from judgekit.clients.confidence import verdict_confidence
+from judgekit.clients.confidence import expected_score, verdict_confidence
 from judgekit.clients.limits import deadline, limit_response_size
 from judgekit.clients.pacing import Pacer, Planned, estimate_tokens
 from judgekit.clients.replicas import Replica, ReplicaPool
@@ -77,6 +77,8 @@ class CallResult:
     latency_ms: float | None = None
     attempts: int = 1
     confidence: float | None = None
+    #: the logprob-weighted expected score (ordinal scales; see ``confidence.expected_score``)
+    expected_score: float | None = None
 
     @property
     def status(self) -> str:
@@ -315,7 +317,10 @@ def completion_result(
         failure = Failure("api_error", "response has no choices", retryable=False)
         return CallResult(None, failure, latency_ms=latency_ms, attempts=attempts)
     choice = choices[0]
-    message = choice.get("message") or {}
+    message = choice.get("message")
+    if not isinstance(message, dict):  # a server's odd shape is a failure, never a traceback
+        failure = Failure("api_error", "response message is not an object", retryable=False)
+        return CallResult(None, failure, latency_ms=latency_ms, attempts=attempts)
     text = clean(message.get("content"))
     refusal = clean(message.get("refusal"))
     finish = clean(choice.get("finish_reason"))
@@ -334,7 +339,9 @@ def completion_result(
     reasoning, detail = storable_or_none(verdict.reasoning), storable_or_none(verdict.detail)
     if reasoning is not verdict.reasoning or detail is not verdict.detail:
         verdict = replace(verdict, reasoning=reasoning, detail=detail)
-    usage = completion.get("usage") or {}
+    usage = completion.get("usage")
+    if not isinstance(usage, dict):
+        usage = {}
     confidence = (
         verdict_confidence(text, choice.get("logprobs"), scale, verdict.label)
         if verdict.status == "ok" else None
@@ -349,6 +356,8 @@ def completion_result(
         latency_ms=latency_ms,
         attempts=attempts,
         confidence=confidence,
+        expected_score=expected_score(text, choice.get("logprobs"), scale, verdict.label)
+        if confidence is not None else None,
     )
 
 

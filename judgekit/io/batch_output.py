@@ -143,8 +143,15 @@ def read(path: Path, rubric: Rubric, *, id_from: str = "custom_id",
             if _timed_out(line):
                 row["status"] = "timeout"
         for name in ("raw", "reasoning"):
-            if isinstance(row.get(name), str) and (problem := text_too_long(row[name])):
+            text = row.get(name)
+            if isinstance(text, str) and (problem := text_too_long(text)):
                 raise InputError(f"{line.where}: {name}: {problem}")
+            if isinstance(text, str) and not text.isascii():
+                try:
+                    text.encode("utf-8")
+                except UnicodeEncodeError:
+                    raise InputError(f"{line.where}: the answer holds a lone surrogate "
+                                     "(e.g. \\ud800), which is not text") from None
         outcome = (str(row["status"]), str(row.get("label")))
         if key in first:
             where, earlier = first[key]

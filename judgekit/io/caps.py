@@ -28,6 +28,8 @@ DEFAULT_MAX_TEXT_BYTES = 8 * 1024 * 1024
 MAX_EXPANSION = 100
 #: Decompressed bytes of one file, whatever its size.
 MAX_UNCOMPRESSED_BYTES = 2 * 1000 * 1000 * 1000
+#: A parquet file may always decompress to this much (see :func:`max_uncompressed_bytes`).
+PARQUET_FLOOR_BYTES = 512 * 1000 * 1000
 TEXT_ENV = "JUDGEKIT_MAX_TEXT_BYTES"
 UNCOMPRESSED_ENV = "JUDGEKIT_MAX_UNCOMPRESSED_BYTES"
 
@@ -46,12 +48,14 @@ def max_text_bytes() -> int:
     return _env_bytes(TEXT_ENV) or DEFAULT_MAX_TEXT_BYTES
 
 
-def max_uncompressed_bytes(file_size: int) -> int:
-    """Most bytes a compressed file of ``file_size`` bytes may decompress to."""
+def max_uncompressed_bytes(file_size: int, floor: int = 0) -> int:
+    """Most bytes a compressed file of ``file_size`` bytes may decompress to (at least
+    ``floor``: parquet's dictionary encoding legitimately shrinks a repeated column far
+    more than 100x, and it is read a batch at a time)."""
     override = _env_bytes(UNCOMPRESSED_ENV)
     if override is not None:
         return override
-    return min(MAX_UNCOMPRESSED_BYTES, MAX_EXPANSION * max(file_size, 1))
+    return min(MAX_UNCOMPRESSED_BYTES, max(floor, MAX_EXPANSION * max(file_size, 1)))
 
 
 def text_too_long(text: str, limit: int | None = None) -> str | None:

@@ -22,7 +22,7 @@ from judgekit.io.judgments import JUDGMENT_FIELDS, Orientation, ParsedVerdict, v
 from judgekit.io.labels import LABEL_FIELDS, label_record, labels_from_records
 from judgekit.io.records import ErrorList, iter_mappings
 from judgekit.store import Store
-from judgekit.types import Item, Label, Rubric
+from judgekit.types import Item, Judgment, Label, Rubric
 
 FrameKind = Literal["items", "labels", "judgments"]
 FrameContent = Literal["judgments", "labels", "joined"]
@@ -102,13 +102,25 @@ def from_frame(
                                  orientation=orientation)
 
 
-def records_frame(records: list[dict[str, Any]], backend: str = "pandas") -> Any:
-    """A DataFrame of plain records, in pandas (default) or polars."""
+#: The columns of each ``to_frame`` content, so an empty selection still has them.
+JOINED_COLUMNS = ("dataset", "item_id", "judge", "endpoint", "run_id", "sample_index", "status",
+                  "judge_label", "annotator", "human_label")
+
+
+def records_frame(records: list[dict[str, Any]], backend: str = "pandas",
+                  columns: tuple[str, ...] | None = None) -> Any:
+    """A DataFrame of plain records, in pandas (default) or polars.
+
+    ``columns`` names the columns of a frame with no records (zero rows, the
+    documented columns, rather than a frame with none).
+    """
     if backend == "polars":
         try:
             import polars as pl
         except ImportError:
             raise InputError("backend='polars' needs polars: pip install polars") from None
+        if not records and columns:
+            return pl.DataFrame(schema=list(columns))
         return pl.DataFrame(records, infer_schema_length=None)
     if backend != "pandas":
         raise InputError(f"backend must be 'pandas' or 'polars', got {backend!r}")
@@ -116,6 +128,8 @@ def records_frame(records: list[dict[str, Any]], backend: str = "pandas") -> Any
         import pandas as pd
     except ImportError:
         raise InputError("to_frame needs pandas: pip install pandas") from None
+    if not records and columns:
+        return pd.DataFrame(columns=list(columns))
     return pd.DataFrame.from_records(records)
 
 
@@ -140,7 +154,7 @@ def to_frame(
         raise InputError(f"what must be 'judgments', 'labels' or 'joined', got {what!r}")
     labels = store.latest_labels(rubric.sha256, dataset=dataset)
     if what == "labels":
-        return records_frame([label_record(lb) for lb in labels], backend)
+        return records_frame([label_record(lb) for lb in labels], backend, LABEL_FIELDS)
     judgments = store.judgments(rubric_hash=rubric.sha256, dataset=dataset)
     if what == "judgments":
         rows = []
@@ -148,7 +162,8 @@ def to_frame(
             row = dataclasses.asdict(judgment)
             row["sampling"] = dict(judgment.sampling)
             rows.append(row)
-        return records_frame(rows, backend)
+        return records_frame(rows, backend,
+                             tuple(f.name for f in dataclasses.fields(Judgment)))
     by_item: dict[tuple[str, str], list[Label]] = {}
     for label in labels:
         by_item.setdefault((label.dataset, label.item_id), []).append(label)
@@ -164,4 +179,4 @@ def to_frame(
         for human in humans or [None]:
             joined.append({**base, "annotator": human.annotator if human else None,
                            "human_label": human.label if human else None})
-    return records_frame(joined, backend)
+    return records_frame(joined, backend, JOINED_COLUMNS)

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from judgekit.io.caps import max_text_bytes, text_too_long
 from judgekit.io.fields import item_dataset_index, resolve_dataset, text_field
 from judgekit.io.file_checks import no_records
 from judgekit.io.records import ErrorList, Record, iter_records
@@ -122,11 +123,13 @@ class VerdictChecker:
         self.errors, self.rubric, self.dataset = errors, rubric, dataset
         self.judge, self.orientation = judge, orientation
         self.index = item_dataset_index(store, dataset) if index is None else index
-        #: (judge, dataset, item, order, sample) as one string -> its first line: a few
+        #: (judge, dataset, item, order, sample) as one string -> its first line and a
+        #: 32-bit fingerprint of its outcome in one int (line << 32 | fingerprint): a few
         #: dozen bytes a verdict, so a file of millions is checked in little memory.
         self.first_line: dict[str, int] = {}
         self.records = 0
         self.parsed = 0
+        self.limit = max_text_bytes()  # stored text per field (docs/import.md)
 
     def check(self, record: Record) -> ParsedVerdict | None:
         """The verdict of one ``(line, record)``, or None (a problem, or another judge's)."""
@@ -140,11 +143,20 @@ class VerdictChecker:
             return None
         if row is None:
             return None
+        for name, text in (("reasoning", row.reasoning), ("raw", row.raw)):
+            if text is not None and len(text) * 4 > self.limit and (
+                    problem := text_too_long(text, self.limit)):
+                self.errors.add(number, f"field {name!r}: {problem}")
+                return None
         key = f"{row.judge}\x00{row.dataset}\x00{row.item_id}\x00{row.variant}\x00{row.sample}"
-        first = self.first_line.setdefault(key, number)
-        if first != number:
-            self.errors.add(number, f"same verdict as line {first} (judge, item, order, "
-                            "sample); use 'sample' to import repeated samples")
+        outcome = hash((row.status, row.label, row.score)) & 0xFFFFFFFF
+        first = self.first_line.setdefault(key, (number << 32) | outcome)
+        if first >> 32 != number:
+            same = (first & 0xFFFFFFFF) == outcome
+            what = ("a repeat: the same status, label and score" if same else
+                    "and the two differ in status, label or score")
+            self.errors.add(number, f"same verdict as line {first >> 32} (judge, item, order, "
+                            f"sample), {what}; use 'sample' to import repeated samples")
             return None
         self.parsed += 1
         return row

@@ -37,6 +37,7 @@ from judgekit.store import Store
 from judgekit.store.imports import ImportSession, LabelRow, LabelState
 from judgekit.store.rows import LABEL_COLUMNS
 from judgekit.text_limits import too_long
+from judgekit.textsafe import spreadsheet_cell
 from judgekit.types import ADJUDICATED_SOURCE, Label, Rubric
 
 LABEL_FIELDS = (
@@ -334,7 +335,8 @@ def _csv_writer(out: TextIO) -> Callable[[list[dict[str, Any]]], None]:
     writer = csv.DictWriter(out, fieldnames=list(LABEL_FIELDS), lineterminator="\n")
     writer.writeheader()
 
-    def write(records: list[dict[str, Any]]) -> None:
-        writer.writerows([{k: ("" if v is None else v) for k, v in r.items()} for r in records])
+    def write(records: list[dict[str, Any]]) -> None:  # a note may hold "=HYPERLINK(...)"
+        writer.writerows([{k: ("" if v is None else spreadsheet_cell(v) if isinstance(v, str)
+                               else v) for k, v in r.items()} for r in records])
 
     return write

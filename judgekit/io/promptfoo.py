@@ -31,7 +31,7 @@ from typing import Any
 
 from judgekit.errors import InputError
 from judgekit.io.file_checks import load_json, read_text
-from judgekit.io.jsonline import loads_line
+from judgekit.io.jsonline import loads_document, loads_line
 from judgekit.io.tool_shape import At
 from judgekit.io.tools import Grader, ToolRun, binary_label, judge_names, pick_graders, sha256_text
 from judgekit.types import Item, Rubric
@@ -52,10 +52,13 @@ def _yaml(path: Path) -> Any:
                          "pip install 'judgekit[yaml]' (or write -o results.json)") from None
     try:
         data = yaml.safe_load(read_text(path))
-        # As JSON: YAML's timestamps and non-string keys become what the .json output holds.
-        return json.loads(json.dumps(data, default=str))
+        # As JSON: YAML's timestamps and non-string keys become what the .json output holds,
+        # and a lone surrogate (YAML's "\ud800") is refused as in a JSON file.
+        return loads_document(json.dumps(data, default=str))
     except TypeError as exc:
         raise InputError(f"{path}: not a promptfoo results document ({exc})") from None
+    except json.JSONDecodeError as exc:
+        raise InputError(f"{path}: invalid YAML: {exc.msg}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"{path}:{mark.line + 1}" if mark is not None else str(path)

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import Any, Literal, TextIO
 
 from judgekit.errors import InputError
-from judgekit.io.caps import max_uncompressed_bytes, refuse_expansion
+from judgekit.io.caps import PARQUET_FLOOR_BYTES, max_uncompressed_bytes, refuse_expansion
 from judgekit.io.file_checks import (
     DELIMITED,
     JSONL_SUFFIXES,
@@ -282,7 +282,7 @@ def _parquet_rows(
         raise InputError(f"{path}: no such file") from None
     except Exception as exc:  # pyarrow raises its own error types for a damaged file
         raise InputError(f"{path}: not a readable parquet file ({exc})") from None
-    limit = max_uncompressed_bytes(path.stat().st_size)
+    limit = max_uncompressed_bytes(path.stat().st_size, floor=PARQUET_FLOOR_BYTES)
     meta = parquet.metadata
     declared = sum(meta.row_group(i).total_byte_size for i in range(meta.num_row_groups))
     if declared > limit:

@@ -109,6 +109,11 @@ class At:
         """A value that becomes stored text: a string as it is, other JSON as JSON; capped."""
         place = self.key(name) if name else self
         text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+        if not text.isascii():
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                place.fail("holds a lone surrogate (e.g. \\ud800), which is not text")
         problem = text_too_long(text)
         if problem is not None:
             place.fail(problem)

@@ -47,6 +47,16 @@ class CallRef:
     swap_labels: bool = False
 
 
+def _score(result: CallResult, rubric: Rubric, label: str | None) -> float | None:
+    """The logprob-weighted expected score when the call measured one, else the label's value.
+
+    A swapped pair's label is mapped back above; an expected score exists only for
+    ordinal scales, which have no swapped presentation, so it needs no mapping.
+    """
+    found = getattr(result, "expected_score", None)
+    return float(found) if found is not None else rubric.scale.score_of(label)
+
+
 def judgment_of(
     result: CallResult, call: CallRef, *, rubric: Rubric, run_id: str, dataset: str,
     model: str, endpoint: str, sampling: Mapping[str, Any],
@@ -63,7 +73,7 @@ def judgment_of(
     return Judgment(
         run_id=run_id, dataset=dataset, item_id=call.item_id,
         sample_index=call.sample, status=result.status,  # type: ignore[arg-type]
-        label=label, score=rubric.scale.score_of(label),
+        label=label, score=_score(result, rubric, label),
         reasoning=verdict.reasoning if verdict is not None else None,
         raw_text=result.raw_text, model_requested=model,
         model_returned=result.model_returned, base_url=endpoint,

@@ -13,6 +13,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, TextIO
 
+from judgekit.textsafe import terminal_safe
 from judgekit.types import STATUSES
 
 
@@ -58,7 +59,7 @@ class Progress:
 
     def note(self, message: str) -> None:
         """A line the user must see (waiting for another run, stopping), bar or not."""
-        self.stream.write(("\n" if self.enabled else "") + message + "\n")
+        self.stream.write(("\n" if self.enabled else "") + terminal_safe(message) + "\n")
         self.stream.flush()
 
     def close(self) -> None:

@@ -83,6 +83,8 @@ STAT_LABELS: dict[str, str] = {
     "human_own_win_rate": "People's win rate for the judge's family",
     "own_rated_above_human": "Own family rated above people",
     "other_rated_above_human": "Other families rated above people",
+    "other_rated_above_human_same_levels": "Other families rated above people, at own's levels",
+    "self_preference_unstratified": "Self-preference before stratifying by human level",
     "self_preference": "Self-preference (judge - people)",
 }
 #: Per-cell figures of the injection probe (``injection_flip_rate[fake_json@end]``).

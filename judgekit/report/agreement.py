@@ -138,7 +138,6 @@ def _pairwise(j: list[str], h: list[str], scale: Scale, spec: IntervalSpec) -> d
         "agreement_without_ties": proportion_stat((ja == ha)[no_tie], spec.subset(no_tie))
         if no_tie.any()
         else undefined("every pair has a tie on one side"),
-        "percent_agreement": to_stat(stats.percent_agreement(j, h), spec),
         "krippendorff_alpha": to_stat(stats.krippendorff_alpha([j, h], level="nominal"), spec),
         "decisive_kappa": decisive_kappa(j, h, list(scale.labels), spec),
         **per_class(j, h, list(scale.labels), spec),

@@ -59,6 +59,10 @@ def agreement_section(
         else None
     )
     figures = judge_vs_human(pairing.judge, pairing.human, scale, spec, numbers)
+    if scale.kind == "pairwise" and primary == "percent_agreement":
+        # one figure under two names: percent agreement of a pairwise scale is the
+        # agreement with ties (the report shows it once unless asked for by this name)
+        figures["percent_agreement"] = figures["agreement_with_ties"]
     if primary not in figures:
         raise InputError(
             f"--primary {primary!r} is not computed for a {scale.kind} scale; "
@@ -119,6 +123,11 @@ def pairing_notes(
             "than on all items."
         )
     notes.extend(_reference_notes(pairing, references, scale, annotator))
+    if pairing.n_score_outside:
+        notes.append(
+            f"{pairing.n_score_outside} judgment(s) carry a score outside the scale's values "
+            "(another scale, e.g. 0-1 beside 1-5 labels); their label's value is used instead."
+        )
     return notes
 
 

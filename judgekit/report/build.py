@@ -157,6 +157,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
                 len(pairing.keys),
                 None if spec.clusters is None else len(set(spec.clusters.tolist())),
                 cluster_by,
+                None if spec.clusters is None else np.unique(spec.clusters,
+                                                             return_counts=True)[1],
             )
         )
         levels = levels_section(
@@ -180,7 +182,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     if ceiling is not None:
         notes.extend(alpha_notes(ceiling.stats, "the annotators"))
     if ceiling is not None and pairing.keys:
-        parity = parity_section(pairing.keys, pairing.judge, grouped, scale, spec)
+        parity = parity_section(pairing.keys, pairing.judge, grouped, scale, spec,
+                                opts.epsilon)
         if parity is not None:
             ceiling = replace(
                 ceiling,
@@ -198,7 +201,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS,
                       lambda: store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
-    bias = with_paired_probes(bias, pairing, judgments, scale, spec, items, opts.judge_family)
+    bias = with_paired_probes(bias, pairing, judgments, scale, spec, items, opts.judge_family,
+                              opts.family_map)
     bias = imported_orders_hint(store, rubric, bias, datasets)
     check_required(bias, opts)
     points, total_points = scatter(store, rubric, selection, MAX_SCATTER_POINTS)

@@ -14,7 +14,9 @@ read against:
   judge and that annotator, on the items both labeled.
 
 Both are one statistic of the item-level data, so their interval is the report's
-(cluster) bootstrap over items: every resample recomputes every pair's kappa.
+(cluster) bootstrap over items: every resample recomputes every pair's kappa, from
+the counts of each distinct labelling pattern (:class:`judgekit.stats._plan.ResamplePlan`),
+so 100,000 items cost no more than the few hundred patterns they hold.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ import numpy.typing as npt
 
 from judgekit.report.model import Stat, undefined
 from judgekit.report.pairing import ItemKey
-from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat
+from judgekit.report.stat_intervals import IntervalSpec, counts_stat, resample_plan
 from judgekit.types import Scale
 
 #: Primary statistics with a pairwise version in the ceiling, and their kappa weights.
@@ -44,20 +46,28 @@ def _weights(k: int, kind: str | None) -> npt.NDArray[np.float64]:
 
 
 def _mean_kappa_fn(
-    pairs: Sequence[tuple[int, int]], k: int, weights: npt.NDArray[np.float64]
+    patterns: npt.NDArray[np.int64], pairs: Sequence[tuple[int, int]], k: int,
+    weights: npt.NDArray[np.float64],
 ) -> Callable[[npt.NDArray[np.int64]], npt.NDArray[np.float64]]:
-    """Mean kappa over rater pairs from (B, n, R) label codes (-1: not labeled)."""
+    """Mean kappa over rater pairs from (B, P) counts of item patterns.
 
-    def fn(codes: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
-        b = codes.shape[0]
-        values = np.full((b, len(pairs)), np.nan)
-        for p, (r1, r2) in enumerate(pairs):
-            x, y = codes[..., r1], codes[..., r2]
-            both = (x >= 0) & (y >= 0)
-            cells = np.where(both, x * k + y, k * k)  # k*k: a dropped cell
-            flat = (np.arange(b)[:, None] * (k * k + 1) + cells).ravel()
-            counts = np.bincount(flat, minlength=b * (k * k + 1)).reshape(b, k * k + 1)
-            table = counts[:, : k * k].reshape(b, k, k).astype(np.float64)
+    ``patterns`` (P, R) holds each distinct item's label codes (-1: not labeled), so a
+    pair's confusion table in every resample is one matrix product of the counts.
+    """
+    tables = []
+    for r1, r2 in pairs:
+        x, y = patterns[:, r1], patterns[:, r2]
+        both = (x >= 0) & (y >= 0)
+        onehot = np.zeros((len(patterns), k * k))
+        onehot[np.flatnonzero(both), (x * k + y)[both]] = 1.0
+        tables.append(onehot)
+
+    def fn(counts: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        counts = np.atleast_2d(counts).astype(np.float64)
+        b = counts.shape[0]
+        values = np.full((b, len(tables)), np.nan)
+        for p, onehot in enumerate(tables):
+            table = (counts @ onehot).reshape(b, k, k)
             total = table.sum(axis=(1, 2))
             with np.errstate(divide="ignore", invalid="ignore"):
                 prob = table / total[:, None, None]
@@ -67,8 +77,8 @@ def _mean_kappa_fn(
             values[:, p] = np.where(total > 0, kappa, np.nan)
         defined = ~np.isnan(values)
         count = defined.sum(axis=1)
-        total = np.where(defined, values, 0.0).sum(axis=1)
-        return np.where(count > 0, total / np.maximum(count, 1), np.nan)
+        summed = np.where(defined, values, 0.0).sum(axis=1)
+        return np.where(count > 0, summed / np.maximum(count, 1), np.nan)
 
     return fn
 
@@ -99,13 +109,15 @@ def pairwise_kappas(
             codes[i, raters.index(a)] = index[label]
         if judge is not None and key in judge:
             codes[i, -1] = index[judge[key]]
+    patterns, item_codes = np.unique(codes, axis=0, return_inverse=True)
+    plan = resample_plan(item_codes.reshape(-1), len(patterns), spec)
     out: dict[str, Stat] = {}
     human_pairs = [
         (a, b) for a, b in itertools.combinations(range(len(names)), 2)
         if int(np.count_nonzero((codes[:, a] >= 0) & (codes[:, b] >= 0))) >= MIN_SHARED
     ]
     out[f"mean_pairwise_{primary}"] = (
-        bootstrap_stat(_mean_kappa_fn(human_pairs, k, weights), [codes], spec)
+        counts_stat(_mean_kappa_fn(patterns, human_pairs, k, weights), plan, spec)
         if human_pairs
         else undefined(f"no two annotators share {MIN_SHARED} items", len(keys))
     )
@@ -115,7 +127,7 @@ def pairwise_kappas(
             if int(np.count_nonzero((codes[:, a] >= 0) & (codes[:, -1] >= 0))) >= MIN_SHARED
         ]
         out[f"judge_mean_{primary}"] = (
-            bootstrap_stat(_mean_kappa_fn(judge_pairs, k, weights), [codes], spec)
+            counts_stat(_mean_kappa_fn(patterns, judge_pairs, k, weights), plan, spec)
             if judge_pairs
             else undefined(f"no annotator shares {MIN_SHARED} items with the judge", len(keys))
         )

@@ -22,6 +22,7 @@ import numpy as np
 
 from judgekit import stats
 from judgekit.report.estimate_inputs import EstimateInputs, estimate_inputs
+from judgekit.report.measures import estimate_reference
 from judgekit.report.model import Stat
 from judgekit.report.pairing import AnyItem, ItemKey, Pairing
 from judgekit.store import JudgmentSelection, Store
@@ -301,25 +302,8 @@ def estimate_section(
         slices,
         stratified,
         inputs,
-        _reference_words(inputs),
+        estimate_reference(inputs.reference, inputs.human_values is not None),
         tuple(targets),
-    )
-
-
-def _reference_words(inputs: EstimateInputs) -> str:
-    """What each labeled item's human value is, and what the judge's is, for every output."""
-    if inputs.human_values is None:
-        return "the majority label per item (--reference majority)"
-    human = {
-        "mean": "the mean of the annotators' values (--reference mean)",
-        "median": "the lower median of the annotators' labels (--reference median)",
-        "majority": "the majority label (--reference majority)",
-    }[inputs.reference]
-    return (
-        f"mean score: human value {human}, judge value its own score where it has one; "
-        "shares at or above a level: the lower median level"
-        if inputs.reference == "mean"
-        else f"mean score: human value {human}, judge value its own score where it has one"
     )
 
 

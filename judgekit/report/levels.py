@@ -128,6 +128,26 @@ def _system_of(item: AnyItem | None, system_by: str | None) -> str | None:
     return None if value is None or (isinstance(value, str) and not value.strip()) else str(value)
 
 
+def _systems(
+    keys: list[ItemKey], items: Mapping[ItemKey, AnyItem], system_by: str | None
+) -> list[str | None]:
+    """The system of each item, worked out once per distinct meta text (the store shares
+    one string per distinct meta JSON, and parsing it is the cost at 100,000 items)."""
+    seen: dict[tuple[str, bool], str | None] = {}
+    out: list[str | None] = []
+    for key in keys:
+        item = items.get(key)
+        meta_json = getattr(item, "meta_json", None)
+        if item is None or meta_json is None or system_by in ("slice", "cluster"):
+            out.append(_system_of(item, system_by))
+            continue
+        found = (meta_json, item.is_pairwise)
+        if found not in seen:
+            seen[found] = _system_of(item, system_by)
+        out.append(seen[found])
+    return out
+
+
 def paired_numbers(pairing: Pairing, scale: Scale) -> tuple[np.ndarray, np.ndarray] | None:
     """Judge and human numbers of the compared items (ordinal: scores; binary: pass = 1)."""
     if scale.kind == "ordinal" and pairing.judge_values:
@@ -171,7 +191,7 @@ def levels_section(
         if np.ptp(jv) > 0 and np.ptp(hv) > 0
         else undefined("the judge or people give every item the same score", len(jv))
     )
-    names = [_system_of(items.get(k), system_by) for k in pairing.keys]
+    names = _systems(pairing.keys, items, system_by)
     keep = np.asarray([n is not None for n in names])
     field_name = system_by or "model"
     out = Levels(

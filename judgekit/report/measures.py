@@ -105,10 +105,24 @@ def reference_number(
 
 
 def judge_number(label: str, score: float | None, numbers: Mapping[str, float]) -> float:
-    """The judge's number for one verdict: its own finite ``score``, else its label's value."""
-    if score is not None and math.isfinite(score):
+    """The judge's number for one verdict: its own ``score``, else its label's value.
+
+    A score that is not finite, or lies outside the scale's values (a 0-1 score beside
+    1-5 labels is on another scale), is not the judge's number on this scale: the
+    label's value is used and :func:`score_outside` lets the report count it.
+    """
+    if score is not None and not score_outside(score, numbers):
         return float(score)
     return numbers[label]
+
+
+def score_outside(score: float | None, numbers: Mapping[str, float]) -> bool:
+    """Whether a stored score cannot be read on the scale (not finite, or out of range)."""
+    if score is None:
+        return False
+    if not math.isfinite(score):
+        return True
+    return not min(numbers.values()) <= score <= max(numbers.values())
 
 
 def reference_sentence(
@@ -154,6 +168,21 @@ def score_sentence(n_scored: int, n_items: int) -> str | None:
     )
 
 
+def estimate_reference(reference: str, numeric: bool) -> str:
+    """What each labeled item's human value is in the estimate, and the judge's."""
+    if not numeric:
+        return "the majority label per item (--reference majority)"
+    human = {
+        "mean": "the mean of the annotators' values (--reference mean)",
+        "median": "the lower median of the annotators' labels (--reference median)",
+        "majority": "the majority label (--reference majority)",
+    }[reference]
+    text = f"mean score: human value {human}, judge value its own score where it has one"
+    if reference == "mean":
+        text += "; shares at or above a level: the lower median level"
+    return text
+
+
 def values_sentence(reference: str, annotator: str | None, n_scored: int) -> str:
     """The two numbers the correlations compare, in a few words."""
     if annotator is not None:
@@ -172,6 +201,7 @@ __all__ = [
     "REFERENCES",
     "check_reference",
     "default_reference",
+    "estimate_reference",
     "judge_number",
     "level_sentence",
     "level_values",
@@ -179,6 +209,7 @@ __all__ = [
     "reference_level",
     "reference_number",
     "reference_sentence",
+    "score_outside",
     "score_sentence",
     "values_sentence",
 ]

@@ -53,7 +53,8 @@ def _row(section: str, name: str, stat: Stat, **extra: Any) -> dict[str, Any]:
 
 
 def report_records(report: Report) -> list[dict[str, Any]]:
-    """One row per figure: agreement statistics, the human ceiling, slices, bias probes."""
+    """One row per figure: agreement statistics, the human ceiling, the agreement levels
+    (sections ``level:item``, ``level:per group``, ``level:system``), slices, bias probes."""
     rows: list[dict[str, Any]] = []
     if report.agreement is not None:
         for key, stat in report.agreement.stats.items():
@@ -61,6 +62,12 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     if report.ceiling is not None:
         for key, stat in report.ceiling.stats.items():
             rows.append(_row("human ceiling", key, stat))
+    if report.levels is not None:
+        for level, figures in (("item", report.levels.item),
+                               ("per group", report.levels.per_group),
+                               ("system", report.levels.system)):
+            for key, stat in figures.items():
+                rows.append(_row(f"level:{level}", key, stat))
     if report.slices is not None:
         for row in report.slices.rows:
             rows.append(_row("slice", row.name, row.primary, slice_pvalue=row.pvalue,

@@ -49,6 +49,9 @@ class ReportOptions:
     max_identical_decisive: float = 0.5
     #: The judge's model family for the self-preference probe (default: from its model name).
     judge_family: str | None = None
+    #: ``--family-map FILE``: model name -> family, overriding the name rule for the judge and
+    #: the responses (see :mod:`judgekit.families`)
+    family_map: Mapping[str, str] | None = None
     #: FAIL when self-preference (judge minus human own-family win rate) has its lower bound
     #: above this.
     max_self_preference: float = 0.1
@@ -57,6 +60,8 @@ class ReportOptions:
     #: FAIL when the expected calibration error of the judge's confidence has its lower
     #: bound above this.
     max_ece: float = 0.15
+    #: The alternative annotator test's cost-benefit margin (as ``agree --epsilon``).
+    epsilon: float = 0.2
     #: Probes asked for explicitly (probe -> the option that asked): one that cannot be
     #: computed is an input error instead of a line in the report.
     required: Mapping[str, str] = field(default_factory=dict)

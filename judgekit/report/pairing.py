@@ -26,6 +26,7 @@ from judgekit.report.measures import (
     reference_level,
     reference_number,
     reference_sentence,
+    score_outside,
 )
 from judgekit.store.columns import ItemFacts, JudgmentRow
 from judgekit.types import Item, Judgment, Scale
@@ -122,6 +123,8 @@ class Pairing:
     human_values: list[float] = field(default_factory=list)
     #: compared items whose judge score differs from its label's value
     n_scored: int = 0
+    #: compared items whose stored score is off the scale (its label's value used instead)
+    n_score_outside: int = 0
 
 
 def pair_up(
@@ -160,6 +163,7 @@ def pair_up(
         if numbers:
             value = judge_number(judgment.label, judgment.score, numbers)
             out.n_scored += value != numbers[judgment.label]
+            out.n_score_outside += score_outside(judgment.score, numbers)
             out.judge_values.append(value)
             out.human_values.append(reference_number(by_annotator, ref, chosen, numbers))
     return out

@@ -142,6 +142,8 @@ def split_labels(
 RawLabel = tuple[str, str, str, str | None, Any, Any, str]
 #: An item's labels as (annotator, label) pairs, in the order they were given.
 Combo = tuple[tuple[str, str], ...]
+#: Annotators of an item kept as a shared tuple; an item with more gets its own dict.
+SHARED_UP_TO = 16
 
 
 def _fold(
@@ -150,10 +152,13 @@ def _fold(
     """The reference of label rows, oldest first (a later adjudication replaces an earlier one).
 
     Each item's (annotator, label) pairs are collected as one interned tuple, so
-    items labeled alike share it, and each distinct tuple becomes one dict.
+    items labeled alike share it, and each distinct tuple becomes one dict. An item
+    with more than :data:`SHARED_UP_TO` annotators (a crowd) gets a dict of its own
+    at once: growing a tuple by copying it would cost the square of its annotators.
     ``flagged`` counts the items flagged in an annotator's (not an adjudicator's) row.
     """
     combos: dict[ItemKey, Combo] = {}
+    crowds: dict[ItemKey, dict[str, str]] = {}
     interned: dict[Combo, Combo] = {}
     adjudicated: dict[ItemKey, str] = {}
     flagged: set[ItemKey] = set()
@@ -176,9 +181,16 @@ def _fold(
         if source == ADJUDICATED_SOURCE:
             adjudicated[key] = label
             continue
+        crowd = crowds.get(key)
+        if crowd is not None:
+            crowd[annotator] = label  # a known annotator keeps their place, as below
+            continue
         old = combos.get(key)
         if old is None:
             combo: Combo = ((annotator, label),)
+        elif len(old) >= SHARED_UP_TO:  # its place in ``combos`` keeps the items' order
+            crowds[key] = {**dict(old), annotator: label}
+            continue
         elif any(name == annotator for name, _ in old):  # the same annotator again
             combo = tuple((name, label if name == annotator else given) for name, given in old)
         else:
@@ -187,7 +199,7 @@ def _fold(
     as_dict = {combo: dict(combo) for combo in interned}
     by_item = cast(dict[ItemKey, dict[str, str]], combos)
     for key, combo in combos.items():  # in place: values only, so the order is kept
-        by_item[key] = as_dict[combo]
+        by_item[key] = crowds.get(key) or as_dict[combo]
     return HumanReference(
         by_item, adjudicated, include_unblinded, unblinded, off_scale, len(flagged), reference
     )

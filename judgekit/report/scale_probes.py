@@ -31,6 +31,7 @@ from judgekit.report.self_preference import PROBE, self_preference_entry
 from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat
 from judgekit.stats._bias_scale import (
     brier_score,
+    debiased_calibration_error,
     expected_calibration_error,
     extreme_share,
     normalized_entropy,
@@ -135,8 +136,9 @@ def calibration_entry(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]
     hit = np.array([pairing.judge[i] == pairing.human[i] for i in keep], dtype=float)
     sub = spec.subset(np.isin(np.arange(len(pairing.keys)), keep))
     stats = {
-        "expected_calibration_error": bootstrap_stat(expected_calibration_error, [conf, hit],
-                                                     sub),
+        "expected_calibration_error": _debiased_ece(conf, hit, sub),
+        "plug_in_calibration_error": bootstrap_stat(expected_calibration_error, [conf, hit],
+                                                    sub),
         "brier_score": bootstrap_stat(brier_score, [conf, hit], sub),
         "mean_confidence": bootstrap_stat(lambda c: c.mean(axis=-1), [conf], sub),
         "accuracy": bootstrap_stat(lambda h: h.mean(axis=-1), [hit], sub),
@@ -146,6 +148,36 @@ def calibration_entry(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]
         "n_without_confidence": len(pairing.keys) - len(keep),
     }
     return ProbeEntry("confidence_calibration", "", stats, details)
+
+
+def _debiased_ece(conf: np.ndarray, hit: np.ndarray, spec: IntervalSpec) -> Stat:
+    """The debiased ECE with a bias-corrected percentile bootstrap interval.
+
+    Each replicate's ECE is biased upward again by the resampling noise, so the percentile
+    interval is shifted down by the replicates' mean excess over the estimate: at a true ECE
+    of exactly 0.15 the lower bound then exceeds 0.15 in 4% of samples of 50 and 2% from
+    100 on (the plain ECE's did in 28% at 50 items), and a calibrated judge's interval
+    reaches 0 in about three samples in four (benchmarks/ece_gate.py). The estimate is
+    shown as at least 0.
+    """
+    from judgekit.stats import _resample
+    from judgekit.stats._validate import cluster_codes, rng_from
+    from judgekit.stats.intervals import _replicates
+
+    n = conf.size
+    estimate = float(debiased_calibration_error(conf[None], hit[None])[0])
+    codes = None if spec.clusters is None else cluster_codes(spec.clusters, n)
+    replicates = _replicates(debiased_calibration_error, [conf, hit], n, spec.n_resamples,
+                             rng_from(spec.random_state), codes, True)
+    excess = float(replicates.mean()) - estimate
+    interval = _resample.percentile_interval(replicates, spec.confidence_level)
+    low, high = interval
+    if not (math.isfinite(low) and math.isfinite(high)):
+        return Stat(max(estimate, 0.0), math.nan, math.nan, n, "", None,
+                    interval.reason or "no interval: the resamples show no spread")
+    note = "debiased (Kumar et al. 2019); interval bias-corrected for the resampling"
+    return Stat(max(estimate, 0.0), max(low - excess, 0.0), max(high - excess, 1e-9), n,
+                spec.bootstrap_name, None, note)
 
 
 def scale_use_absence(pairing: Pairing, scale: Scale) -> str | None:
@@ -184,7 +216,8 @@ def check_required(bias: Bias, opts: ReportOptions) -> None:
 def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment],
                        scale: Scale, spec: IntervalSpec,
                        items: Mapping[ItemKey, AnyItem] | None = None,
-                       judge_family: str | None = None) -> Bias:
+                       judge_family: str | None = None,
+                       family_map: Mapping[str, str] | None = None) -> Bias:
     """The bias section with the probes computed from the paired items added where they
     apply (scale use, calibration, self-preference) and a reason for each one that does not."""
     extra: list[ProbeEntry] = []
@@ -207,7 +240,7 @@ def with_paired_probes(bias: Bias, pairing: Pairing, judgments: Mapping[ItemKey,
     else:
         absent[LENGTH_PROBE] = why or "not computed"
     own, reason = self_preference_entry(pairing, items or {}, judgments, scale, spec,
-                                        judge_family)
+                                        judge_family, family_map)
     if own is not None:
         extra.append(own)
     else:

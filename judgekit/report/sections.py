@@ -16,6 +16,7 @@ import numpy.typing as npt
 
 from judgekit import stats
 from judgekit.report.agreement import numeric_values, primary_only
+from judgekit.report.levels import paired_numbers
 from judgekit.report.model import (
     Bias,
     Ceiling,
@@ -168,6 +169,7 @@ def slice_figures(
     agree = np.asarray(pairing.judge, dtype=object) == np.asarray(pairing.human, dtype=object)
     judge, human = np.asarray(pairing.judge, dtype=object), np.asarray(pairing.human, dtype=object)
     clustered = spec.clusters is not None and len(set(spec.clusters.tolist())) < len(labels)
+    numbers = paired_numbers(pairing, scale)  # the judge's scores, for a correlation primary
     rows: list[tuple[str, int, Stat, Stat, float]] = []
     for name in names:
         mask = labels == name
@@ -193,7 +195,8 @@ def slice_figures(
                 name,
                 n_in,
                 primary_only(list(judge[mask]), list(human[mask]), scale, sub, primary,
-                             _numbers(pairing, mask)),
+                             None if numbers is None
+                             else (numbers[0][mask].tolist(), numbers[1][mask].tolist())),
                 proportion_stat(agree[mask], sub),
                 pvalue,
             )
@@ -213,16 +216,6 @@ def slice_figures(
     else:
         test = "one-sided Fisher exact test of agreement, slice vs rest"
     return Slices(out, len(names), q, test)
-
-
-def _numbers(
-    pairing: Pairing, mask: npt.NDArray[np.bool_]
-) -> tuple[list[float], list[float]] | None:
-    """The pairing's judge scores and human reference numbers on the items of ``mask``."""
-    if not pairing.judge_values:
-        return None
-    jv, hv = np.asarray(pairing.judge_values), np.asarray(pairing.human_values)
-    return jv[mask].tolist(), hv[mask].tolist()
 
 
 #: Primary statistics with a weighted (inverse-probability) version in the weighted section.

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from judgekit.families import is_known_family, model_family, response_models
+from judgekit.families import family_rule, is_known_family, model_family, response_models
 from judgekit.report.agreement import numeric_values
 from judgekit.report.model import ProbeEntry, Stat
 from judgekit.report.pairing import AnyItem, AnyJudgment, ItemKey, Pairing
@@ -27,10 +27,13 @@ from judgekit.stats._bias_self import (
     Figure,
     self_preference_pairwise,
     self_preference_pointwise,
+    self_preference_stratified,
 )
 from judgekit.types import Scale
 
 PROBE = "self_preference"
+#: Below this many human levels holding both sides, the note says the figure rests on few.
+MIN_STRATA = 3
 
 
 def judge_model(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]) -> str | None:
@@ -47,14 +50,17 @@ def judge_model(pairing: Pairing, judgments: Mapping[ItemKey, AnyJudgment]) -> s
     return requested
 
 
-def response_families(items: Sequence[AnyItem | None]) -> list[tuple[str | None, ...]]:
+def response_families(
+    items: Sequence[AnyItem | None], family_map: Mapping[str, str] | None = None
+) -> list[tuple[str | None, ...]]:
     """The family of each response's model, item by item (``()`` for a missing item).
 
     A dataset names a few models over many items, and the store hands out one shared
     string per distinct ``meta`` JSON, so the models and families are worked out once
     per distinct (meta, pairwise) pair rather than parsed again for each of 100k items.
     """
-    family_of = functools.lru_cache(maxsize=None)(model_family)
+    family_of = functools.lru_cache(maxsize=None)(
+        functools.partial(model_family, family_map=family_map))
     seen: dict[tuple[str, bool], tuple[str | None, ...]] = {}
 
     def families_of(item: AnyItem) -> tuple[str | None, ...]:
@@ -93,8 +99,14 @@ def self_preference_entry(
     scale: Scale,
     spec: IntervalSpec,
     judge_family: str | None = None,
+    family_map: Mapping[str, str] | None = None,
 ) -> tuple[ProbeEntry | None, str | None]:
-    """The probe entry, or None and the one-line reason it is absent."""
+    """The probe entry, or None and the one-line reason it is absent.
+
+    ``family_map`` (model name -> family, ``--family-map FILE``) overrides the name
+    rule for the judge and the responses alike; the details name the rule that
+    matched the judge and each model counted as its family.
+    """
     if scale.kind == "categorical":
         return None, ("needs a pairwise, binary or ordinal scale "
                       "(categorical labels have no 'above')")
@@ -105,11 +117,12 @@ def self_preference_entry(
     if judge_family is not None:
         family, source = judge_family.strip().lower(), "--judge-family"
     else:
-        family = model_family(model or "")
-        source = f"the judge's model {model!r}"
+        family, rule = family_rule(model or "", family_map)
+        source = f"the judge's model {model!r} by {rule}"
     if not family:
         return None, "the judge's model has no name to take a family from; give --judge-family"
-    families = response_families([items.get(k) for k in pairing.keys])
+    present = [items.get(k) for k in pairing.keys]
+    families = response_families(present, family_map)
     if not any(f for fams in families for f in fams):
         fields = "model_a and model_b" if scale.kind == "pairwise" else "model"
         return None, (f"no compared item names the model of its response (fields {fields}; "
@@ -127,8 +140,22 @@ def self_preference_entry(
         return None, (f"no pair has exactly one response from the judge's family {family!r} "
                       f"(from {source})")
     details = {**entry.details, "judge_family": family, "family_from": source,
-               "families": dict(seen.most_common())}
+               "families": dict(seen.most_common()),
+               "own_family_models": _own_models(present, family, family_map)}
     return ProbeEntry(PROBE, "", entry.stats, details), None
+
+
+def _own_models(
+    items: Sequence[AnyItem | None], family: str, family_map: Mapping[str, str] | None
+) -> dict[str, str]:
+    """Each response model counted as the judge's family, with the rule that put it there."""
+    names = {m for item in items if item is not None for m in response_models(item) if m}
+    out = {}
+    for name in sorted(names):
+        found, rule = family_rule(name, family_map)
+        if found == family:
+            out[name] = rule
+    return out
 
 
 def _pairwise(pairing: Pairing, families: list[tuple[str | None, ...]], family: str,
@@ -164,19 +191,37 @@ def _pointwise(pairing: Pairing, families: list[tuple[str | None, ...]], family:
     keep = [i for i, fams in enumerate(families) if fams and fams[0] is not None]
     if not keep:
         return None
-    judge = _scores(scale, [pairing.judge[i] for i in keep])
-    human = _scores(scale, [pairing.human[i] for i in keep])
+    if pairing.judge_values:  # the judge's own score against the human reference number
+        judge = np.asarray([pairing.judge_values[i] for i in keep])
+        human = np.asarray([pairing.human_values[i] for i in keep])
+    else:
+        judge = _scores(scale, [pairing.judge[i] for i in keep])
+        human = _scores(scale, [pairing.human[i] for i in keep])
     above = (judge > human).astype(float)
     own = np.array([float(families[i][0] == family) for i in keep])
+    levels = [pairing.human[i] for i in keep]
     sub = spec.subset(np.isin(np.arange(len(pairing.keys)), keep))
-    figures = self_preference_pointwise(above, own, **_kwargs(sub))
-    stats = {k: _stat(v, sub) for k, v in figures.items()}
+    plain = self_preference_pointwise(above, own, **_kwargs(sub))
+    stratified = self_preference_stratified(above, own, levels, **_kwargs(sub))
+    stats = {k: _stat(v, sub) for k, v in plain.items() if k != "self_preference"}
+    stats["other_rated_above_human_same_levels"] = _stat(
+        stratified["other_rated_above_human_same_levels"], sub)
+    stats["self_preference"] = _stat(stratified["self_preference"], sub)
+    stats["self_preference_unstratified"] = _stat(plain["self_preference"], sub)
+    n_strata = int(stratified["n_strata"].statistic)
+    n_own, n_other = int(own.sum()), int(len(own) - own.sum())
+    note = (f"The judge rates {_pct(stats['own_rated_above_human'])} of {n_own} responses from "
+            f"its family {family!r} above people's rating, and "
+            f"{_pct(stats['other_rated_above_human'])} of {n_other} from other families "
+            f"({_pct(stats['other_rated_above_human_same_levels'])} at the same human levels): "
+            f"{_signed(stats['self_preference'])} within levels of the human reference "
+            f"({_signed(stats['self_preference_unstratified'])} before stratifying).")
+    if n_strata < MIN_STRATA:
+        note += (f" The comparison rests on {n_strata} human level(s) holding both families' "
+                 "responses: few levels, read it with care.")
     return ProbeEntry(PROBE, "", stats, {
-        "mode": "pointwise", "n_own": int(own.sum()), "n_other": int(len(own) - own.sum()),
-        "note": (f"The judge rates {_pct(stats['own_rated_above_human'])} of {int(own.sum())} "
-                 f"responses from its family {family!r} above people's rating, and "
-                 f"{_pct(stats['other_rated_above_human'])} of {int(len(own) - own.sum())} "
-                 f"from other families: {_signed(stats['self_preference'])}."),
+        "mode": "pointwise", "n_own": n_own, "n_other": n_other,
+        "stratified_by": "human reference level", "n_strata": n_strata, "note": note,
     })
 
 

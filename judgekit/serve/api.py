@@ -37,6 +37,7 @@ from judgekit.serve.models import (
     surrogate_problems,
 )
 from judgekit.serve.progress import queue_rows
+from judgekit.serve.report_builds import ReportBuilds
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
 from judgekit.types import ADJUDICATED_SOURCE, Rubric
@@ -49,7 +50,13 @@ def caches_dependency(request: Request) -> ServeCaches:
     return caches
 
 
+def builds_dependency(request: Request) -> ReportBuilds:
+    builds: ReportBuilds = request.app.state.report_builds
+    return builds
+
+
 StoreDep = Annotated[Store, Depends(store_dependency)]
+BuildsDep = Annotated[ReportBuilds, Depends(builds_dependency)]
 CachesDep = Annotated[ServeCaches, Depends(caches_dependency)]
 Reader = Annotated[TokenRecord, Depends(require("read"))]
 Writer = Annotated[TokenRecord, Depends(require("write"))]
@@ -202,7 +209,9 @@ def post_labels(body: LabelsIn, store: StoreDep, caches: CachesDep,
     except InputError as exc:
         raise _unprocessable(exc) from None
     if own == "annotate":
-        allowed = assigned_items(store, rubric.sha256, token.name)
+        allowed = caches.queue_members(
+            store, rubric.sha256, token.name,
+            lambda: assigned_items(store, rubric.sha256, token.name))
         outside = [i for i, lb in enumerate(labels, 1) if (lb.dataset, lb.item_id) not in allowed]
         if outside:
             raise HTTPException(422, detail=[
@@ -239,9 +248,10 @@ def post_judgments(body: JudgmentsIn, store: StoreDep,
     return ImportOut(added=result.added, unchanged=result.unchanged)
 
 
-def _report(store: Store, rubric: str, dataset: str | None, judge_run: str | None,
-            model: str | None, min_agreement: float, resamples: int,
-            reference: str | None = None) -> Any:
+def _report(store: Store, builds: ReportBuilds, rubric: str, dataset: str | None,
+            judge_run: str | None, model: str | None, min_agreement: float,
+            resamples: int, reference: str | None = None) -> Any:
+    """The report the query asks for, built within the server's limits (:mod:`.report_builds`)."""
     from judgekit.report import build_report
     from judgekit.report_inputs import NotInStore, report_options
 
@@ -253,45 +263,46 @@ def _report(store: Store, rubric: str, dataset: str | None, judge_run: str | Non
     except NotInStore as exc:
         raise HTTPException(404, detail=str(exc)) from None
     try:
-        return build_report(store, rub, options)
+        return builds.run(lambda own: build_report(own, rub, options))
     except InputError as exc:
         raise _unprocessable(exc, query=True) from None
 
 
 @router.get("/report", summary="The calibration report (the JSON of `report --format json`)")
-def report(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
+def report(store: StoreDep, builds: BuildsDep, _: Reader, rubric: str, dataset: Dataset = None,
            judge_run: JudgeRun = None,
            model: Model = None,
            min_agreement: MinAgreement = 0.6,
            resamples: Resamples = 1000, reference: Reference = None) -> Response:
     from judgekit.report import render
 
-    built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples,
+    built = _report(store, builds, rubric, dataset, judge_run, model, min_agreement, resamples,
                     reference)
     return Response(render(built, "json"), media_type="application/json")
 
 
 @router.get("/estimate", summary="The corrected estimate (the `estimate` section of the report)")
-def estimate(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
+def estimate(store: StoreDep, builds: BuildsDep, _: Reader, rubric: str, dataset: Dataset = None,
              judge_run: JudgeRun = None, model: Model = None,
              resamples: Resamples = 1000, reference: Reference = None) -> Response:
     """Judge only, labels only, PPI++ and Rogan-Gladen per target, as `judgekit estimate`."""
     from judgekit.report import render
 
-    built = _report(store, rubric, dataset, judge_run, model, 0.6, resamples, reference)
+    built = _report(store, builds, rubric, dataset, judge_run, model, 0.6, resamples,
+                    reference)
     section = json.loads(render(built, "json")).get("estimate")
     return Response(json.dumps(section), media_type="application/json")
 
 
 @router.get("/gate", summary="PASS, FAIL or INSUFFICIENT DATA, as `report`'s exit code")
-def gate(store: StoreDep, _: Reader, rubric: str, dataset: Dataset = None,
+def gate(store: StoreDep, builds: BuildsDep, _: Reader, rubric: str, dataset: Dataset = None,
          judge_run: JudgeRun = None,
          model: Model = None,
          min_agreement: MinAgreement = 0.6,
          resamples: Resamples = 1000, reference: Reference = None) -> JSONResponse:
     from judgekit.report.verdict_lines import reason_lines
 
-    built = _report(store, rubric, dataset, judge_run, model, min_agreement, resamples,
+    built = _report(store, builds, rubric, dataset, judge_run, model, min_agreement, resamples,
                     reference)
     verdict = built.verdict
     stat = verdict.statistic

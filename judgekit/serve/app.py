@@ -3,7 +3,7 @@
 Every route needs a token (see :mod:`judgekit.serve.auth`), the OpenAPI description
 included: it names the store's endpoints, and a service reachable by a team should
 not describe itself to strangers. Request logs carry the path only, never a query
-string (``/login?token=…``) or a header.
+string or a header.
 """
 
 from __future__ import annotations
@@ -21,12 +21,13 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judgekit import __version__
 from judgekit.errors import JudgekitError
-from judgekit.serve import api, lead, webapp
+from judgekit.serve import api, lead, login, webapp
 from judgekit.serve.auth import StorePool, require, store_dependency
 from judgekit.serve.caches import ServeCaches
 from judgekit.serve.guard import ErrorResponse, RequestGuard
 from judgekit.serve.limits import ServeLimits
 from judgekit.serve.models import cut_line, error_lines
+from judgekit.serve.report_builds import ReportBuilds
 from judgekit.serve.sessions import SessionRegistry
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
@@ -49,6 +50,7 @@ def make_server_app(db_path: Path, *, cache: bool = True,
         sessions.clear()
         yield
         sessions.clear()
+        builds.close()
         pool.close()
 
     app = FastAPI(
@@ -61,8 +63,11 @@ def make_server_app(db_path: Path, *, cache: bool = True,
     app.state.caches = ServeCaches(enabled=cache)
     app.state.limits = limits
     app.state.sessions = sessions = SessionRegistry(pool, limits)
+    app.state.report_builds = builds = ReportBuilds(
+        pool, timeout_s=limits.report_timeout_s, max_builds=limits.max_report_builds)
     app.include_router(api.router)
     app.include_router(webapp.router)
+    app.include_router(login.router)
     app.include_router(lead.router)
     app.mount("/static/textual",
               webapp.TokenStaticFiles(directory=webapp.textual_serve_static()),
@@ -80,7 +85,7 @@ def make_server_app(db_path: Path, *, cache: bool = True,
 
         rub = api.stored_rubric(store, rubric)
         try:
-            built = build_report(store, rub, ReportOptions(dataset=dataset))
+            built = builds.run(lambda own: build_report(own, rub, ReportOptions(dataset=dataset)))
         except JudgekitError as exc:
             raise HTTPException(422, detail=str(exc).split("\n")) from None
         return HTMLResponse(render(built, "html"))

@@ -2,9 +2,8 @@
 
 A missing or unknown token is 401 (with ``WWW-Authenticate: Bearer``); a known
 token whose role lacks the permission is 403. Browsers cannot send a header when
-they open a page, so ``/login?token=…`` trades the token for an HttpOnly cookie
-and redirects to a URL without it (the token then never sits in the address bar
-or the history).
+they open a page, so the ``/login`` form trades the token for an HttpOnly cookie
+(:mod:`judgekit.serve.login`).
 """
 
 from __future__ import annotations
@@ -73,7 +72,7 @@ def check_token(store: Store, token: str | None, permission: str) -> TokenRecord
         raise HTTPException(
             status_code=401,
             detail="a valid token is required (Authorization: Bearer <token>, or log in at "
-            "/login?token=<token>)",
+            "/login)",
             headers={"WWW-Authenticate": "Bearer"},
         )
     if not record.may(permission):

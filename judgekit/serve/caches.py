@@ -13,7 +13,10 @@ dataset to check the label's item. Both are now kept between requests:
 - who is assigned which queue, for the annotate pages and their websockets
   (every request used to read every queue with all its entries), with the
   store's :meth:`~judgekit.store.Store.queues_marker` when it was built: saving,
-  replacing or deleting a queue moves the marker and the next request rebuilds it.
+  replacing or deleting a queue moves the marker and the next request rebuilds it;
+- the items of each annotator's queues (what an annotate token may label), under
+  the same marker: each label an annotate token POSTed used to read every queue
+  with all its entries (at 20,000 items, 4 labels/s).
 
 Request threads share the caches (FastAPI runs plain endpoints in a thread
 pool), so each is guarded by a lock; the values handed out are only read.
@@ -64,6 +67,8 @@ class ServeCaches:
             INDEXES_KEPT if enabled else 0)
         self._enabled = enabled
         self._assigned: tuple[tuple[int, int, str], dict[str, list[dict[str, Any]]]] | None = None
+        self._members_marker: tuple[int, int, str] | None = None
+        self._members: dict[tuple[str, str], frozenset[tuple[str, str]]] = {}
 
     def rubric(self, sha256: str, parse: Callable[[], Rubric]) -> Rubric:
         """The rubric of ``sha256``, parsed by ``parse`` only the first time."""
@@ -108,6 +113,27 @@ class ServeCaches:
             with self._lock:
                 self._assigned = (marker, by_annotator)
         return by_annotator.get(annotator, [])
+
+    def queue_members(
+        self, store: Store, rubric_hash: str, annotator: str,
+        build: Callable[[], set[tuple[str, str]]],
+    ) -> frozenset[tuple[str, str]]:
+        """(dataset, item id) of ``annotator``'s queues for the rubric; ``build`` (from the
+        store) runs again only when a queue was saved, replaced or deleted."""
+        marker = store.queues_marker()
+        key = (rubric_hash, annotator)
+        with self._lock:
+            if self._members_marker != marker:
+                self._members_marker, self._members = marker, {}
+            found = self._members.get(key)
+        if found is not None:
+            return found
+        members = frozenset(build())
+        if self._enabled:
+            with self._lock:
+                if self._members_marker == marker:
+                    self._members[key] = members
+        return members
 
 
 __all__ = ["INDEXES_KEPT", "RUBRICS_KEPT", "ServeCaches"]

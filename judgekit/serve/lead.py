@@ -99,7 +99,7 @@ def root(request: Request, store: StoreDep) -> RedirectResponse:
 
 
 @router.get("/lead", include_in_schema=False, response_class=HTMLResponse)
-def lead_page(store: StoreDep,
+def lead_page(request: Request, store: StoreDep,
               token: Annotated[TokenRecord, Depends(require_any(*LEAD_PERMISSIONS))],
               rubric: str | None = None) -> HTMLResponse:
     """Progress, agreement, the report and the items to adjudicate, as the role may see."""
@@ -109,7 +109,7 @@ def lead_page(store: StoreDep,
         chosen = stored_rubric(store, rubric)
     elif len(rows) == 1:
         chosen = stored_rubric(store, rows[0]["sha256"])
-    return HTMLResponse(lead_html(store, token, rows, chosen))
+    return HTMLResponse(lead_html(store, token, rows, chosen, request.app.state.report_builds))
 
 
 @router.get("/adjudicate", include_in_schema=False, response_class=HTMLResponse)

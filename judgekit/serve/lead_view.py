@@ -18,8 +18,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import quote
 
+from fastapi import HTTPException
+
 from judgekit.errors import JudgekitError
 from judgekit.report.model import Report, Stat
+from judgekit.serve.report_builds import ReportBuilds
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
 from judgekit.types import Rubric
@@ -42,15 +45,19 @@ def esc(value: object) -> str:
 
 
 def lead_html(store: Store, token: TokenRecord, rubrics: Sequence[Mapping[str, Any]],
-              chosen: Rubric | None) -> str:
-    """The whole page for ``token`` (rubric list, then the chosen rubric's sections)."""
+              chosen: Rubric | None, builds: ReportBuilds | None = None) -> str:
+    """The whole page for ``token`` (rubric list, then the chosen rubric's sections).
+
+    With ``builds`` (the server's) the report is built on its bounded pool, like every
+    other report of the server; a refusal there leaves the rest of the page standing.
+    """
     parts = [f"<h1>judgekit</h1><p>Logged in as <b>{esc(token.name)}</b> "
              f"(role <code>{esc(token.role)}</code>).</p>", _rubric_list(rubrics, chosen)]
     if chosen is not None:
         parts.append(f"<h2>{esc(chosen.name)} {esc(chosen.version)} "
                      f"<small><code>{esc(chosen.sha256[:12])}</code></small></h2>")
         if token.may("read"):
-            parts += [_progress(store, chosen), _agreement(store, chosen)]
+            parts += [_progress(store, chosen), _agreement(store, chosen, builds)]
         parts.append(_to_adjudicate(store, chosen, token))
     return ("<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\"><title>judgekit: lead"
             f"</title><style>{_STYLE}</style></head><body>{''.join(parts)}</body></html>\n")
@@ -98,17 +105,21 @@ def _progress(store: Store, rubric: Rubric) -> str:
             f"({total - done} remaining).</p>{table}")
 
 
-def _agreement(store: Store, rubric: Rubric) -> str:
+def _agreement(store: Store, rubric: Rubric, builds: ReportBuilds | None) -> str:
     """Judge vs people and people vs people, the decision so far, and the report's link."""
     from judgekit.report import ReportOptions, build_report
 
     link = (f'<p><a href="/report/{quote(rubric.sha256)}">The full HTML report</a> '
             f"({ReportOptions().n_resamples} resamples; this page uses {LEAD_RESAMPLES}).</p>")
+    options = ReportOptions(n_resamples=LEAD_RESAMPLES)
     try:
-        report = build_report(store, rubric, ReportOptions(n_resamples=LEAD_RESAMPLES))
+        report = (build_report(store, rubric, options) if builds is None
+                  else builds.run(lambda own: build_report(own, rubric, options)))
     except JudgekitError as exc:
         return (f"<h3>Agreement so far</h3><p>No report yet: {esc(str(exc).splitlines()[0])}"
                 f"</p>{link}")
+    except HTTPException as exc:  # the server's report builds are busy or too slow
+        return f"<h3>Agreement so far</h3><p>Not shown now: {esc(exc.detail)}</p>{link}"
     return f"<h3>Agreement so far</h3>{_figures(report)}{link}"
 
 

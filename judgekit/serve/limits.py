@@ -31,6 +31,8 @@ MAX_ROWS = 200
 DEFAULT_MAX_CONNECTIONS = 200
 DEFAULT_REQUEST_TIMEOUT_S = 15.0
 KEEP_ALIVE_S = 5
+#: Largest websocket message of a browser session (key presses and resizes are tiny).
+WS_MAX_MESSAGE = 64 * 1024
 
 _SIZE = re.compile(r"^\s*(\d+)\s*(b|kb|kib|k|mb|mib|m|gb|gib|g)?\s*$", re.IGNORECASE)
 _UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2,
@@ -70,6 +72,10 @@ class ServeLimits:
     revocation_check_s: float = REVOCATION_CHECK_S
     #: ``Secure`` on the login cookie: None decides per request (https or not loopback).
     secure_cookie: bool | None = None
+    #: Report builds (gate, estimate, reports): at most this many at once, each answered
+    #: within this many seconds (else 503; :mod:`judgekit.serve.report_builds`).
+    max_report_builds: int = 2
+    report_timeout_s: float = 120.0
 
 
 __all__ = ["DEFAULT_MAX_BODY", "ServeLimits", "describe_size", "parse_size"]

@@ -131,12 +131,18 @@ def surrogate_problems(records: Sequence[Any], name: str) -> list[str]:
 
 
 def _has_surrogate(value: Any) -> bool:
-    if isinstance(value, str):
-        return _SURROGATE.search(value) is not None
-    if isinstance(value, Mapping):
-        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
-    if isinstance(value, list):
-        return any(_has_surrogate(v) for v in value)
+    """Whether any string in ``value`` holds a lone surrogate (iterative: any nesting depth)."""
+    stack = [value]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, str):
+            if _SURROGATE.search(current) is not None:
+                return True
+        elif isinstance(current, Mapping):
+            stack.extend(current.keys())
+            stack.extend(current.values())
+        elif isinstance(current, list):
+            stack.extend(current)
     return False
 
 

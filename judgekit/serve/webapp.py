@@ -19,7 +19,7 @@ from typing import Any
 from urllib.parse import quote
 
 from fastapi import APIRouter, HTTPException, Request, WebSocket
-from fastapi.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from fastapi.responses import HTMLResponse, JSONResponse
 from fastapi.staticfiles import StaticFiles
 from starlette.concurrency import run_in_threadpool
 from starlette.types import Receive, Scope, Send
@@ -92,31 +92,6 @@ def my_queues(store: Store, annotator: str,
         return assigned_queues(store).get(annotator, [])
     return caches.assigned_queues(store, annotator, assigned_queues)
 
-
-@router.get("/login", include_in_schema=False)
-def login(request: Request, token: str | None = None, next: str = "/") -> Response:
-    """Trade a token for an HttpOnly cookie, then go to ``next`` without the token.
-
-    ``/`` (the default) sends each role to its page (:func:`judgekit.serve.lead.login_target`).
-    """
-    from judgekit.serve.lead import login_target
-
-    if token is None:
-        return HTMLResponse(_LOGIN_HINT, status_code=401)
-    pool: StorePool = request.app.state.pool
-    target = next if next.startswith("/") and not next.startswith("//") else "/"
-    target = login_target(pool.get(), token, target)
-    response = RedirectResponse(target, status_code=303)
-    response.set_cookie(COOKIE_NAME, token, httponly=True, samesite="strict",
-                        secure=request.url.scheme == "https")
-    return response
-
-
-_LOGIN_HINT = """<!DOCTYPE html>
-<html><head><meta charset="utf-8"><title>judgekit: log in</title></head>
-<body style="font-family: sans-serif; max-width: 40em; margin: 2em auto">
-<h1>judgekit</h1><p>Open <code>/login?token=YOUR_TOKEN</code> once to log in.</p></body></html>
-"""
 
 _PAGE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>{title}</title>

@@ -258,5 +258,81 @@ def self_preference_pointwise(
     }
 
 
-__all__ = ["Figure", "self_preference_pairwise", "self_preference_pointwise",
-           "sign_flip_pvalue"]
+def self_preference_stratified(
+    above: npt.ArrayLike,
+    own: npt.ArrayLike,
+    strata: npt.ArrayLike,
+    *,
+    clusters: npt.ArrayLike | None = None,
+    n_resamples: int = N_RESAMPLES,
+    confidence_level: float = 0.95,
+    random_state: RandomState = 0,
+) -> dict[str, Figure]:
+    """Own minus other share rated above people, compared within strata of the human level.
+
+    A response people already gave the top level cannot be rated above them, so when
+    one family's responses sit at the top more often than the other's, the plain
+    difference of shares measures the scale's ceiling, not the judge. Within each
+    stratum (``strata``: the human reference level of each item) the two shares are
+    compared; the differences are averaged with the own-family responses' weights
+    (the other families' share is standardised to the own family's level mix).
+    Strata without both sides take no part (``n_strata`` says how many did). One
+    paired (cluster) bootstrap gives the interval and the p-value; a resample in
+    which no stratum has both sides is left out. Returns ``self_preference``
+    (the stratified difference), ``other_rated_above_human_same_levels`` (the other
+    families' standardised share) and ``n_strata`` (as a figure whose statistic is
+    the count, no interval).
+    """
+    level = check_confidence_level(confidence_level)
+    check_n_resamples(n_resamples)
+    a = _values(above, "above", (0.0, 1.0))
+    o = _values(own, "own", (0.0, 1.0))
+    names, codes = np.unique(np.asarray(strata, dtype=object).astype(str), return_inverse=True)
+    if not a.size == o.size == codes.size:
+        raise ValueError("above, own and strata must have one value per item")
+    k = len(names)
+    columns = []
+    for s in range(k):
+        inside = (codes == s).astype(float)
+        columns += [a * o * inside, o * inside, a * (1 - o) * inside, (1 - o) * inside]
+    contributions = np.column_stack(columns) if a.size else np.zeros((0, 4 * k))
+
+    def combine(sums: FloatArray) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Stratified gap, standardised other share, strata used; per row of (B, 4k) sums."""
+        s = sums.reshape(sums.shape[0], k, 4)
+        usable = (s[:, :, 1] > 0) & (s[:, :, 3] > 0)
+        weight = np.where(usable, s[:, :, 1], 0.0)
+        total = weight.sum(axis=1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            own_rate = np.where(usable, s[:, :, 0] / s[:, :, 1], 0.0)
+            other_rate = np.where(usable, s[:, :, 2] / s[:, :, 3], 0.0)
+            other_std = (weight * other_rate).sum(axis=1) / total
+            gap = (weight * (own_rate - other_rate)).sum(axis=1) / total
+        return gap, other_std, usable.sum(axis=1).astype(float)
+
+    observed = contributions.sum(axis=0)[None, :]
+    gap, other_std, used = combine(observed)
+    n_used = int(used[0])
+    if n_used == 0:
+        reason = "no level of the human reference has responses from both sides"
+        empty = Figure(math.nan, math.nan, math.nan, int(a.size), None, reason)
+        return {"self_preference": empty, "other_rated_above_human_same_levels": empty,
+                "n_strata": Figure(0.0, math.nan, math.nan, int(a.size), None, reason)}
+    sums = _replicate_sums(contributions, clusters, n_resamples, random_state)
+    rep_gap, rep_other, _ = combine(sums)
+    return {
+        "self_preference": _figure(float(gap[0]), rep_gap, int(a.size), level, True),
+        "other_rated_above_human_same_levels": _figure(float(other_std[0]), rep_other,
+                                                       int(a.size), level),
+        "n_strata": Figure(float(n_used), math.nan, math.nan, int(a.size), None,
+                           "a count of human levels, no interval"),
+    }
+
+
+__all__ = [
+    "Figure",
+    "self_preference_pairwise",
+    "self_preference_pointwise",
+    "self_preference_stratified",
+    "sign_flip_pvalue",
+]

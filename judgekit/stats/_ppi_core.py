@@ -270,6 +270,67 @@ def rogan_gladen_arrays(
     return RoganGladenArrays(np.where(bad, np.nan, theta), variance, p, se, sp, n_pos, n - n_pos)
 
 
+#: Weight of each pseudo-disagreement in :func:`discordance_floor` (Agresti & Min 2005 add
+#: 0.5 to each cell of a paired 2x2 table for the same reason).
+PSEUDO_DISAGREEMENT = 0.5
+
+
+def discordance_floor(y: FloatArray, f: FloatArray, f_unlabeled: FloatArray,
+                      lam: FloatArray) -> FloatArray:
+    """A floor on PPI++'s variance for 0/1 labels and verdicts, per row.
+
+    When the judge agrees with every label in the sample (a good judge, 50 labels,
+    a pass rate near 1) the residuals Y - lam f are constant and the variance of
+    their mean is estimated as 0, though disagreements occur in the population: the
+    interval then misses from below (84% coverage at n = 50, a judge copying people
+    95% of the time). The floor is the same variance with one half disagreement each
+    way added to the labeled residuals (Y=1, f=0 gives 1; Y=0, f=1 gives -lam),
+    without weights or clusters.
+    """
+    n = y.shape[-1]
+    lam_col = lam[:, None]
+    r = y - lam_col * f
+    pseudo = np.concatenate([np.ones_like(lam_col), -lam_col], axis=1)
+    values = np.concatenate([r, pseudo], axis=1)
+    weights = np.concatenate([np.ones_like(r), np.full_like(pseudo, PSEUDO_DISAGREEMENT)],
+                             axis=1)
+    mean = (weights * values).sum(axis=1) / weights.sum(axis=1)
+    spread = (weights * (values - mean[:, None]) ** 2).sum(axis=1) / weights.sum(axis=1)
+    fu = np.atleast_2d(f_unlabeled)
+    return np.asarray(lam**2 * fu.var(axis=-1) / fu.shape[-1] + spread / n, dtype=np.float64)
+
+
+def youden_lower_bound(sensitivity: FloatArray, specificity: FloatArray, n_positive: FloatArray,
+                       n_negative: FloatArray, z: float) -> FloatArray:
+    """Lower bound of Se + Sp - 1 (Youden's J), per row: Newcombe's hybrid score interval
+    (MOVER) of Se - (1 - Sp) from the Wilson intervals of Se on the human passes and of
+    1 - Sp on the human fails. Rogan-Gladen divides by J: a bound at or below 0 means the
+    judge is not shown to be better than chance, and the corrected rate can be anything."""
+    se_low, _ = wilson_bounds_array(sensitivity, n_positive, z)
+    _, fpr_high = wilson_bounds_array(1.0 - specificity, n_negative, z)
+    youden = sensitivity + specificity - 1.0
+    return np.asarray(youden - np.sqrt((sensitivity - se_low) ** 2
+                                       + (fpr_high - (1.0 - specificity)) ** 2),
+                      dtype=np.float64)
+
+
+def ppi_wilson_n(classical: FloatArray, variance: FloatArray,
+                 fallback: FloatArray | float) -> FloatArray:
+    """PPI++'s effective sample size for a 0/1 target, the n of its Wilson interval.
+
+    ybar (1 - ybar) / Var(PPI++): the labels the labels-only estimate would need for
+    PPI++'s variance (``effective_n``). A Wald interval at a pass rate of 0.9-0.99
+    lies above the truth far more often than below (the variance shrinks with the
+    estimate near 1), as labels-only Wald does; Wilson's score interval at this n
+    keeps both tails. Labels all alike (ybar 0 or 1) or a zero variance: ``fallback``
+    (the labeled items' own effective size).
+    """
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = classical * (1.0 - classical) / variance
+    good = np.isfinite(n_eff) & (n_eff > 0)
+    return np.asarray(np.where(good, n_eff, fallback), dtype=np.float64)
+
+
 def wilson_bounds_array(p: FloatArray, n: FloatArray, z: float) -> tuple[FloatArray, FloatArray]:
     """Wilson score bounds for proportions ``p`` out of (effective) sizes ``n``, vectorised."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -286,12 +347,15 @@ __all__ = [
     "PPIArrays",
     "RoganGladenArrays",
     "difference_variance",
+    "discordance_floor",
     "labeled_clusters",
     "mean_arrays",
     "normalised_weights",
     "ppi_arrays",
+    "ppi_wilson_n",
     "rogan_gladen_arrays",
     "wilson_bounds_array",
+    "youden_lower_bound",
 ]
 
 

@@ -39,8 +39,11 @@ class EstimateResult(ResultMixin):
     ``n`` = labeled items used; ``n_unlabeled`` = judge-only items; ``lam`` = the
     PPI++ weight (NaN for other methods); ``effective_n`` = how many labels the
     labels-only estimate would need for the same variance. The interval is
-    statistic +/- z * standard_error clipped to ``bounds`` (Wald, as PPI++), or a
-    Wilson interval at the effective sample size for labels-only proportions.
+    statistic +/- z * standard_error clipped to ``bounds`` (Wald, as PPI++) for a
+    numeric target, and for a 0/1 target (a rate, a share at or above a level, a win
+    share) Wilson's interval at the effective sample size ``wilson_n`` (labels only:
+    p(1-p)/variance; PPI++: ybar(1-ybar)/variance), which stays inside [0, 1] and keeps
+    both tails at pass rates near 1 where Wald's lies above the truth.
     """
 
     statistic: float
@@ -159,6 +162,16 @@ def estimate_inputs(
     return y, f, fu
 
 
+def check_bounds(labels: FloatArray, bounds: Bounds | None) -> None:
+    """Labels outside ``bounds`` (a rate's label of 2, a 1-5 score of 0) are an input error."""
+    if bounds is None or labels.size == 0:
+        return
+    outside = np.flatnonzero((labels < bounds[0]) | (labels > bounds[1]))
+    if outside.size:
+        raise ValueError(f"labels[{int(outside[0])}] = {labels[outside[0]]:g} is outside bounds "
+                         f"[{bounds[0]:g}, {bounds[1]:g}]")
+
+
 def is_binary(*arrays: FloatArray) -> bool:
     return all(bool(np.isin(a, (0.0, 1.0)).all()) for a in arrays)
 
@@ -188,7 +201,8 @@ def ppi_mean(
     labeling queue, ``strata`` (its stratum per labeled item) gives the stratified
     variance; ``clusters``/``unlabeled_clusters`` (one id per item, shared
     ids join the sets) give a cluster-robust variance. ``bounds`` clips the
-    interval, e.g. (0, 1) for a rate.
+    interval, e.g. (0, 1) for a rate, and every label must lie within it. 0/1 labels
+    get Wilson's interval at PPI++'s effective sample size, the estimate kept in [0, 1].
     """
     y, f, fu = estimate_inputs(labels, judge_on_labeled, judge_on_unlabeled)
     n, big_n = y.size, fu.size
@@ -203,6 +217,7 @@ def ppi_mean(
         )
     if lam is not None and not (math.isfinite(lam) and 0.0 <= lam <= 1.0):
         raise ValueError(f"lam must be between 0 and 1, got {lam!r}")
+    check_bounds(y, bounds)
     design, n_clusters, df = design_of(n, big_n, weights, clusters, unlabeled_clusters, strata)
     out = core.ppi_arrays(y[None], f[None], fu, design, lam)
     statistic, variance = float(out.statistic[0]), float(out.variance[0])
@@ -219,6 +234,15 @@ def ppi_mean(
             statistic = float(out.classical[0])
         else:
             note = "no variation in the labeled items: the interval is undefined"
+    elif is_binary(y):
+        # a 0/1 target: Wilson at PPI++'s effective sample size, inside [0, 1]; with 0/1
+        # verdicts too, the variance behind that size is floored for unseen disagreements
+        spread = out.variance
+        if is_binary(f, fu):
+            spread = np.maximum(spread, core.discordance_floor(y[None], f[None], fu, out.lam))
+        wilson_n = float(core.ppi_wilson_n(out.classical, spread,
+                                           kish_n(design.weights, n))[0])
+        statistic = min(max(statistic, 0.0), 1.0)
     return EstimateResult(
         statistic,
         se,
@@ -299,8 +323,9 @@ def ppi_sample_size(
     d = float(half_width)
     if not (math.isfinite(d) and d > 0):
         raise ValueError(f"half_width must be positive, got {half_width!r}")
-    if not (math.isfinite(variance) and variance >= 0):
-        raise ValueError(f"variance must be a non-negative number, got {variance!r}")
+    if not (math.isfinite(variance) and variance > 0):
+        raise ValueError(f"variance must be a positive number, got {variance!r} (outcomes that "
+                         "never vary cannot tell how many labels an interval needs)")
     if not (math.isfinite(correlation) and -1.0 <= correlation <= 1.0):
         raise ValueError(f"correlation must be between -1 and 1, got {correlation!r}")
     if not n_unlabeled > 0:
@@ -320,6 +345,7 @@ def ppi_sample_size(
 __all__ = [
     "ONE_CLUSTER",
     "EstimateResult",
+    "check_bounds",
     "classical_mean",
     "design_of",
     "estimate_inputs",

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from judgekit.stats import _ppi_core as core
+from judgekit.stats._result import Interval
 from judgekit.stats.ppi import (
     ONE_CLUSTER,
     Bounds,
@@ -23,6 +24,7 @@ from judgekit.stats.ppi import (
     classical_mean,
     design_of,
     estimate_inputs,
+    is_binary,
     numbers,
     ppi_mean,
 )
@@ -110,14 +112,21 @@ def ppi_mean_stratified(
         for k in names
         if math.isfinite(results[k].effective_n) and results[k].n
     )
+    effective = n * classical / variance if variance > 0 else math.nan
+    wilson_n = None
+    if is_binary(y) and variance > 0:
+        # a 0/1 target: Wilson at the effective sample size, as for one stratum
+        wilson_n = effective if math.isfinite(effective) and effective > 0 else float(n)
+        statistic = min(max(statistic, 0.0), 1.0)
     return StratifiedResult(
         float(statistic),
         math.sqrt(variance),
         n,
         big_n,
         "stratified ppi++",
-        effective_n=n * classical / variance if variance > 0 else math.nan,
+        effective_n=effective,
         bounds=bounds,
+        wilson_n=wilson_n,
         strata=results,
         sizes=counts,
     )
@@ -125,10 +134,31 @@ def ppi_mean_stratified(
 
 @dataclass(frozen=True)
 class DifferenceResult(EstimateResult):
-    """theta_A - theta_B of two PPI++ estimates sharing clusters (same prompts)."""
+    """theta_A - theta_B of two PPI++ estimates sharing clusters (same prompts).
+
+    For two 0/1 targets the interval is Newcombe's hybrid score interval (MOVER: each
+    side's Wilson interval at its effective sample size, combined with the correlation
+    of the two estimates, ``correlation``; Newcombe 1998 method 10, Zou & Donner 2008),
+    which stays inside [-1, 1] and inherits Wilson's two tails; otherwise Wald.
+    """
 
     first: EstimateResult | None = None
     second: EstimateResult | None = None
+    correlation: float = 0.0
+
+    def confidence_interval(self, confidence_level: float = 0.95) -> Interval:
+        a, b = self.first, self.second
+        if (a is None or b is None or a.wilson_n is None or b.wilson_n is None
+                or not math.isfinite(self.statistic)):
+            return super().confidence_interval(confidence_level)
+        l1, u1 = a.confidence_interval(confidence_level)
+        l2, u2 = b.confidence_interval(confidence_level)
+        p1, p2, r = a.statistic, b.statistic, self.correlation
+        below = (p1 - l1) ** 2 + (u2 - p2) ** 2 - 2 * r * (p1 - l1) * (u2 - p2)
+        above = (u1 - p1) ** 2 + (p2 - l2) ** 2 - 2 * r * (u1 - p1) * (p2 - l2)
+        low = self.statistic - math.sqrt(max(below, 0.0))
+        high = self.statistic + math.sqrt(max(above, 0.0))
+        return max(low, -1.0), min(high, 1.0)
 
 
 def ppi_mean_difference(
@@ -200,6 +230,9 @@ def ppi_mean_difference(
             first=a,
             second=b,
         )
+    shared = (a.standard_error ** 2 + b.standard_error ** 2 - variance) / 2
+    scale = a.standard_error * b.standard_error
+    correlation = min(max(shared / scale, -1.0), 1.0) if scale > 0 else 0.0
     return DifferenceResult(
         a.statistic - b.statistic,
         math.sqrt(variance),
@@ -210,6 +243,7 @@ def ppi_mean_difference(
         df=df,
         first=a,
         second=b,
+        correlation=correlation,
     )
 
 

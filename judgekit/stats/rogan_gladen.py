@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgekit.stats import _ppi_core as core
+from judgekit.stats._resample import z_critical
 from judgekit.stats.ppi import ONE_CLUSTER, EstimateResult, design_of, estimate_inputs, is_binary
 
 
@@ -42,9 +43,10 @@ def rogan_gladen(
     theta = (p + Sp - 1) / (Se + Sp - 1), p = judge pass rate on
     ``judge_on_unlabeled``, Se and Sp measured against ``labels`` (0/1). The
     interval is the delta method over p, Se and Sp together (see
-    :func:`judgekit.stats._ppi_core.rogan_gladen_arrays`), clipped to [0, 1].
-    NaN when the labels hold no pass or no fail, or the judge is no better than
-    chance (Se + Sp <= 1).
+    :func:`judgekit.stats._ppi_core.rogan_gladen_arrays`), clipped to [0, 1], and the
+    estimate is truncated to [0, 1] too. NaN when the labels hold no pass or no fail,
+    or the judge is not shown to be better than chance: the 95% interval of
+    Se + Sp - 1 (:func:`judgekit.stats._ppi_core.youden_lower_bound`) reaches 0.
     """
     y, f, fu = estimate_inputs(labels, judge_on_labeled, judge_on_unlabeled)
     n, big_n = y.size, fu.size
@@ -89,13 +91,23 @@ def rogan_gladen(
             " <= 1)",
             pieces,
         )
+    floor = float(core.youden_lower_bound(out.sensitivity, out.specificity, out.n_positive,
+                                          out.n_negative, z_critical(0.95))[0])
+    if not floor > 0.0:
+        return undefined(
+            f"the judge is not shown to be better than chance: sensitivity + specificity - 1 "
+            f"= {se + sp - 1:.3f}, whose 95% interval reaches {floor:.3f} <= 0 (the correction "
+            "divides by it, so the corrected rate could be anything)",
+            pieces,
+        )
     variance = float(out.variance[0])
     if not math.isfinite(variance):
         return undefined(ONE_CLUSTER, pieces)
     note = None
     if se in (0.0, 1.0) or sp in (0.0, 1.0):
         note = "sensitivity or specificity was observed as 0 or 1: the interval may be too narrow"
-    theta = float(out.statistic[0])
+    # truncated as the interval is: a rate outside [0, 1] ("2.5 [0, 1]") says nothing
+    theta = min(max(float(out.statistic[0]), 0.0), 1.0)
     return RoganGladenResult(
         theta,
         math.sqrt(variance),

@@ -182,6 +182,15 @@ class ItemsRubricsMixin(StoreBase):
         return [row["dataset"] for row in self._rows(
             "SELECT DISTINCT dataset FROM items ORDER BY dataset")]
 
+    def holds_dataset(self, dataset: str) -> bool:
+        """Whether any item, judgment or label belongs to ``dataset``.
+
+        Items first (their primary key answers at once); judgments and labels
+        written without their items (through the Python API) count too.
+        """
+        return any(self._one(f"SELECT 1 FROM {table} WHERE dataset = ? LIMIT 1", [dataset])
+                   is not None for table in ("items", "judgments", "labels"))
+
     # -- rubrics -----------------------------------------------------------
     def save_rubric(self, rubric: Rubric) -> None:
         """Store the rubric's full text once per sha256 (idempotent)."""

@@ -15,6 +15,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from tests.support.batch_server import BatchServer
 from tests.support.cli import run_cli
 from tests.support.openai_server import OpenAIServer, Reply, is_probe
@@ -123,3 +126,63 @@ def test_a_surrogate_logprob_token_gives_no_confidence_not_a_crash() -> None:
     tokens = [{"token": LONE, "logprob": -0.1, "top_logprobs": []},
               {"token": text, "logprob": -0.1, "top_logprobs": []}]
     assert verdict_confidence(text, {"content": tokens}, scale, "pass") is None
+
+
+def test_an_output_line_that_is_not_utf8_is_named_by_its_number(tmp_path: Path) -> None:
+    db = tmp_path / "j.db"
+    with OpenAIServer() as server:  # a store to collect into
+        assert run_cli("judge", "-r", "correctness", "--data", str(write_items(
+            tmp_path / "facts.jsonl")), "--db", str(db), "--base-url", server.base_url,
+            "--model", "m", "--no-progress", "--limit", "1")[0] == 0
+    good = json.dumps({"id": "r1", "custom_id": "k1", "response": {"status_code": 200,
+                       "body": {"choices": []}}, "error": None}).encode()
+    output = tmp_path / "out.jsonl"
+    output.write_bytes(good + b"\n" + good.replace(b"r1", b"r\xed\xa0\x80") + b"\n")
+    code, _, err = run_cli("batch", "collect", "--output", str(output), "--db", str(db))
+    assert code == 2 and f"{output}:2: not UTF-8 text" in err
+
+
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                               max_size=3),
+    max_leaves=8)
+
+
+def _field(valid: st.SearchStrategy[Any]) -> st.SearchStrategy[Any]:
+    return st.one_of(valid, _JSON)
+
+
+_COMPLETIONS = st.fixed_dictionaries({
+    "choices": _field(st.lists(st.fixed_dictionaries({
+        "message": _field(st.fixed_dictionaries({"content": _field(st.text(max_size=40)),
+                                                 "refusal": _field(st.none())})),
+        "finish_reason": _field(st.sampled_from(["stop", "length", "content_filter"])),
+        "logprobs": _field(st.fixed_dictionaries({"content": _field(st.lists(
+            st.fixed_dictionaries({"token": _field(st.text(max_size=5)),
+                                   "logprob": _field(st.floats(max_value=0)),
+                                   "bytes": _field(st.lists(st.integers(0, 300)))}),
+            max_size=3))})),
+    }), min_size=1, max_size=2)),
+    "usage": _field(st.fixed_dictionaries({
+        "prompt_tokens": _field(st.integers(0, 99)),
+        "completion_tokens_details": _field(st.fixed_dictionaries(
+            {"reasoning_tokens": _field(st.integers(0, 99))}))})),
+    "model": _field(st.text(max_size=10)),
+})
+
+
+@settings(max_examples=400, deadline=None)
+@given(_COMPLETIONS)
+def test_any_answer_shape_is_an_outcome_never_a_traceback(completion: dict[str, Any]) -> None:
+    from judgekit.clients.openai_client import completion_result
+    from judgekit.judging.batch.lines import line_result, parse_output_line
+    from judgekit.rubrics import load_rubric
+
+    scale = load_rubric("correctness").scale
+    live = completion_result(completion, scale, structured=True)
+    line = parse_output_line(json.dumps({"custom_id": "k", "error": None, "response": {
+        "status_code": 200, "body": completion}}), "out.jsonl:1")
+    batch = line_result(line, scale, structured=True)
+    assert live.status == batch.status
+    assert live.status in ("ok", "parse_error", "refusal", "truncated", "api_error")

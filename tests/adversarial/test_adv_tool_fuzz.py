@@ -241,7 +241,8 @@ def test_the_yaml_output_is_fuzzed_as_json_too() -> None:
     pytest.importorskip("yaml")
     with tempfile.TemporaryDirectory() as scratch:
         path = Path(scratch) / "results.yaml"
-        for text in ("results: [\n", "? [a, b]\n: 1\n", "- 1\n- 2\n", "results: {results: 7}\n"):
+        for text in ("results: [\n", "? [a, b]\n: 1\n", "- 1\n- 2\n", "results: {results: 7}\n",
+                     'results: {results: [{response: {output: "\\ud800"}}]}\n'):
             path.write_text(text)
             outcome = run("import", str(path), "--from", "promptfoo", "--rubric", "correctness",
                           "--db", str(Path(scratch) / "x.db"))

@@ -49,8 +49,10 @@ def seed_store(path: Path, n: int = 200) -> tuple[dict[str, str], Path]:
 
 
 def judge_args(db: Path, server: OpenAIServer, *extra: str) -> list[str]:
+    # the winning rubric goes beside the store unless the test says where (a later --out wins)
     return ["align", "--rubric", str(BINARY), "--db", str(db), "--base-url", server.base_url,
-            "--model", "judge-model", "--concurrency", "4", "--no-progress", *extra]
+            "--model", "judge-model", "--concurrency", "4", "--no-progress", "--out",
+            str(db.parent / "correctness.aligned.toml"), *extra]
 
 
 def keyword_candidate(tmp_path: Path) -> Path:
@@ -95,7 +97,8 @@ def test_split_is_grouped_stratified_and_drawn_once(tmp_path: Path) -> None:
                           Label(DATASET, "late1", rubric.sha256, "ann", "fail")])
     code, out, err = run_cli("split", "--rubric", str(BINARY), "--db", str(db), "--format",
                              "json")
-    assert code == 0, err and json.loads(out)["added"] == 2
+    assert code == 0, err
+    assert json.loads(out)["added"] == 2
     with open_store(db) as store:
         after = parts_of(store)
     assert {k: v for k, v in after.items() if k in parts} == parts
@@ -355,3 +358,29 @@ def test_jury_of_stored_runs_costs_no_call(tmp_path: Path) -> None:
     majority = [Counter(judged[m][i] for m in judged).most_common(1)[0][0] for i in dev]
     agree = sum(v == truth[i] for v, i in zip(majority, dev, strict=True)) / len(dev)
     assert jury_dev["agreement"]["statistic"] == pytest.approx(agree)
+
+
+def test_broken_candidate_file_named_with_its_line(tmp_path: Path) -> None:
+    truth, db = seed_store(tmp_path / "bad.db")
+    broken = tmp_path / "broken.toml"
+    broken.write_text('name = "correctness"\nversion = \n')
+    with OpenAIServer(scripted_judge(truth)) as server:
+        code, _, err = run_cli(*judge_args(db, server, "--candidate", str(broken)))
+        assert server.requests == []
+    assert code == 2 and f"{broken}:2: invalid TOML" in err and "Traceback" not in err
+
+
+def test_a_store_from_before_align_is_upgraded_by_split(tmp_path: Path) -> None:
+    _, db = seed_store(tmp_path / "old.db")
+    with sqlite3.connect(db) as conn:  # the store as the previous judgekit left it
+        conn.executescript(
+            "DROP TABLE split_uses; DROP TABLE split_items; DROP TABLE splits; "
+            "DROP TABLE align_proposals; "
+            "DELETE FROM _sqlite_migrations WHERE name = '0007_align_splits';")
+    code, out, err = run_cli("split", "--rubric", str(BINARY), "--db", str(db))
+    assert code == 0, err
+    assert "  train    60 labeled item(s)" in out
+    with sqlite3.connect(db) as conn:
+        names = [r[0] for r in conn.execute("SELECT name FROM _sqlite_migrations")]
+        assert names[-1] == "0007_align_splits"
+        assert conn.execute("SELECT COUNT(*) FROM split_items").fetchone()[0] == 200

@@ -626,4 +626,4 @@ def test_cli_draws_the_queue_then_resumes_it(
     with pytest.raises(SystemExit) as exited:
         main([*argv[:-2], "--dataset", "nope"])
     assert exited.value.code == 2
-    assert "error: dataset 'nope' is not in" in capsys.readouterr().err
+    assert "error: no dataset 'nope' in" in capsys.readouterr().err

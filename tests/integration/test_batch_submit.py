@@ -143,3 +143,64 @@ def test_a_create_not_listed_yet_waits_then_counts_as_not_made(
     code, out, err = run_cli("batch", "submit", str(path), "--db", str(db))
     assert code == 0 and "submitted" in out, err
     assert len(server.batches) == 1 and jobs(db) == list(server.batches)
+
+
+@pytest.mark.parametrize(("flag", "value"), [("--max-requests", "60000"),
+                                             ("--max-bytes", "300000000")])
+def test_limits_beyond_the_batch_api_are_refused(tmp_path: Path, flag: str, value: str) -> None:
+    data = tmp_path / "facts.jsonl"
+    data.write_text(json.dumps({"id": "i0", "input": "q", "response": "a"}) + "\n")
+    code, _, err = run_cli("batch", "prepare", "-r", "correctness", "--data", str(data),
+                           "--db", str(tmp_path / "j.db"), "--base-url", "http://judge.test/v1",
+                           "--model", "m", flag, value)
+    assert code == 2 and flag in err and "Traceback" not in err
+    assert not (tmp_path / "j.db").exists()
+
+
+def test_the_next_hint_lists_every_file(tmp_path: Path) -> None:
+    data = tmp_path / "facts.jsonl"
+    data.write_text("".join(json.dumps({"id": f"i{i}", "input": f"q{i}", "response": "a",
+                                        "reference": "a"}) + "\n" for i in range(5)))
+    code, out, err = run_cli("batch", "prepare", "-r", "correctness", "--data", str(data),
+                             "--db", str(tmp_path / "j.db"), "--base-url",
+                             "http://judge.test/v1", "--model", "m", "--max-requests", "2",
+                             "--out", str(tmp_path / "req.jsonl"))
+    assert code == 0, err
+    hints = [line.split("judgekit batch submit ")[1] for line in out.splitlines()
+             if "judgekit batch submit" in line]
+    assert [Path(h).name for h in hints] == ["req.jsonl", "req.2.jsonl", "req.3.jsonl"]
+
+
+def test_status_lists_the_store_when_the_provider_cannot_be_asked(tmp_path: Path) -> None:
+    with BatchServer() as server:
+        db, path = prepared(tmp_path, server.base_url)
+        server.delays["create"] = 5.0
+        killed_submit(server, db, path, "create")
+    # the provider is gone: the listing still works, and says what it could not do
+    code, out, err = run_cli("batch", "status", "--db", str(db))
+    assert code == 0, err
+    assert "could not look up an interrupted submit" in err and "not submitted" in out
+    assert intents(db) == [("creating", None)]  # kept for the next submit or status
+
+
+def test_a_store_too_busy_to_record_the_job_loses_no_batch(
+    tmp_path: Path, server: BatchServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The batch is made but recording it fails (a store locked past its timeout)."""
+    from judgekit.errors import StoreError
+    from judgekit.store import Store
+
+    db, path = prepared(tmp_path, server.base_url)
+
+    def busy(self: Store, key: str, job: object) -> None:
+        raise StoreError("database is locked")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(Store, "record_submitted_job", busy)
+        code, _, err = run_cli("batch", "submit", str(path), "--db", str(db))
+    assert code != 0 and "database is locked" in err
+    [batch_id] = server.batches
+    assert jobs(db) == [] and intents(db) == [("creating", None)]
+    code, out, err = run_cli("batch", "submit", str(path), "--db", str(db))
+    assert code == 0 and f"found batch {batch_id}" in out, err
+    assert list(server.batches) == [batch_id] and jobs(db) == [batch_id]

@@ -177,14 +177,18 @@ def test_export_by_run_and_sha_to_csv_file(tmp_path: Path) -> None:
     assert [p.name for p in target.parent.iterdir()] == ["judgments.csv"]
 
 
-def test_export_format_flag_and_empty_result(tmp_path: Path) -> None:
+def test_export_format_flag_and_unknown_dataset(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "j.db"
     seed_judgments(db)
     target = tmp_path / "all.txt"
     invoke("export", "-r", CORRECTNESS, "--db", str(db), "--format", "jsonl", "--out", str(target))
     assert len(target.read_text().splitlines()) == 4
-    out = invoke("export", "-r", CORRECTNESS, "--db", str(db), "--dataset", "nope")
-    assert "exported 0 judgments" in out
+    # a dataset the store does not hold is an error, not an empty export
+    code, err = run_main(capsys, "export", "-r", CORRECTNESS, "--db", str(db),
+                         "--dataset", "nope")
+    assert code == 2 and "no dataset 'nope'" in err
 
 
 def test_export_other_rubric_version_selects_nothing(tmp_path: Path) -> None:

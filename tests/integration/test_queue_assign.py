@@ -84,6 +84,29 @@ def test_assign_and_progress_through_the_cli(tmp_path: Path) -> None:
     assert code == 0 and "ana" in text and "remaining" in text
 
 
+def test_a_single_annotator_gets_every_item_and_no_overlap(tmp_path: Path) -> None:
+    db = tmp_path / "judgekit.db"
+    with open_store(db) as store:
+        rub, _ = seed_store(store, "binary", 12)
+    code, out = run("queue", "assign", "--db", str(db), "--rubric", rub.sha256,
+                    "--annotators", "ana")
+    assert code == 0, out
+    assert "12 items, 0 of them to two annotators (overlap 0" in out
+    assert "note: one annotator: overlap 0" in out
+    with open_store(db) as store:
+        [name] = store.list_queues()
+        found = store.get_queue(name)
+        assert found is not None and len(found[1]) == 12
+    # an overlap asked for explicitly still needs a second annotator
+    code, out = run("queue", "assign", "--db", str(db), "--rubric", rub.sha256,
+                    "--annotators", "ana", "--overlap", "0.3")
+    assert code == 2 and "at least two annotators" in out
+    # two annotators keep the default share
+    code, out = run("queue", "assign", "--db", str(db), "--rubric", rub.sha256,
+                    "--annotators", "ana,bo")
+    assert code == 0 and "(overlap 0.2," in out
+
+
 def test_read_commands_never_create_a_store(tmp_path: Path) -> None:
     missing = tmp_path / "typo.db"
     for args in (["queues"], ["tokens", "list"], ["tokens", "revoke", "--name", "x"],

@@ -187,3 +187,14 @@ def test_a_parameter_no_probe_tried_is_probed_before_it_is_sent(tmp_path: Path) 
     with sqlite3.connect(db) as conn:
         caps = json.loads(conn.execute("SELECT capabilities FROM capabilities").fetchone()[0])
     assert "reasoning_effort" in caps["accepted"]
+
+
+def test_a_server_that_names_the_parameter_only_in_its_message(tmp_path: Path) -> None:
+    """A gateway that answers 400 "temperature is not supported" (no param field, no quotes)."""
+    data, db = items(tmp_path), tmp_path / "j.db"
+    with OpenAIServer() as server:
+        server.inject("bad_request", times=1, message="temperature is not supported here")
+        code, _, err = judge(server.base_url, data, db)
+        assert code == 0, err
+        assert all("temperature" not in b for b in judge_bodies(server))
+    assert rows(db)[0][1]["temperature"] == NOT_SENT

@@ -344,3 +344,87 @@ def test_length_bias_from_stored_verdicts_sets_judge_beside_people(tmp_path: Pat
     assert figures["length_correlation"]["statistic"] > figures["human_length_correlation"][
         "statistic"]
     assert figures["length_slope_human_adjusted"]["ci_low"] > 0
+
+
+def _ceiling_store(tmp_path: Path) -> tuple[str, np.ndarray, np.ndarray, np.ndarray]:
+    """A judge named gpt-4 scoring 'gpt2' summaries and others: people give the others the top
+    level far more often, and the judge never rates above the top, so an unstratified
+    comparison makes the judge look partial to gpt2 while within levels it is not."""
+    rng = np.random.default_rng(5)
+    n = 240
+    system = np.arange(n) % 4  # 0 = gpt2, 1-3 others
+    human = np.where(system == 0, rng.choice([3, 4, 5], n, p=[0.3, 0.4, 0.3]),
+                     rng.choice([3, 4, 5], n, p=[0.05, 0.1, 0.85]))
+    judge = np.clip(human + rng.choice([-1, 0, 1], n, p=[0.2, 0.5, 0.3]), 1, 5)
+    items, labels, verdicts = (tmp_path / f for f in ("i.jsonl", "l.jsonl", "v.jsonl"))
+    names = ["gpt2", "bart", "pegasus", "t5"]
+    items.write_text("".join(json.dumps({"id": f"x{i}", "input": f"doc {i // 4}",
+                                         "response": "s" * (20 + i % 7),
+                                         "model": names[system[i]]}) + "\n" for i in range(n)))
+    labels.write_text("".join(json.dumps({"item_id": f"x{i}", "annotator": "expert1",
+                                          "label": str(human[i])}) + "\n" for i in range(n)))
+    verdicts.write_text("".join(json.dumps({"item_id": f"x{i}", "judge": "gpt-4-0314",
+                                            "label": str(judge[i])}) + "\n" for i in range(n)))
+    db = str(tmp_path / "judgekit.db")
+    for args in (["import", str(items), "--name", "cnn", "--db", db],
+                 ["labels", "import", str(labels), "--rubric", str(RUBRIC), "--db", db],
+                 ["judgments", "import", str(verdicts), "--rubric", str(RUBRIC), "--db", db]):
+        assert run_cli(*args)[0] == 0
+    return db, system, human, judge
+
+
+def test_self_preference_compares_families_within_levels_of_the_human_reference(
+    tmp_path: Path,
+) -> None:
+    db, system, human, judge = _ceiling_store(tmp_path)
+    report = report_json(db, "--max-self-preference", "1")
+    probes = {p["probe"]: p for p in report["bias"]["probes"]}
+    entry = probes["self_preference"]
+    figures, details = entry["statistics"], entry["details"]
+    above = judge > human
+    own = system == 0
+    plain = above[own].mean() - above[~own].mean()
+    levels = [lv for lv in np.unique(human) if own[human == lv].any() and (~own)[human == lv].any()]
+    weights = np.array([np.count_nonzero(own & (human == lv)) for lv in levels], dtype=float)
+    within = np.array([above[own & (human == lv)].mean() - above[~own & (human == lv)].mean()
+                       for lv in levels])
+    assert figures["self_preference_unstratified"]["statistic"] == pytest.approx(plain)
+    assert figures["self_preference"]["statistic"] == pytest.approx(
+        float((weights * within).sum() / weights.sum()))
+    assert plain > 0.1 > figures["self_preference"]["statistic"]
+    assert details["stratified_by"] == "human reference level"
+    assert details["n_strata"] == len(levels)
+    assert details["own_family_models"] == {"gpt2": "prefix 'gpt'"}
+    assert "by prefix 'gpt'" in details["family_from"]
+    # --family-map keeps GPT-2 out of the judge's family: nothing left to compare, and the
+    # probe asked for by giving the map cannot be computed: one line, exit 2
+    mapping = tmp_path / "families.json"
+    mapping.write_text(json.dumps({"gpt2": "gpt2"}))
+    code, _, err = run_cli("report", "--rubric", str(RUBRIC), "--db", db, "--family-map",
+                           str(mapping))
+    assert code == 2
+    assert "no compared response is from the judge's family 'gpt'" in err
+    assert "families seen: gpt2, bart" in err
+    mapping.write_text("[1, 2]")
+    code, _, err = run_cli("report", "--rubric", str(RUBRIC), "--db", db, "--family-map",
+                           str(mapping))
+    assert code == 2 and "needs a JSON object of model name -> family" in err
+
+
+def test_the_report_frame_has_a_row_per_level_figure(
+    summeval: tuple[dict[str, np.ndarray], str],
+) -> None:
+    from judgekit.report import ReportOptions, build_report
+    from judgekit.rubrics import load_rubric
+    from judgekit.store import open_store
+
+    _, db = summeval
+    with open_store(db) as store:
+        report = build_report(store, load_rubric(str(RUBRIC)),
+                              ReportOptions(reference="mean", n_resamples=100))
+    frame = report.to_frame()
+    system = frame[frame["section"] == "level:system"]
+    assert set(system["name"]) == {"spearman", "kendall_tau", "pearson", "pairwise_accuracy"}
+    assert report.levels is not None
+    assert float(system[system["name"] == "kendall_tau"]["statistic"].iloc[0]) == (
+        report.levels.system["kendall_tau"].statistic)

@@ -62,6 +62,20 @@ def test_report_states_parity_and_runs_the_alt_test(tmp_path: Path) -> None:
     assert out["human_ceiling"]["parity"] == ceiling.parity
 
 
+def test_the_alt_test_margin_is_an_option_of_the_report(tmp_path: Path) -> None:
+    """`report --epsilon` as `agree --epsilon`: it was fixed at 0.2 in the report."""
+    rows = _rows(60, 3, 0.95, seed=1)
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    populate(store, rub, rows)
+    report = build_report(store, rub, ReportOptions(n_resamples=100, epsilon=0.05))
+    judge = [r.judge for r in rows]
+    labels = {a: [r.humans[a] for r in rows] for a in ("h0", "h1", "h2")}
+    expected = alt_test(judge, labels, epsilon=0.05, min_items=30)
+    assert report.ceiling is not None and report.ceiling.alt_test is not None
+    assert report.ceiling.alt_test["winning_rate"] == expected.winning_rate
+
+
 def test_two_annotators_get_the_gap_but_no_alt_test(tmp_path: Path) -> None:
     # a judge close to coin-flipping agrees with people less than they agree with each other
     report = _report(tmp_path, _rows(80, 2, 0.1, seed=2))
@@ -98,3 +112,16 @@ def test_items_sharing_prompts_are_clustered_by_prompt_and_few_clusters_warned(
     plain = _report(tmp_path / "plain", [Row(r.item_id, r.judge, r.humans) for r in rows])
     assert plain.agreement is not None and plain.agreement.cluster_by is None
     assert "clusters" not in " ".join(plain.provenance.notes)
+
+
+def test_an_interval_excluding_0_without_a_significant_test_claims_nothing() -> None:
+    """The sentence needs the randomization test too (the bootstrap interval alone excluded
+    0 for an exchangeable judge in 7.3% of samples)."""
+    from judgekit.report.model import Stat
+    from judgekit.report.parity import _sentence
+
+    unproven = Stat(-0.08, -0.15, -0.01, 50, "bootstrap", pvalue=0.09)
+    text = _sentence(unproven, 0.62, 0.70, None)
+    assert text.startswith("The data cannot tell") and "p = 0.09" in text
+    shown = Stat(-0.08, -0.15, -0.01, 50, "bootstrap", pvalue=0.01)
+    assert _sentence(shown, 0.62, 0.70, None).startswith("The judge agrees with people less well")

@@ -210,7 +210,7 @@ def test_bias_section_shows_only_the_reported_judges_probes(tmp_path: Path) -> N
                    base_url=change.get("base_url", "http://127.0.0.1:9/v1"))
         store.save_probe_result(run_id, "position", rub.sha256, _position_result(0.5 + i / 10))
     report = build_report(store, rub, ReportOptions(n_resamples=50))
-    # probes computed from the paired items (run id "") belong to every report
+    # stored probes only (the probes computed from the paired items have no run)
     assert [entry.run_id for entry in report.bias.probes if entry.run_id] == ["mine"]
     assert report.bias.headline["position_consistency"].statistic == 0.5
 

@@ -211,7 +211,7 @@ def test_prepare_queue_errors(tmp_db: Store) -> None:
     with pytest.raises(ValueError, match="no items"):
         prepare_queue(tmp_db, rub, dataset=None, strategy="random", sample=5, seed=0)
     tmp_db.import_items("d", [Item("x", "in", response="out")])
-    with pytest.raises(ValueError, match="dataset 'nope' is not in"):
+    with pytest.raises(ValueError, match=r"no dataset 'nope' in .* \(datasets: 'd'\)"):
         prepare_queue(tmp_db, rub, dataset="nope", strategy="random", sample=5, seed=0)
     made = prepare_queue(tmp_db, rub, dataset=None, strategy="random", sample=5, seed=0,
                          name="mine")

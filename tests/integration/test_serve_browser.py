@@ -41,8 +41,10 @@ def test_browser_session_labels_as_the_tokens_annotator(tmp_path: Path) -> None:
         browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
         try:
             page = browser.new_page(viewport={"width": 1280, "height": 800})
-            page.goto(f"{service.url}/login?token={ana}")
-            assert page.url == f"{service.url}/annotate"
+            page.goto(f"{service.url}/login")
+            page.fill("input[name=token]", ana)
+            page.click("button[type=submit]")
+            page.wait_for_url(f"{service.url}/annotate", timeout=60_000)
             assert ana not in page.url
             page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
             page.click("#terminal")

@@ -92,3 +92,42 @@ def test_the_queues_marker_moves_on_every_change(tmp_path: Path) -> None:
         store.save_queue("a", rub.sha256, "random", 3, entries(1), replace=True)  # older row
         seen.append(store.queues_marker())
     assert len(set(seen)) == len(seen)
+
+
+def _post(url: str, key: str, item_id: str) -> httpx.Response:
+    return httpx.post(f"{url}/api/v1/labels", headers={"Authorization": f"Bearer {key}"},
+                      json={"rubric": "correct", "labels": [{"item_id": item_id,
+                                                             "label": "pass"}]}, timeout=60)
+
+
+def test_annotate_label_posts_read_the_queues_once_until_a_queue_changes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Each label an annotate token POSTed used to read every queue with all its entries."""
+    db = tmp_path / "judgekit.db"
+    with open_store(db) as store:
+        rub, _ = seed_store(store, "binary", 12)
+        ana = token(store, "ana", "annotate")
+        store.save_queue("q:ana", rub.sha256, "random", 1, entries(5),
+                         params={"annotator": "ana"})
+        store.save_queue("q:bo", rub.sha256, "random", 1, entries(12), params={"annotator": "bo"})
+    reads: Counter[str] = Counter()
+    original = Store.get_queue
+
+    def counted(self: Store, name: str) -> Any:
+        if threading.current_thread() is not threading.main_thread():
+            reads[name] += 1
+        return original(self, name)
+
+    monkeypatch.setattr(Store, "get_queue", counted)
+    with service_in_thread(db) as service:
+        for n in range(REQUESTS):
+            assert _post(service.url, ana, f"item-{n % 5:03d}").status_code == 200
+        outside = _post(service.url, ana, "item-007")
+        assert outside.status_code == 422 and "not in a queue assigned to ana" in outside.text
+        assert reads == {"q:ana": 1, "q:bo": 1}
+        with open_store(db) as store:  # ana gets more items: the next POST sees them
+            store.save_queue("q:ana", rub.sha256, "random", 2, entries(9),
+                             params={"annotator": "ana"}, replace=True)
+        assert _post(service.url, ana, "item-007").status_code == 200
+        assert reads == {"q:ana": 2, "q:bo": 2}

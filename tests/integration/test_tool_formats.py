@@ -324,3 +324,50 @@ def test_a_binary_parquet_column_is_named_as_binary(tmp_path: Path) -> None:
     pq.write_table(pa.table({"id": ["a"], "input": [b"question"], "response": ["r"]}), path)
     outcome = run_inproc("import", str(path), "--db", str(tmp_path / "x.db"))
     outcome.assert_clean_error("'input' must be a string, got binary data")
+
+
+def test_imported_verdict_text_is_capped(tmp_path: Path) -> None:
+    items = tmp_path / "items.jsonl"
+    items.write_text(json.dumps({"id": "a", "input": "q", "response": "r"}) + "\n")
+    db = tmp_path / "x.db"
+    assert run_inproc("import", str(items), "--db", str(db)).code == 0
+    verdicts = tmp_path / "verdicts.jsonl"
+    verdicts.write_text(json.dumps({"item_id": "a", "judge": "j", "label": "pass",
+                                    "reasoning": "why " * 100}) + "\n")
+    before = fingerprint(db)
+    outcome = run_inproc("judgments", "import", str(verdicts), "--rubric", "correctness",
+                         "--db", str(db), env={"JUDGEKIT_MAX_TEXT_BYTES": "100"})
+    assert outcome.code == 2 and "verdicts.jsonl:1: field 'reasoning'" in outcome.err
+    assert "over the 100-byte limit" in outcome.err
+    assert fingerprint(db) == before
+
+
+def test_a_batch_answer_with_a_lone_surrogate_is_one_clean_error(
+        batch_store: tuple[Path, Path], tmp_path: Path) -> None:
+    db, rubric = batch_store
+    lines = _output_lines()
+    lines[0]["response"]["body"]["choices"][0]["message"]["content"] = (
+        '{"reasoning": "\\ud800", "verdict": "A"}')
+    path = _write(tmp_path / "output.jsonl", lines)
+    before = fingerprint(db)
+    outcome = run_inproc("import", str(path), "--from", "openai-batch", "--rubric", str(rubric),
+                         "--name", "run", "--db", str(db))
+    outcome.assert_clean_error("output.jsonl:1", "lone surrogate")
+    assert fingerprint(db) == before
+
+
+def test_a_parquet_file_that_expands_too_far_is_refused(tmp_path: Path) -> None:
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    path = tmp_path / "items.parquet"
+    rows = 2_000  # one 10,000-character answer repeated: a few KB on disk, 20 MB in memory
+    pq.write_table(pa.table({"id": pa.array([str(n) for n in range(rows)]),
+                             "input": pa.array(["q"] * rows),
+                             "response": pa.array(["r" * 10_000] * rows)}), path)
+    assert path.stat().st_size * 100 < 20_000_000
+    # A repeated column is legitimate in parquet: over 100x, but under its 512 MB floor.
+    assert run_inproc("import", str(path), "--db", str(tmp_path / "ok.db")).code == 0
+    outcome = run_inproc("import", str(path), "--db", str(tmp_path / "x.db"),
+                         env={"JUDGEKIT_MAX_UNCOMPRESSED_BYTES": "5000000"})
+    outcome.assert_clean_error("items.parquet", "bytes uncompressed")
+    assert not (tmp_path / "x.db").exists()

@@ -46,14 +46,25 @@ def _auth(token: str | None) -> dict[str, str]:
 
 @contextmanager
 def running_service(db: Path, tmp: Path, timeout_s: float = 60.0,
-                    args: tuple[str, ...] = ()) -> Iterator[Service]:
-    """``judgekit serve --port 0 [args]`` on ``db``; stopped (SIGINT, then kill) on exit."""
+                    args: tuple[str, ...] = (), open_files: int | None = None) -> Iterator[Service]:
+    """``judgekit serve --port 0 [args]`` on ``db``; stopped (SIGINT, then kill) on exit.
+
+    ``open_files`` limits the server's file descriptors (``RLIMIT_NOFILE``).
+    """
     log_path = tmp / "serve.log"
+
+    def limit_files() -> None:
+        import resource
+
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     with log_path.open("w") as log:
         process = subprocess.Popen(
             [sys.executable, "-m", "judgekit", "serve", "--db", str(db), "--port", "0", *args],
             stdout=log, stderr=subprocess.STDOUT, text=True, env=env, cwd=tmp,
+            preexec_fn=limit_files if open_files is not None else None,
         )
     try:
         deadline = time.monotonic() + timeout_s
@@ -87,8 +98,8 @@ class ThreadService:
 
 
 @contextmanager
-def service_in_thread(db: Path, *, cache: bool = True,
-                      timeout_s: float = 60.0) -> Iterator[ThreadService]:
+def service_in_thread(db: Path, *, cache: bool = True, timeout_s: float = 60.0,
+                      limits: Any = None) -> Iterator[ThreadService]:
     """``make_server_app(db)`` behind a real uvicorn server on 127.0.0.1, on a thread."""
     import socket
 
@@ -98,8 +109,8 @@ def service_in_thread(db: Path, *, cache: bool = True,
 
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    config = uvicorn.Config(make_server_app(db, cache=cache), log_level="warning",
-                            access_log=False)
+    config = uvicorn.Config(make_server_app(db, cache=cache, limits=limits),
+                            log_level="warning", access_log=False)
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -198,3 +198,28 @@ def test_identical_verdicts_have_no_interval_and_show_no_improvement() -> None:
     sentence = result.sentence()
     assert "+0.00 (no interval: every bootstrap resample" in sentence
     assert sentence.endswith("no improvement shown") and "no interval: no interval" not in sentence
+
+
+def test_a_split_drawn_meanwhile_by_another_process_is_used(tmp_path: Path) -> None:
+    from judgekit.align.splits import load_split
+    from judgekit.store import open_store
+    from judgekit.types import Label
+
+    rubric = load_rubric(BINARY)
+    with open_store(tmp_path / "race.db") as store:
+        store.import_items("d", [Item(f"i{i}", f"q{i}", response="r") for i in range(80)])
+        store.add_labels([Label("d", f"i{i}", rubric.sha256, "a", "pass" if i % 2 else "fail")
+                          for i in range(80)])
+        original = store.create_split
+        drawn: list[int] = []
+
+        def other_process_first(*args: object, **kwargs: object) -> object:
+            if not drawn:  # the other process commits its split just before ours
+                drawn.append(original(rubric.sha256, "", 5, check_fractions(
+                    {"train": 0.3, "dev": 0.35, "test": 0.35}), []).id)
+            return original(*args, **kwargs)  # type: ignore[arg-type]
+
+        store.create_split = other_process_first  # type: ignore[method-assign]
+        split = load_split(store, rubric, dataset=None, fractions=None, seed=None)
+        assert split.record.id == drawn[0] and split.record.seed == 5
+        assert sum(split.counts().values()) == 80  # its items were added by the rule

@@ -36,7 +36,7 @@ def test_power_of_the_exact_test_at_that_n_is_about_80_percent(baseline: float,
 def test_cli_and_bad_input() -> None:
     result = CliRunner().invoke(cli, ["plan", "--test-gain", "0.1", "--baseline-agreement",
                                       "0.7"])
-    assert result.exit_code == 0 and result.output.startswith("296 test labels")
+    assert result.exit_code == 0 and result.output.startswith("296 labels in the test split")
     with pytest.raises(InputError, match="--test-gain"):
         labels_for_gain(0.95, 0.1)
     code, _, err = run_cli("plan", "--test-gain", "0.5", "--baseline-agreement", "0.7")

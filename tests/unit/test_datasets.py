@@ -124,11 +124,15 @@ def test_non_utf8_names_line_and_column(tmp_path: Path) -> None:
     assert error_of(path) == f"{path}:2: not valid UTF-8 (byte 0xe9 at column 26)"
 
 
-@pytest.mark.parametrize("content", ["", "\n\n  \n"])
-def test_empty_file(tmp_path: Path, content: str) -> None:
+@pytest.mark.parametrize(("content", "why"), [
+    ("", "the file is empty"),
+    # Blank lines are not an empty file: say what the file holds.
+    ("\n\n  \n", "the file (5 bytes) holds no records: only blank lines, or a header alone"),
+])
+def test_empty_file(tmp_path: Path, content: str, why: str) -> None:
     path = tmp_path / "data.jsonl"
     path.write_text(content)
-    assert error_of(path) == f"{path}: no items (the file is empty)"
+    assert error_of(path) == f"{path}: no items ({why})"
 
 
 def test_missing_file_and_unknown_suffix(tmp_path: Path) -> None:

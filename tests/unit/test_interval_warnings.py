@@ -18,6 +18,7 @@ from judgekit.report.interval_warnings import (
     MIN_ALPHA_UNITS,
     alpha_notes,
     alpha_warns,
+    effective_clusters,
     few_clusters_warns,
     interval_notes,
     kappa_warns,
@@ -27,7 +28,10 @@ from judgekit.report.interval_warnings import (
 from judgekit.report.model import Stat
 
 GRID_N = (50, 200, 1000)
-LOW_KAPPA_CELLS = {(50, 0.4, 0.85), (200, 0.4, 0.85)}
+#: The rare-class design cells: the rule reads the counts, not the estimate, so it fires there
+#: whatever kappa is (the low cells are the kappa 0.4 ones; at kappa 0.8 it warns to spare
+#: the samples whose estimate happens to be high, which are the ones that overstate).
+RARE_KAPPA_CELLS = {(50, 0.85), (200, 0.85)}
 
 
 def _expected_table(n: int, kappa: float, prevalence: float, k: int = 2) -> np.ndarray:
@@ -45,19 +49,26 @@ def _kappa_of(table: np.ndarray) -> float:
 @pytest.mark.parametrize("n", GRID_N)
 @pytest.mark.parametrize("kappa", [0.4, 0.8])
 @pytest.mark.parametrize("prevalence", [0.5, 0.85])
-def test_kappa_rule_fires_in_exactly_the_low_binary_cells(n, kappa, prevalence) -> None:
+def test_kappa_rule_fires_in_the_rare_class_binary_cells(n, kappa, prevalence) -> None:
     table = _expected_table(n, kappa, prevalence)
-    assert kappa_warns(table, _kappa_of(table)) == ((n, kappa, prevalence) in LOW_KAPPA_CELLS)
+    assert kappa_warns(table, _kappa_of(table)) == ((n, prevalence) in RARE_KAPPA_CELLS)
 
 
 @pytest.mark.parametrize("n", GRID_N)
 @pytest.mark.parametrize("kappa", [0.4, 0.8])
 @pytest.mark.parametrize("prevalence", [0.5, 0.85])
-def test_kappa_rule_fires_in_exactly_the_low_five_category_cell(n, kappa, prevalence) -> None:
-    # 5 categories: 0.911 (2000 replications) at n = 50, kappa 0.4, 85% prevalence only
+def test_kappa_rule_fires_in_the_rare_five_category_cells(n, kappa, prevalence) -> None:
+    # 5 categories: 0.911 (2000 replications) at n = 50, kappa 0.4, 85% prevalence
     table = _expected_table(n, kappa, prevalence, k=5)
     fires = kappa_warns(table, _kappa_of(table))
-    assert fires == ((n, kappa, prevalence) == (50, 0.4, 0.85))
+    assert fires == ((n, prevalence) == (50, 0.85))
+
+
+def test_the_kappa_rule_ignores_the_estimate() -> None:
+    """A rare-class sample whose kappa came out high is the one that overstates the judge:
+    the old rule (kappa under 0.6) was silent exactly there."""
+    table = np.array([[44, 1], [1, 4]])
+    assert _kappa_of(table) > 0.7 and kappa_warns(table, _kappa_of(table))
 
 
 def test_kappa_rule_needs_a_table_and_an_interval() -> None:
@@ -69,12 +80,34 @@ def test_kappa_rule_needs_a_table_and_an_interval() -> None:
     table = np.diag([40, 3, 3, 2, 2])
     table[0, 1] = table[3, 0] = 1
     assert rare_labels(table) == 11  # 52 labels, 41 in the most common class
-    assert kappa_warns(table, 0.3) and not kappa_warns(table, 0.7)
+    assert kappa_warns(table, 0.3) and kappa_warns(table, 0.7)
 
 
 @pytest.mark.parametrize("n", GRID_N)
 def test_weighted_kappa_rule_fires_at_n_50_only(n) -> None:
     assert weighted_kappa_warns(n) == (n == 50)
+
+
+@pytest.mark.parametrize(("n", "prevalence", "k", "fires"), [
+    (100, 0.95, 3, True),   # 0.845: 5 labels outside the top level
+    (150, 0.95, 3, True),   # 0.92: 7.5 outside
+    (100, 0.9, 5, True),    # 0.896: 10 outside
+    (200, 0.85, 5, False),  # 30 outside: covers
+    (1000, 0.95, 3, False),  # 50 outside
+])
+def test_weighted_kappa_warns_on_rare_levels_at_any_n(n, prevalence, k, fires) -> None:
+    table = _expected_table(n, 0.8, prevalence, k=k)
+    assert weighted_kappa_warns(n, table) == fires
+
+
+def test_the_cluster_rule_counts_effective_clusters() -> None:
+    """60 clusters, three of them holding 60% of 294 items: about 8 equal clusters' worth."""
+    sizes = [60, 60, 60] + [2] * 57
+    assert effective_clusters(sizes) == pytest.approx(294**2 / (3 * 3600 + 57 * 4))
+    assert few_clusters_warns(60, 294, sizes) and not few_clusters_warns(60, 294)
+    assert not few_clusters_warns(60, 300, [5] * 60)
+    (note,) = interval_notes({}, [[20, 5], [5, 20]], 294, 60, "prompt", sizes)
+    assert note.startswith("60 clusters of very unequal size, worth 8 equal ones (by prompt)")
 
 
 @pytest.mark.parametrize("g", [10, 20, 50, 200])

@@ -182,18 +182,25 @@ def _error_object(error: Any) -> dict[str, Any] | None:
 
 
 def read_output_lines(path: Path) -> Iterator[OutputLine]:
-    """Stream the lines of an output or error file (blank lines skipped)."""
+    """Stream the lines of an output or error file (blank lines skipped).
+
+    A line that is not UTF-8 (a raw surrogate's bytes among them) is named by
+    its number; JSON-escaped text of any kind is read, and made safe to store
+    where it is stored.
+    """
     try:
-        handle = path.open("r", encoding="utf-8")
+        handle = path.open("rb")
     except OSError as exc:
         raise InputError(f"cannot read {path}: {exc.strerror or exc}") from None
     with handle:
-        try:
-            for number, text in enumerate(handle, start=1):
-                if text.strip():
-                    yield parse_output_line(text, f"{path}:{number}")
-        except UnicodeDecodeError:
-            raise InputError(f"{path}: not UTF-8 text") from None
+        for number, raw in enumerate(handle, start=1):
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise InputError(f"{path}:{number}: not UTF-8 text (byte "
+                                 f"0x{raw[exc.start]:02x} at column {exc.start + 1})") from None
+            if text.strip():
+                yield parse_output_line(text, f"{path}:{number}")
 
 
 #: Error codes of lines the provider never ran, and the category each is stored as.

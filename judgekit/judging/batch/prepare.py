@@ -66,6 +66,20 @@ class RequestShape:
     logprobs: bool
     support: ParamSupport | None = None
 
+    def describe(self) -> list[str]:
+        """What prepare tells the user about the requests' shape, one line each."""
+        lines = [f"response_format {self.mode}, logprobs {'on' if self.logprobs else 'off'}"]
+        if self.support is None:
+            lines.append("no probed capabilities for this model in the store: every sampling "
+                         "parameter is sent as given (for a model that refuses some, such as "
+                         "OpenAI's reasoning models, one `judgekit judge --limit 1` probes it "
+                         "first)")
+        elif self.support.unsupported or self.support.token_param != "max_tokens":
+            left_out = ", ".join(sorted(self.support.unsupported)) or "nothing"
+            lines.append(f"as the endpoint accepts: limit sent as {self.support.token_param}, "
+                         f"not sent: {left_out}")
+        return lines
+
     def as_dict(self) -> dict[str, Any]:
         found: dict[str, Any] = {"response_format": self.mode, "logprobs": self.logprobs}
         if self.support is not None:

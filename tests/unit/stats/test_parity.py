@@ -154,3 +154,26 @@ def test_agreement_gap_is_near_zero_for_a_judge_drawn_like_the_annotators() -> N
 def test_agreement_gap_needs_two_annotators_on_an_item() -> None:
     with pytest.raises(ValueError, match="two or more annotators"):
         agreement_gap(["a", "b"], {"x": ["a", None], "y": [None, "b"]})
+
+
+def test_the_gap_randomization_test_swaps_the_judge_with_an_annotator() -> None:
+    """A judge that is one more annotator gets a p-value spread over [0, 1]; one that always
+    gives the majority label gets a small one; three items by hand give the exact
+    distribution's lower limit."""
+    from judgekit.stats.parity import agreement_gap_pvalue
+
+    rng = np.random.default_rng(3)
+    truth = rng.integers(0, 2, 60)
+
+    def rate() -> list[int]:
+        return np.where(rng.random(60) < 0.7, truth, rng.integers(0, 2, 60)).tolist()
+
+    people = {f"h{i}": rate() for i in range(3)}
+    assert agreement_gap_pvalue(rate(), people, n_draws=500) > 0.05
+    labels = np.array([people[a] for a in people])
+    majority = (labels.sum(axis=0) >= 2).astype(int).tolist()
+    assert agreement_gap_pvalue(majority, people, n_draws=500) < 0.01
+    # every item: the judge agrees with all three annotators, who agree; nothing can move
+    assert agreement_gap_pvalue([1, 0], {"a": [1, 0], "b": [1, 0], "c": [1, 0]}) == 1.0
+    with pytest.raises(ValueError, match="at least 2 annotators"):
+        agreement_gap_pvalue([1], {"a": [1]})

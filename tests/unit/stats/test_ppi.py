@@ -75,22 +75,85 @@ def paper_ppi(y, f, fu, level=0.95, lam=None):
     return theta, (theta - z * se, theta + z * se), lam
 
 
+def wald(result, level=0.95):
+    """PPI++'s own (Wald) interval from the result's estimate and standard error."""
+    z = sps.norm.ppf(0.5 + level / 2)
+    half = z * result.standard_error
+    return result.statistic - half, result.statistic + half
+
+
+def floor_by_hand(y, f, fu, lam):
+    """PPI++'s variance with half a disagreement each way added to the labeled residuals."""
+    values = np.concatenate([y - lam * f, [1.0, -lam]])
+    weights = np.concatenate([np.ones(len(y)), [0.5, 0.5]])
+    mean = np.average(values, weights=weights)
+    spread = np.average((values - mean) ** 2, weights=weights)
+    return lam**2 * np.var(fu) / len(fu) + spread / len(y)
+
+
+def wilson_by_roots(p, n, level=0.95):
+    """Wilson's interval as the roots of (p_hat - p)^2 = z^2 p (1 - p) / n, any real n."""
+    z2 = sps.norm.ppf(0.5 + level / 2) ** 2
+    roots = np.roots([1 + z2 / n, -(2 * p + z2 / n), p * p])
+    return float(roots.real.min()), float(roots.real.max())
+
+
 @pytest.mark.parametrize("kind", ["binary", "ordinal"])
 def test_equals_ppi_py_on_fixed_arrays(kind):
+    """Estimate and standard error equal ppi_py; its Wald interval is the ordinal one, while
+    a 0/1 target gets Wilson's interval at PPI++'s effective sample size (Wald's lies above
+    the truth at pass rates near 1)."""
     y, f, fu = ARRAYS[kind]
     ref = PPI_PY[kind]
+    interval = wald if kind == "binary" else (lambda r, level=0.95: r.confidence_interval(level))
     result = ppi_mean(y, f, fu)
     assert result.statistic == pytest.approx(ref["point"], abs=1e-9)
     for alpha in (0.05, 0.1):
-        low, high = result.confidence_interval(1 - alpha)
+        low, high = interval(result, 1 - alpha)
         assert low == pytest.approx(ref[f"ci_{alpha}"][0], abs=1e-9)
         assert high == pytest.approx(ref[f"ci_{alpha}"][1], abs=1e-9)
     plain = ppi_mean(y, f, fu, lam=1.0)
     assert plain.statistic == pytest.approx(ref["point_lam1"], abs=1e-9)
-    assert plain.confidence_interval() == pytest.approx(ref["ci_lam1"], abs=1e-9)
-    assert ppi_mean(y, f, fu, lam=0.3).confidence_interval() == pytest.approx(
-        ref["ci_lam03"], abs=1e-9
-    )
+    assert interval(plain) == pytest.approx(ref["ci_lam1"], abs=1e-9)
+    assert interval(ppi_mean(y, f, fu, lam=0.3)) == pytest.approx(ref["ci_lam03"], abs=1e-9)
+    if kind == "binary":
+        assert result.effective_n == pytest.approx(
+            y.mean() * (1 - y.mean()) / result.standard_error ** 2)
+        n_eff = y.mean() * (1 - y.mean()) / max(result.standard_error ** 2,
+                                                floor_by_hand(y, f, fu, result.lam))
+        assert result.wilson_n == pytest.approx(n_eff)
+        assert result.confidence_interval(0.9) == pytest.approx(
+            wilson_by_roots(result.statistic, n_eff, 0.9), abs=1e-12)
+
+
+def test_a_judge_agreeing_with_every_label_still_gets_a_real_interval():
+    """50 labels, a judge that agreed with all of them: the residuals are constant, PPI++'s
+    variance is only the judge's own term, and the interval was as narrow as if the judge
+    never erred; half a disagreement each way keeps it honest (the pass-rate grid of
+    benchmarks/ppi_coverage.py: 84% -> 99% coverage at n = 50)."""
+    rng = np.random.default_rng(9)
+    y = (rng.random(50) < 0.9).astype(float)
+    fu = (rng.random(2000) < 0.9).astype(float)
+    r = ppi_mean(y, y.copy(), fu)
+    low, high = r.confidence_interval()
+    assert r.wilson_n == pytest.approx(y.mean() * (1 - y.mean()) / floor_by_hand(y, y, fu, r.lam))
+    assert r.wilson_n < r.effective_n / 5 and high - low > 0.05  # was 0.02 wide
+
+
+def test_a_pass_rate_near_one_gets_an_interval_inside_0_1_that_is_not_wald():
+    """49 of 50 labels pass, the judge agrees: Wald reaches above 1 (clipped there), Wilson at
+    the effective n keeps a real upper tail below 1 and a lower tail further down."""
+    rng = np.random.default_rng(4)
+    y = np.ones(50)
+    y[7] = 0
+    f = y.copy()
+    fu = (rng.random(500) < 0.97).astype(float)
+    r = ppi_mean(y, f, fu, bounds=(0.0, 1.0))
+    low, high = r.confidence_interval()
+    assert 0 <= low < r.statistic < high <= 1
+    assert low < wald(r)[0] and high < 1.0
+    with pytest.raises(ValueError, match="outside bounds"):
+        ppi_mean([0, 2], [0, 1], [1, 1], bounds=(0.0, 1.0))
 
 
 @pytest.mark.parametrize("kind", ["binary", "ordinal"])
@@ -100,7 +163,9 @@ def test_equals_the_papers_closed_form(kind):
     result = ppi_mean(list(y), list(f), list(fu))
     assert result.lam == pytest.approx(lam, abs=1e-12)
     assert result.statistic == pytest.approx(theta, abs=1e-12)
-    assert result.confidence_interval(0.9) == pytest.approx((low, high), abs=1e-12)
+    assert wald(result, 0.9) == pytest.approx((low, high), abs=1e-12)
+    if kind == "ordinal":
+        assert result.confidence_interval(0.9) == pytest.approx((low, high), abs=1e-12)
     assert result.n == len(y) and result.n_unlabeled == len(fu)
 
 
@@ -156,8 +221,13 @@ def test_singleton_clusters_give_the_plain_variance_times_g_over_g_minus_1():
     assert clustered.standard_error**2 == pytest.approx(plain.standard_error**2 * n / (n - 1))
     assert clustered.n_clusters == n + big_n and clustered.df == n - 1
     t = sps.t.ppf(0.975, n - 1)
-    low, high = clustered.confidence_interval()
-    assert high - low == pytest.approx(2 * t * clustered.standard_error)
+    # a 0/1 target: Wilson at the effective n with t's critical value
+    n_eff = Y.mean() * (1 - Y.mean()) / max(clustered.standard_error ** 2,
+                                            floor_by_hand(Y, F, FU, 0.6))
+    z2 = t * t
+    roots = np.roots([1 + z2 / n_eff, -(2 * clustered.statistic + z2 / n_eff),
+                      clustered.statistic ** 2])
+    assert clustered.confidence_interval() == pytest.approx((roots.min(), roots.max()))
 
 
 def test_duplicated_items_in_one_cluster_widen_the_interval():
@@ -389,3 +459,51 @@ def test_sample_size_closed_forms():
     assert half(finite) <= 0.05 < half(finite - 1)
     with pytest.raises(ValueError, match="correlation"):
         ppi_sample_size(half_width=0.05, variance=0.25, correlation=2)
+
+
+def test_rogan_gladen_is_refused_when_the_judge_is_not_shown_better_than_chance():
+    """Se + Sp - 1 = 0.25 on 8 labels: its interval reaches below 0, and the corrected rate
+    (which divides by it) was printed anyway, often outside [0, 1]."""
+    y = [1, 1, 1, 1, 0, 0, 0, 0]
+    f = [1, 1, 1, 0, 1, 1, 0, 0]  # Se 0.75, Sp 0.5
+    result = rogan_gladen(y, f, [1] * 90 + [0] * 10)
+    assert math.isnan(result.statistic)
+    assert "not shown to be better than chance" in (result.reason or "")
+    assert result.sensitivity == pytest.approx(0.75) and result.specificity == pytest.approx(0.5)
+    # the lower bound is Newcombe's MOVER from the two Wilson intervals
+    se_low = wilson_interval(3, 4)[0]
+    fpr_high = wilson_interval(2, 4)[1]
+    bound = 0.25 - math.sqrt((0.75 - se_low) ** 2 + (fpr_high - 0.5) ** 2)
+    assert f"{bound:.3f}" in result.reason
+
+
+def test_rogan_gladen_is_truncated_to_0_1():
+    """A judge better than chance whose apparent rate lies beyond its own error rates: the raw
+    correction is above 1; the estimate is truncated like its interval."""
+    y = [1] * 40 + [0] * 40
+    f = [1] * 30 + [0] * 10 + [0] * 35 + [1] * 5  # Se 0.75, Sp 0.875
+    result = rogan_gladen(y, f, [1] * 97 + [0] * 3)
+    raw = (0.97 + 0.875 - 1) / (0.75 + 0.875 - 1)
+    assert raw > 1 and result.statistic == 1.0
+    low, high = result.confidence_interval()
+    assert low < 1.0 and high == 1.0
+
+
+def test_the_difference_of_two_rates_is_newcombes_hybrid_score_interval():
+    """Independent sides: Newcombe (1998) method 10 from each side's Wilson interval."""
+    a = ppi_mean(Y, F, FU)
+    b = ppi_mean(Y[::-1], F[::-1], FU[:30])
+    diff = ppi_mean_difference((Y, F, FU), (Y[::-1], F[::-1], FU[:30]))
+    (l1, u1), (l2, u2) = a.confidence_interval(), b.confidence_interval()
+    d = a.statistic - b.statistic
+    expected = (d - math.hypot(a.statistic - l1, u2 - b.statistic),
+                d + math.hypot(u1 - a.statistic, b.statistic - l2))
+    assert diff.statistic == pytest.approx(d)
+    assert diff.confidence_interval() == pytest.approx(expected)
+    low, high = diff.confidence_interval()
+    assert -1 <= low < d < high <= 1
+
+
+def test_sample_size_refuses_a_variance_of_zero():
+    with pytest.raises(ValueError, match="positive"):
+        ppi_sample_size(half_width=0.05, variance=0.0)

@@ -76,3 +76,26 @@ def test_extremes_and_variance_ratio() -> None:
     assert extreme_share(human, 1, 5) == pytest.approx(4 / 6)
     assert variance_ratio(judge, human) == pytest.approx(np.var(judge) / np.var(human))
     assert np.isnan(variance_ratio(judge, np.full(6, 3.0)))
+
+
+def test_debiased_calibration_error_removes_the_small_sample_excess() -> None:
+    """A calibrated judge's plug-in ECE is about 0.125 at 50 items; the debiased one is well
+    below it, and near the truth where the gate decides (a true ECE of 0.15)."""
+    from judgekit.stats._bias_scale import debiased_calibration_error
+
+    rng = np.random.default_rng(1)
+    conf = rng.uniform(0.3, 1.0, (2000, 50))
+    calibrated = (rng.random((2000, 50)) < conf).astype(float)
+    plug = expected_calibration_error(conf, calibrated).mean()
+    debiased = debiased_calibration_error(conf, calibrated).mean()
+    assert plug > 0.11 and debiased < 0.65 * plug
+    off = (rng.random((2000, 50)) < conf - 0.15).astype(float)
+    assert abs(debiased_calibration_error(conf, off).mean() - 0.15) < 0.015
+    assert expected_calibration_error(conf, off).mean() > 0.18
+    # one bin by hand: 2|g| - E|N(g, s^2)|, s^2 = sum c (1 - c) / n_b^2
+    from scipy.stats import foldnorm
+
+    c, h = np.array([0.82, 0.85, 0.88]), np.array([1.0, 0.0, 1.0])
+    g, s = (h - c).mean(), np.sqrt((c * (1 - c)).sum()) / 3
+    expected = 2 * abs(g) - foldnorm.mean(abs(g) / s, scale=s)
+    assert debiased_calibration_error(c, h) == pytest.approx(expected)
