@@ -73,24 +73,18 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, 
 
 @contextmanager
 def _logged_in(service: Service, secret: str) -> Iterator[tuple[httpx.Client, httpx.Response]]:
-    """A browser-like client after logging in (cookie kept), and where it landed: the
-    POSTed login form where the server has one, else ``/login?token=…``."""
+    """A browser-like client after posting the login form (cookie kept), and where it
+    landed (the form's ``next`` left to its default)."""
     with httpx.Client(base_url=service.url, timeout=60, follow_redirects=True) as client:
-        landed = client.post("/login", data={"token": secret})
-        if landed.status_code == 405:
-            landed = client.get("/login", params={"token": secret})
-        yield client, landed
+        yield client, client.post("/login", data={"token": secret})
 
 
 def browser_login(page: Any, service: Service, secret: str) -> None:
-    """Log a chromium page in: the login form where the server shows one, else the URL."""
+    """Log a chromium page in through the login form."""
     page.goto(f"{service.url}/login")
-    if page.locator("input[name=token]").count():
-        page.fill("input[name=token]", secret)
-        page.click("button[type=submit]")
-        page.wait_for_load_state()
-    else:
-        page.goto(f"{service.url}/login?token={secret}")
+    page.fill("input[name=token]", secret)
+    page.click("button[type=submit]")
+    page.wait_for_load_state()
 
 
 def test_root_redirects_to_login_or_the_roles_page(
