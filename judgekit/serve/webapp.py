@@ -112,8 +112,9 @@ _PAGE = """<!DOCTYPE html>
 #: The page's own script, before textual.js: focus the terminal once the session is open
 #: (keys used to go nowhere until a click), and say how the session ended instead of
 #: leaving a page that looks live: 1000 is the app quitting (every key is saved as it
-#: is pressed), 4xxx a refusal with its reason, anything else a lost server (reload
-#: once it answers again). textual.js keeps its websocket to itself, hence the subclass.
+#: is pressed), 4xxx a refusal with its reason, a handshake refused a refusal (no reload
+#: loop), anything else a lost server (reload once it answers again). textual.js keeps its
+#: websocket to itself, hence the subclass.
 _SESSION_JS = """(function () {
   var Native = window.WebSocket;
   function show(text) {
@@ -136,10 +137,12 @@ _SESSION_JS = """(function () {
   window.WebSocket = class extends Native {
     constructor(url, protocols) {
       super(url, protocols);
-      this.addEventListener("open", function () { focusTerminal(50); });
+      var opened = false;
+      this.addEventListener("open", function () { opened = true; focusTerminal(50); });
       this.addEventListener("close", function (e) {
         if (e.code === 1000) { show("Saved; you can close this tab."); }
         else if (e.code >= 4000) { show(e.reason || "The session was closed."); }
+        else if (!opened) { show("The server refused the session (reload to try again)."); }
         else { show("Disconnected, reconnecting..."); setTimeout(whenBack, 1000); }
       });
     }
