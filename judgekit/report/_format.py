@@ -84,6 +84,7 @@ STAT_LABELS: dict[str, str] = {
 #: Per-cell figures of the injection probe (``injection_flip_rate[fake_json@end]``).
 CELL_LABELS: dict[str, str] = {
     "injection_net": "Injection net move",
+    "injection_vs_placebo": "Injection net move relative to the placebo",
     "injection_flip_rate": "Injection flip rate",
     "injection_shift": "Injection shift",
 }
