@@ -123,6 +123,9 @@ class Rubric:
     options: Mapping[str, Any] = field(default_factory=dict)
     #: Markdown for human annotators (never sent to the judge); shown by ``annotate``
     guidelines: str = ""
+    #: how ``annotate`` shows items (rubric ``[display]``): ``titles`` (section -> title),
+    #: ``meta`` (meta fields shown as sections), ``show_id`` (ids safe to show when blind)
+    display: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

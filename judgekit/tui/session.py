@@ -103,6 +103,7 @@ class LabelingSession:
                 if row.label is not None:
                     self._all_labels[key] = row.label
         self._item_cache: tuple[Key, Item | None] | None = None
+        self._origins: dict[Key, tuple[int, str | None] | None] = {}
         self._agreement_cache: tuple[int, Agreement | None] | None = None
         self._labels_version = 0  # bumped whenever a current label changes
         self.started_at = clock()
@@ -190,6 +191,29 @@ class LabelingSession:
         if self.blind or key is None:
             return None
         return self.judge.get(key)
+
+    def context(self) -> str | None:
+        """How the current item relates to the one before it in the queue, when it does:
+        the same input (a story read a moment ago: skim it) or the same cluster."""
+        if self.finished or self.index == 0:
+            return None
+        here, before = self._origin(self._keys[self.index]), self._origin(
+            self._keys[self.index - 1])
+        if here is None or before is None:
+            return None
+        if here[0] == before[0]:
+            title = str(self.rubric.display.get("titles", {}).get("input", "input"))
+            return f"same {title.lower()} as the previous item"
+        if here[1] is not None and here[1] == before[1]:
+            return "same cluster as the previous item"
+        return None
+
+    def _origin(self, key: Key) -> tuple[int, str | None] | None:
+        """(hash of the input, cluster) of an item, read once per item."""
+        if key not in self._origins:
+            item = self.store.get_item(*key)
+            self._origins[key] = None if item is None else (hash(item.input), item.cluster)
+        return self._origins[key]
 
     # -- moving --------------------------------------------------------------
     def _first_unlabeled(self, start: int) -> int:
