@@ -109,9 +109,9 @@ def prepare_queue(
     pairwise = rubric.scale.kind == "pairwise"
     misfits = 0
     for name_ in datasets:
-        for item_id, slice_, is_pairwise in candidate_rows(store, name_):  # no item texts
+        for item_id, slice_, is_pairwise, group in candidate_rows(store, name_):
             if is_pairwise == pairwise:
-                candidates.append(Candidate(name_, item_id, slice_))
+                candidates.append(Candidate(name_, item_id, slice_, f"{name_}\0{group}"))
             else:
                 misfits += 1
         if strategy != "random":
