@@ -233,20 +233,31 @@ class DocumentView(ScrollView, can_focus=False):
         self._search.query = query.strip()
         self._search.find(self._rows)
         if self._search.matches:
-            here = round(self.scroll_y)
-            first = next((i for i, m in enumerate(self._search.matches) if m[0] >= here), 0)
-            self._go_to_match(first)
+            self.next_match(1)
         self.refresh()
         return len(self._search.matches)
 
     def next_match(self, direction: int) -> tuple[int, int]:
-        """Go to the next (1) or previous (-1) match, wrapping; (position, count), 1-based."""
-        count = len(self._search.matches)
-        if count:
-            self._go_to_match((self._search.current + direction) % count)
+        """Go to the next (1) or previous (-1) match, wrapping; (position, count), 1-based.
+
+        With no current match (a new item under the same search), the first match at or
+        below the top of the view (or the last above it, going back).
+        """
+        matches = self._search.matches
+        if matches:
+            if self._search.current < 0:
+                here = round(self.scroll_y)
+                after = [i for i, m in enumerate(matches) if m[0] >= here]
+                before = [i for i, m in enumerate(matches) if m[0] < here]
+                pick = ((after or before)[0] if direction > 0
+                        else (before or after)[-1])
+                self._go_to_match(pick)
+            else:
+                self._go_to_match((self._search.current + direction) % len(matches))
         return self.match_position()
 
     def match_position(self) -> tuple[int, int]:
+        """(current match, 1-based; 0 when none is current, count)."""
         count = len(self._search.matches)
         return (self._search.current + 1 if count else 0), count
 
@@ -327,7 +338,8 @@ class _Search:
         self.current = 0
 
     def find(self, rows: Sequence[_Row]) -> None:
-        self.matches, self.current = [], 0
+        """Every match in ``rows``; none is current until the reader goes to one."""
+        self.matches, self.current = [], -1
         needle = self.query.casefold()
         if not needle:
             return
@@ -343,7 +355,7 @@ class _Search:
         """The matches on one row by side, each with whether it is the current one."""
         if not self.matches:
             return {}
-        current = self.matches[self.current]
+        current = self.matches[self.current] if self.current >= 0 else None
         out: dict[int, list[tuple[int, int, bool]]] = {}
         for match in self._row_matches(row):
             out.setdefault(match[1], []).append((match[2], match[3], match == current))

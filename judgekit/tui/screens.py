@@ -170,7 +170,10 @@ class LabelScreen(Screen[None]):
         query = self.document.search_query
         if query:
             at, count = self.document.match_position()
-            parts.append(f"/{query} {at}/{count}" if count else f"/{query}: no match")
+            if not count:
+                parts.append(f"/{query}: no match")
+            else:
+                parts.append(f"/{query} {at}/{count}" if at else f"/{query}: {count} (n)")
         return " · ".join(p for p in parts if p) or None
 
     def _show(self, sections: list[Section]) -> None:
