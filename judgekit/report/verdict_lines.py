@@ -161,9 +161,17 @@ def needed_sentence(verdict: VerdictResult, pm: str = "+/-") -> str | None:
     decide instead)."""
     text = labels_needed_text(verdict, pm)
     needed, available = verdict.labels_needed, verdict.labels_available
-    if (text is None or f"{needed} more label" in verdict.agreement_text
-            or (needed is not None and available is not None and needed > available)):
+    if text is None or f"{needed} more label" in verdict.agreement_text:
         return None
+    if needed is not None and available is not None and needed > available:
+        if "no number of labels on this dataset" in verdict.agreement_text:
+            return None  # the reason already says what would decide
+        if not available:
+            return ("Every item of the dataset is labeled: more items, or a lower "
+                    "--min-agreement, would decide.")
+        return (f"Label the {available} item(s) left in the dataset, then read the interval "
+                f"again: at this estimate about {needed} would be needed, so more items may "
+                "be too.")
     return text
 
 
