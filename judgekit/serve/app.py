@@ -20,7 +20,7 @@ from fastapi.staticfiles import StaticFiles
 
 from judgekit import __version__
 from judgekit.errors import JudgekitError
-from judgekit.serve import api, webapp
+from judgekit.serve import api, landing, webapp
 from judgekit.serve.auth import StorePool, require, store_dependency
 from judgekit.serve.caches import ServeCaches
 from judgekit.store import Store
@@ -52,6 +52,7 @@ def make_server_app(db_path: Path, *, cache: bool = True) -> FastAPI:
     app.state.caches = ServeCaches(enabled=cache)
     app.include_router(api.router)
     app.include_router(webapp.router)
+    app.include_router(landing.router)  # "/": the lead's page (read and admin tokens)
     app.mount("/static/textual", StaticFiles(directory=webapp.textual_serve_static()),
               name="textual-static")
 
