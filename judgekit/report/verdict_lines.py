@@ -90,7 +90,7 @@ def with_warning(verdict: VerdictResult, key: str, stat: Stat, adjusted_p: float
 def _figure(stat: Stat) -> str:
     if not stat.defined:
         return f"n/a ({stat.reason or 'undefined'}), n={stat.n}"
-    bounds = ""
+    bounds = " [n/a]"  # no interval: the sentences below say why
     if math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high):
         bounds = f" [{num(stat.ci_low)}, {num(stat.ci_high)}]"
     return f"{num(stat.statistic)}{bounds}, n={stat.n}"
