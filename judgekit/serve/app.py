@@ -21,7 +21,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from judgekit import __version__
 from judgekit.errors import JudgekitError
-from judgekit.serve import api, login, webapp
+from judgekit.serve import api, landing, login, webapp
 from judgekit.serve.auth import StorePool, require, store_dependency
 from judgekit.serve.caches import ServeCaches
 from judgekit.serve.guard import ErrorResponse, RequestGuard
@@ -68,6 +68,7 @@ def make_server_app(db_path: Path, *, cache: bool = True,
     app.include_router(api.router)
     app.include_router(webapp.router)
     app.include_router(login.router)
+    app.include_router(landing.router)  # "/": the lead's page (read and admin tokens)
     app.mount("/static/textual",
               webapp.TokenStaticFiles(directory=webapp.textual_serve_static()),
               name="textual-static")
