@@ -5,11 +5,12 @@ Run: ``python benchmarks/bench_annotate_long.py [--presses 40]``.
 Each key is sent the way a terminal delivers it (through the driver) and timed
 until every label write it caused is committed and Textual has handed the
 terminal the next frame. Keys: a label (commits, then draws the next item,
-which is as long as this one), PgDn, ``]`` (jump to the next section), End and
-``!`` (flag, committed). The baseline is the same keys on short items, in the
-same run; the ratio column is each median against that baseline. The
-SQuALITY rows (20 real 5,000-word stories at 80x24) run when the shared data
-folder is present.
+which is as long as this one, and searches it), PgDn, ``]`` (jump to the next
+section), End, ``!`` (flag, committed), ``n`` (the next match of a search for
+"the", on from item to item) and ``'`` (back to where the last jump left from).
+The baseline is the same keys on short items, in the same run; the ratio
+column is each median against that baseline. The SQuALITY rows (20 real
+5,000-word stories at 80x24) run when the shared data folder is present.
 """
 
 from __future__ import annotations
@@ -34,7 +35,10 @@ from tests.support import squality  # noqa: E402
 from tests.support.annotate import rubric  # noqa: E402
 
 KEYS = (("label", "3"), ("PgDn", "pagedown"), ("] section", "right_square_bracket"),
-        ("End", "end"), ("! flag", "exclamation_mark"))
+        ("End", "end"), ("! flag", "exclamation_mark"), ("n match", "n"), ("' back", "apostrophe"))
+#: Searched for before the keys are timed: it stays on from item to item, so ``n`` moves
+#: between its matches and every new item is searched as it is laid out.
+QUERY = "the"
 
 
 def megabyte_items(n: int) -> list[Item]:
@@ -65,6 +69,7 @@ async def time_keys(items: list[Item], rub: Rubric, presses: int,
                 await pilot.press("escape")
                 await pilot.pause()
             screen = app.label_screen
+            screen.document.search(QUERY)
             frame = asyncio.Event()
             original = app._display
 

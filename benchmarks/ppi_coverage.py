@@ -274,6 +274,39 @@ def pass_rate_grid(quick: bool, reps: int, rng: np.random.Generator) -> None:
     print("PPI++ cells outside 93-97%: " + ("; ".join(low_cells) if low_cells else "none"))
 
 
+def win_share_grid(quick: bool, reps: int, rng: np.random.Generator) -> None:
+    """Pairwise win shares (a tie counts half, 10% ties): PPI++ with Wilson at the effective
+    n (the estimate's interval) against its Wald interval, judges copying the human verdict
+    with probability 0.75 (else a uniform verdict)."""
+    z = z_critical(LEVEL)
+    print(f"\nWin shares with 10% ties: coverage over {reps} replications; 'above' = interval "
+          "entirely above the truth")
+    print(f"{'share':>5} {'n':>5}  {'PPI++':>6} {'above':>6}  {'wald':>6} {'above':>6}")
+    for share in (0.5, 0.9, 0.95):
+        truth = 0.1 * 0.5 + 0.9 * share
+        for n in ((50, 200) if quick else (50, 100, 200)):
+            hits: dict[str, list[np.ndarray]] = {}
+            for start in range(0, reps, CHUNK):
+                rows = min(CHUNK, reps - start)
+                tie = rng.random((rows, N)) < 0.1
+                y_all = np.where(tie, 0.5, (rng.random((rows, N)) < share).astype(float))
+                other = rng.choice([0.0, 0.5, 1.0], size=(rows, N))
+                f_all = np.where(rng.random((rows, N)) < 0.75, y_all, other)
+                y, f = y_all[:, :n], f_all[:, :n]
+                out = core.ppi_arrays(y, f, f_all, core.Design())
+                ppi_n = core.ppi_wilson_n(out.classical, out.variance, float(n))
+                wilson = core.wilson_bounds_array(np.clip(out.statistic, 0, 1), ppi_n, z)
+                half = z * np.sqrt(out.variance)
+                wald = (np.maximum(out.statistic - half, 0.0),
+                        np.minimum(out.statistic + half, 1.0))
+                for name, (low, high) in (("ppi", wilson), ("wald", wald)):
+                    hits.setdefault(name, []).append((low <= truth) & (truth <= high))
+                    hits.setdefault(name + "_above", []).append(low > truth)
+            r = {k: float(np.concatenate(v).mean()) for k, v in hits.items()}
+            print(f"{share:>5} {n:>5}  {100 * r['ppi']:6.1f} {100 * r['ppi_above']:6.1f}  "
+                  f"{100 * r['wald']:6.1f} {100 * r['wald_above']:6.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--quick", action="store_true", help="small grid, 200 replications")
@@ -285,6 +318,7 @@ def main() -> None:
     reps = 200 if args.quick else args.reps
     if args.grid in ("pass-rates", "all"):
         pass_rate_grid(args.quick, reps, np.random.default_rng(args.seed + 1))
+        win_share_grid(args.quick, reps, np.random.default_rng(args.seed + 2))
     if args.grid == "pass-rates":
         return
     sizes = (50, 200) if args.quick else (50, 100, 200, 500)

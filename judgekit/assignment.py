@@ -2,9 +2,9 @@
 
 Agreement between people can only be measured on items two of them labeled, and
 the judge-versus-human comparison wants every item labeled once. ``plan_assignment``
-does both: it shuffles the items with a seed, deals them round-robin so workloads
-differ by at most one, then gives a random ``overlap`` share of them to a second,
-different annotator, again balancing the extra load. The plan is saved as one
+does both: it shuffles the items with a seed, picks a random ``overlap`` share to
+go to two different annotators, and deals every copy to whoever has the least work
+so far, so whole workloads (shared items included) differ by at most one. The plan is saved as one
 queue per annotator (``assign:<rubric>:<annotator>``), so ``judgekit annotate
 --queue`` and the web app resume it like any other queue.
 """
@@ -65,21 +65,22 @@ def plan_assignment(
     order = [keys[i] for i in rng.permutation(len(keys))]
     k = len(annotators)
     items: dict[str, list[tuple[str, str]]] = {name: [] for name in annotators}
-    primary: dict[tuple[str, str], int] = {}
-    for position, key in enumerate(order):
-        primary[key] = position % k
-        items[annotators[position % k]].append(key)
     n_overlap = round(overlap * len(order))
     chosen = [order[i] for i in sorted(rng.choice(len(order), size=n_overlap, replace=False))]
-    extra = [0] * k
-    for key in chosen:
-        # the least-loaded annotator other than the primary; ties broken by the seed
-        others = [i for i in range(k) if i != primary[key]]
-        least = min(extra[i] for i in others)
-        lightest = [i for i in others if extra[i] == least]
-        pick = lightest[int(rng.integers(len(lightest)))]
-        extra[pick] += 1
-        items[annotators[pick]].append(key)
+    shared = set(chosen)
+    load = [0] * k
+
+    def lightest(count: int) -> list[int]:
+        """``count`` distinct annotators with the least work so far, ties broken by the seed."""
+        ranked = sorted(range(k), key=lambda i: (load[i], float(rng.random())))
+        return ranked[:count]
+
+    # the shared items first, each to the two least-loaded people, then one each to the
+    # least-loaded: every step adds to the lightest, so workloads end within one
+    for key in [*chosen, *(key for key in order if key not in shared)]:
+        for i in lightest(2 if key in shared else 1):
+            load[i] += 1
+            items[annotators[i]].append(key)
     # interleave so the shared items are not all at the end of a queue
     for name in annotators:
         mine = items[name]

@@ -90,6 +90,18 @@ class _ExampleSpec(_Strict):
     note: str = ""
 
 
+class _DisplaySpec(_Strict):
+    """How the annotate app shows items (never sent to the judge; not in the rubric's hash)."""
+
+    input: str | None = None
+    response: str | None = None
+    response_a: str | None = None
+    response_b: str | None = None
+    reference: str | None = None
+    meta: list[str] = []
+    show_id: bool = False
+
+
 class _RubricSpec(_Strict):
     name: str
     version: Any  # a string or an integer; checked in _build for a clear message
@@ -101,6 +113,7 @@ class _RubricSpec(_Strict):
     scale: _ScaleSpec
     prompt: _PromptSpec
     examples: list[_ExampleSpec] = []
+    display: _DisplaySpec | None = None
 
 
 # -- loading -------------------------------------------------------------------
@@ -231,12 +244,16 @@ def _build(spec: _RubricSpec, data: Mapping[str, Any], source_text: str, path: s
         scale=scale,
         system_prompt=spec.prompt.system,
         user_prompt=spec.prompt.user,
-        sha256=sha256_text(canonical_json(_jsonable(data))),
+        # [display] only changes how people see items: editing it keeps the rubric's
+        # identity (and every cached judgment), so it is left out of the hash
+        sha256=sha256_text(canonical_json(_jsonable(
+            {k: v for k, v in data.items() if k != "display"}))),
         source_text=source_text,
         path=path,
         parent=spec.parent,
         changes=spec.changes.strip(),
         examples=_examples(spec.examples, scale),
+        display=_display(spec.display),
     )
 
 
@@ -255,6 +272,18 @@ def _examples(specs: list[_ExampleSpec], scale: Scale) -> tuple[Example, ...]:
         out.append(Example(ex.item_id, ex.label, ex.input, ex.response, ex.response_a,
                            ex.response_b, ex.note.strip(), ex.dataset))
     return tuple(out)
+
+
+def _display(spec: _DisplaySpec | None) -> dict[str, Any]:
+    """The ``[display]`` table as plain data: section titles, meta fields, ``show_id``."""
+    if spec is None:
+        return {}
+    for field_name in spec.meta:
+        if not field_name.strip():
+            raise RubricError("display.meta: field names must not be empty")
+    titles = {k: v.strip() for k, v in spec.model_dump().items()
+              if k not in ("meta", "show_id") and isinstance(v, str) and v.strip()}
+    return {"titles": titles, "meta": list(spec.meta), "show_id": spec.show_id}
 
 
 def _jsonable(value: Any) -> Any:

@@ -60,6 +60,8 @@ class Candidate:
     dataset: str
     item_id: str
     slice: str | None = None
+    #: items with the same group (a cluster, the same source text) are queued adjacently
+    group: str | None = None
 
     @property
     def key(self) -> tuple[str, str]:
@@ -252,8 +254,7 @@ def plan_queue(
         return QueuePlan(chosen, seed, (), 0, ("no items to label",))
     rng = random.Random(seed)
     if sample >= population:
-        order = list(range(population))
-        rng.shuffle(order)
+        order = _grouped_order(list(range(population)), pool, rng)
         entries = tuple(
             QueueEntry(pos, pool[i].dataset, pool[i].item_id, 1.0, "all")
             for pos, i in enumerate(order)
@@ -297,8 +298,9 @@ def plan_queue(
         name: inclusion_probability(population, n_random, sizes[name], allocation.get(name, 0))
         for name in sizes
     }
-    order = sorted(picked)
-    rng.shuffle(order)  # interleave strata so no run of "hard" items biases the annotator
+    # interleave strata so no run of "hard" items biases the annotator, but keep the items
+    # of one source together: reading a story once serves all its questions
+    order = _grouped_order(sorted(picked), pool, rng)
     entries = tuple(
         QueueEntry(pos, pool[i].dataset, pool[i].item_id, probs[strata_of[i]], picked[i])
         for pos, i in enumerate(order)
@@ -310,6 +312,22 @@ def plan_queue(
         )
     strata = {name: (sizes[name], allocation.get(name, 0)) for name in sorted(sizes)}
     return QueuePlan(chosen, seed, entries, population, tuple(notices), strata)
+
+
+def _grouped_order(indices: list[int], pool: Sequence[Candidate],
+                   rng: random.Random) -> list[int]:
+    """``indices`` in random order with the items of one group adjacent.
+
+    Only the order changes, never which items were drawn, so inclusion probabilities
+    are those of the design. Groups come in random order, items within one in random
+    order; items without a group are groups of one (the plain shuffle).
+    """
+    rng.shuffle(indices)
+    groups: dict[object, list[int]] = {}
+    for i in indices:
+        group = pool[i].group
+        groups.setdefault(("item", i) if group is None else group, []).append(i)
+    return [i for members in groups.values() for i in members]
 
 
 def _design(

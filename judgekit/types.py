@@ -148,6 +148,9 @@ class Rubric:
     changes: str = ""
     #: few-shot examples rendered through ``{examples}`` or after the instructions
     examples: tuple[Example, ...] = ()
+    #: how ``annotate`` shows items (rubric ``[display]``): ``titles`` (section -> title),
+    #: ``meta`` (meta fields shown as sections), ``show_id`` (ids safe to show when blind)
+    display: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -28,6 +28,7 @@ fi
 : "${JUDGEKIT_PYTHON:?set JUDGEKIT_PYTHON to a python with the dependencies of judgekit}"
 FIX="$REPO/tests/fixtures"
 OUT="$WORK/out"
+rm -rf "$OUT"  # this run's files only (the installs in $WORK are kept)
 mkdir -p "$WORK" "$OUT"/{promptfoo,inspect,deepeval,lm-eval}
 echo "work directory: $WORK"
 
@@ -62,8 +63,9 @@ versions() {
 }
 
 # -- the test server and a closed network -----------------------------------------------------
-(cd "$REPO" && PYTHONPATH="$REPO" "$JUDGEKIT_PYTHON" -m tests.fixtures.grader_server --port "$PORT" \
-  >"$WORK/server.log" 2>&1) &
+# exec: the subshell becomes the server, so the trap below stops the server itself.
+(cd "$REPO" && PYTHONPATH="$REPO" exec "$JUDGEKIT_PYTHON" -m tests.fixtures.grader_server \
+  --port "$PORT" >"$WORK/server.log" 2>&1) &
 SERVER=$!
 trap 'kill "$SERVER" 2>/dev/null || true' EXIT
 for _ in $(seq 50); do

@@ -107,9 +107,9 @@ def prepare_queue(
     pairwise = rubric.scale.kind == "pairwise"
     misfits = 0
     for name_ in datasets:
-        for item_id, slice_, is_pairwise in candidate_rows(store, name_):  # no item texts
+        for item_id, slice_, is_pairwise, group in candidate_rows(store, name_):
             if is_pairwise == pairwise:
-                candidates.append(Candidate(name_, item_id, slice_))
+                candidates.append(Candidate(name_, item_id, slice_, f"{name_}\0{group}"))
             else:
                 misfits += 1
         if strategy != "random":
@@ -168,9 +168,15 @@ def exit_line(session: LabelingSession, queue: str, path: str) -> str:
     progress = session.progress()
     new, changed = len(session.new_labels), len(session.changed_labels)
     done = f"{new} new" + (f", {changed} changed" if changed else "")
+    keys = [(e.dataset, e.item_id) for e in session.entries]
+    rows = [session.latest[k] for k in keys if k in session.latest]
+    counts = [(sum(session.is_skipped(k) for k in keys), "skipped"),
+              (sum(bool(r.flagged) for r in rows), "flagged"),
+              (sum(bool(r.note) for r in rows), "with a note")]
+    marks = "".join(f", {n} {what}" for n, what in counts if n)
     return (
-        f"{session.annotator}: {progress.labeled}/{progress.total} labeled in queue {queue} "
-        f"({done} this session); saved in {path}"
+        f"{session.annotator}: {progress.labeled}/{progress.total} labeled in queue {queue}"
+        f"{marks} ({done} this session); saved in {path}"
     )
 
 

@@ -140,6 +140,19 @@ def _header(outcome: ProbeOutcome) -> list[str]:
 
 def _position_lines(r: dict[str, Any]) -> list[str]:
     test = r["first_slot_test"]
+    if r.get("mode") == "pointwise":  # no pairs: the scale's levels were listed reversed
+        lines = [
+            format_statistic("level-order consistency", r["position_consistency"]),
+            format_statistic("level-order conflict", r["conflict_rate"]),
+            format_statistic("toward level listed first", r["first_slot_rate"],
+                             f"({test['k']} of {test['n']} changed verdicts, exact binomial "
+                             "test)"),
+            format_statistic("toward level listed last", r["second_slot_rate"]),
+        ]
+        if "level_order_shift" in r:
+            lines.append(format_statistic("shift when levels reversed", r["level_order_shift"],
+                                          "(level steps)"))
+        return lines
     lines = [
         format_statistic("position consistency", r["position_consistency"]),
         format_statistic("conflict rate", r["conflict_rate"]),

@@ -57,6 +57,9 @@ def injection_lines(r: dict[str, Any]) -> list[str]:
             cell = f"{template}@{position}"
             lines.append(f"  {template}, at the {position} of the response:")
             lines.append("  " + format_statistic("net move", r[f"injection_net[{cell}]"]))
+            if f"injection_vs_placebo[{cell}]" in r:
+                lines.append("  " + format_statistic("net move vs placebo",
+                                                     r[f"injection_vs_placebo[{cell}]"]))
             lines.append("  " + format_statistic("flip rate", r[f"injection_flip_rate[{cell}]"]))
             lines.append("  " + format_statistic("mean shift", r[f"injection_shift[{cell}]"]))
     return lines

@@ -24,6 +24,8 @@ from typing import Any
 
 from judgekit.clients import JudgeSpec
 from judgekit.judging.injection_templates import (
+    KNOWN_TEMPLATES,
+    PLACEBO,
     POSITIONS,
     TEMPLATES,
     check_positions,
@@ -127,6 +129,7 @@ def _summary(rubric: Rubric, items: Sequence[Item], outcomes: _Outcomes,
     out: dict[str, Any] = {}
     cells: dict[str, Any] = {}
     effects = []
+    names: list[str] = []
     followed: set[int] = set()
     for (t, p), values in grid.items():
         effect = bias.injection_effect(base, values, top=top, shift_reason=why)
@@ -135,22 +138,46 @@ def _summary(rubric: Rubric, items: Sequence[Item], outcomes: _Outcomes,
         out[f"injection_flip_rate[{cell_name(t, p)}]"] = stored["flip_rate"]
         out[f"injection_shift[{cell_name(t, p)}]"] = stored["shift"]
         cells[cell_name(t, p)] = stored
+        if t == PLACEBO.name:  # a control: shown per cell, never an attack
+            continue
         effects.append(effect)
+        names.append(cell_name(t, p))
         followed.update(effect.toward_indices())
     out["injection_net"] = bias.worst_net_move(effects).to_dict()
     out["injection_flip_rate"] = bias.worst_flip_rate(effects).to_dict()
-    nets = [(e.net.statistic, name) for e, name in zip(effects, cells, strict=True) if e.n]
+    nets = [(e.net.statistic, name) for e, name in zip(effects, names, strict=True) if e.n]
     out["worst_cell"] = max(nets, key=lambda d: d[0])[1] if nets else None
-    flips = [(e.statistic, name) for e, name in zip(effects, cells, strict=True)
+    flips = [(e.statistic, name) for e, name in zip(effects, names, strict=True)
              if e.n > e.at_target]
     out["worst_flip_cell"] = max(flips, key=lambda d: d[0])[1] if flips else None
-    pooled = bias.pooled_injection_effect(base, list(grid.values()), top=top,
-                                          shift_reason=why).to_dict()
+    attacks = [v for (t, _), v in grid.items() if t != PLACEBO.name]
+    pooled = bias.pooled_injection_effect(base, attacks, top=top, shift_reason=why).to_dict()
     out["injection_shift"] = pooled["shift"]
     out["injection_net_pooled"] = pooled["net"]
+    if PLACEBO.name in templates:
+        out.update(_placebo_figures(grid, templates, positions, top))
     out["cells"] = cells
     out["followed_items"] = [items[i].id for i in sorted(followed)[:MAX_LISTED_IDS]]
     out["n_excluded"] = sum(1 for b in base if b is None)
+    return out
+
+
+def _placebo_figures(grid: dict[tuple[str, str], list[float | None]], templates: Sequence[str],
+                     positions: Sequence[str], top: float) -> dict[str, Any]:
+    """Each template against the placebo at the same position, per item: the injected
+    verdict's closeness compared with the placebo verdict's (both calls made with a paragraph
+    added, so length and the judge's noise cancel); net (toward - away) / items with both,
+    Tango's interval. The placebo's own cell (``injection_net[placebo@P]``) is its net move
+    against the plain verdict: what adding any paragraph does."""
+    out: dict[str, Any] = {}
+    for position in positions:
+        placebo = grid[(PLACEBO.name, position)]
+        for template in templates:
+            if template == PLACEBO.name:
+                continue
+            effect = bias.injection_effect(placebo, grid[(template, position)], top=top,
+                                           shift_reason="compared with the placebo")
+            out[f"injection_vs_placebo[{cell_name(template, position)}]"] = effect.net.to_dict()
     return out
 
 
@@ -180,7 +207,7 @@ def run_injection_probe(store: Store, rubric: Rubric, items: Sequence[Item], spe
     stored["positions"] = list(positions)
     stored["target"] = goal if goal is not None else "the response injected into"
     stored["template_texts"] = {
-        t: TEMPLATES[t].render(goal or "A", pairwise=goal is None) for t in templates}
+        t: KNOWN_TEMPLATES[t].render(goal or "A", pairwise=goal is None) for t in templates}
     if sides:
         stored["injected_side_counts"] = {s: sum(1 for v in sides.values() if v == s)
                                           for s in ("a", "b")}

@@ -77,6 +77,8 @@ STAT_LABELS: dict[str, str] = {
     "injection_net_pooled": "Injection net move toward the target (all templates and positions)",
     "injection_sign_test": "Items moved toward vs away from the injected target (exact binomial)",
     "identical_decisive_rate": "Decisive verdicts on identical pairs",
+    "expected_calibration_error": "Expected calibration error (debiased)",
+    "plug_in_calibration_error": "Plug-in calibration error (biased upward at small n)",
     "identical_first_slot_share": "First slot among decisive verdicts on identical pairs",
     "identical_slot_imbalance": "Slot imbalance on identical pairs |2P(A)-1|",
     "judge_own_win_rate": "Judge's win rate for its own family",
@@ -90,6 +92,7 @@ STAT_LABELS: dict[str, str] = {
 #: Per-cell figures of the injection probe (``injection_flip_rate[fake_json@end]``).
 CELL_LABELS: dict[str, str] = {
     "injection_net": "Injection net move",
+    "injection_vs_placebo": "Injection net move relative to the placebo",
     "injection_flip_rate": "Injection flip rate",
     "injection_shift": "Injection shift",
 }

@@ -21,6 +21,9 @@ DEFAULT_WIDTH = 80
 #: A value column further right than this share of the width leaves too little room:
 #: its continuation lines are indented like a sentence's instead.
 _MAX_HANG_SHARE = 0.6
+#: A value column that leaves fewer columns than this for a long value (a figure with a
+#: note) would wrap it into a narrow ribbon: it hangs under the line's indent instead.
+_MIN_ROOM = 40
 _GAP = re.compile(r"\S( {2,})(?=\S)")
 #: An interval ``[0.552, 0.822]`` is one unit: never split between its bounds.
 _INTERVAL = re.compile(r"\[[^\]\s]*, [^\]\s]*\]")
@@ -41,7 +44,8 @@ def _hang(line: str, width: int) -> str:
     if indent > width * _MAX_HANG_SHARE / 2:  # a continuation row already: keep its column
         return " " * indent
     gap = _GAP.search(line, indent)
-    if gap is not None and gap.end(1) <= width * _MAX_HANG_SHARE:
+    if gap is not None and gap.end(1) <= width * _MAX_HANG_SHARE and (
+            len(line) - gap.end(1) <= width - gap.end(1) or width - gap.end(1) >= _MIN_ROOM):
         return " " * gap.end(1)
     return " " * (indent + 2)
 

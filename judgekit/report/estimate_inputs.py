@@ -13,7 +13,7 @@ from collections import ChainMap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from judgekit.report.measures import judge_number, level_values
+from judgekit.report.measures import judge_numbers, level_values
 from judgekit.report.pairing import AnyItem, ItemKey, Pairing, cluster_ids
 from judgekit.report.weighting import pick_queue
 from judgekit.store import JudgmentSelection, Store
@@ -91,6 +91,7 @@ def estimate_inputs(
     judged: list[ItemKey] = []
     judge_all: list[str] = []
     numbers = level_values(rubric.scale) if rubric.scale.kind == "ordinal" else {}
+    number = judge_numbers(numbers) if numbers else None
     values_all: list[float] = []
     failed = stale = 0
     for row in store.judged_items(**selection.filters()):
@@ -108,8 +109,8 @@ def estimate_inputs(
             key = known
         judged.append(key)
         judge_all.append(row.label)
-        if numbers:
-            values_all.append(judge_number(row.label, row.score, numbers))
+        if number is not None:
+            values_all.append(number(row.label, row.score))
     del own_key
     all_items: Mapping[ItemKey, AnyItem] = ChainMap(extra, dict(items)) if extra else items
     if failed:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 from judgekit.errors import InputError
 from judgekit.types import Scale
@@ -102,6 +102,18 @@ def reference_number(
         values = [numbers[label] for label in by_annotator.values()]
         return math.fsum(values) / len(values)
     return numbers[level]
+
+
+def judge_numbers(numbers: Mapping[str, float]) -> Callable[[str, float | None], float]:
+    """:func:`judge_number` for one scale, its range worked out once (100,000 verdicts)."""
+    low, high = min(numbers.values()), max(numbers.values())
+
+    def number(label: str, score: float | None) -> float:
+        if score is not None and low <= score <= high:  # NaN fails both comparisons
+            return float(score)
+        return numbers[label]
+
+    return number
 
 
 def judge_number(label: str, score: float | None, numbers: Mapping[str, float]) -> float:
@@ -203,6 +215,7 @@ __all__ = [
     "default_reference",
     "estimate_reference",
     "judge_number",
+    "judge_numbers",
     "level_sentence",
     "level_values",
     "majority_level",

@@ -21,7 +21,7 @@ from typing import TypeVar
 
 from judgekit.report.measures import (
     default_reference,
-    judge_number,
+    judge_numbers,
     level_values,
     reference_level,
     reference_number,
@@ -144,6 +144,7 @@ def pair_up(
     valid = scale.label_set
     rule = reference_rule_of(scale, chosen)
     numbers = level_values(scale) if scale.kind == "ordinal" else {}
+    number = judge_numbers(numbers) if numbers else None
     for key in sorted(references):
         by_annotator = references[key]
         ref = rule(by_annotator)
@@ -160,8 +161,8 @@ def pair_up(
         out.keys.append(key)
         out.judge.append(judgment.label)
         out.human.append(ref)
-        if numbers:
-            value = judge_number(judgment.label, judgment.score, numbers)
+        if number is not None:
+            value = number(judgment.label, judgment.score)
             out.n_scored += value != numbers[judgment.label]
             out.n_score_outside += score_outside(judgment.score, numbers)
             out.judge_values.append(value)

@@ -111,11 +111,19 @@ def decide(
     if verdict.decision != "INSUFFICIENT DATA" or needed is None or needed <= available:
         return verdict
     reason = _beyond_dataset(verdict, needed, max(0, available))
+    if reason is None:  # a reason of its own: the report adds what is left to label
+        asks = f"; about {needed} more labels would settle it"
+        return replace(verdict, reason=verdict.reason.replace(asks, ""))
     return replace(verdict, reason=reason if estimate is None else f"{reason} {estimate}")
 
 
-def _beyond_dataset(verdict: VerdictResult, needed: int, available: int) -> str:
-    """Why no number of labels on this dataset decides, and what would."""
+def _beyond_dataset(verdict: VerdictResult, needed: int, available: int) -> str | None:
+    """Why no number of labels on this dataset decides at this interval, and what would.
+
+    None for a reason of its own (too few items, perfect agreement, constant labels):
+    its projection rests on too little to say no label could decide, so the report
+    only says how many items are left to label (``needed_sentence``).
+    """
     stat, threshold = verdict.statistic, verdict.threshold
     name = label_of(verdict.primary)
     left = ("every item is already labeled" if available == 0
@@ -129,21 +137,20 @@ def _beyond_dataset(verdict: VerdictResult, needed: int, available: int) -> str:
     if "would lift the lower bound" in original or "lift the lower bound over" in original:
         low = stat.statistic - (stat.statistic - stat.ci_low) * shrink
         text = (f"{name} is {bounds}: the estimate is at or above {threshold:g} but the lower "
-                f"bound is below it, and no number of labels on this dataset can lift it: "
-                f"{left}, and about {needed} would be needed if the estimate held. What would "
+                f"bound is below it, and if the estimate held no number of labels on this dataset "
+                f"would lift it: {left}, and about {needed} would be needed. What would "
                 f"decide: {more_items}, or a --min-agreement of {num(low)} or lower (about "
                 f"where the lower bound would be with every item labeled).")
     elif "narrow it enough to decide" in original:
         width = stat.half_width * shrink
         text = (f"{name} is {bounds}: the interval straddles {threshold:g} and is wider "
-                f"than +/-{verdict.target_half_width:g}, and no number of labels on this "
-                f"dataset can narrow it enough: {left}, and about {needed} would be needed. "
+                f"than +/-{verdict.target_half_width:g}, and at its width no number of labels on "
+                f"this dataset would narrow it enough: {left}, and about {needed} would be "
+                "needed. "
                 f"What would decide: {more_items}, or a --half-width of {num(width, 2)} or "
                 "more (about the interval's half-width with every item labeled).")
-    else:  # a reason of its own (perfect agreement, constant labels, too few items)
-        kept = original.replace(f"; about {needed} more labels would settle it", "")
-        text = (f"{kept} No number of labels on this dataset can settle it: {left}, and "
-                f"about {needed} more would be needed; it takes {more_items}.")
+    else:
+        return None
     return text
 
 

@@ -90,7 +90,7 @@ def with_warning(verdict: VerdictResult, key: str, stat: Stat, adjusted_p: float
 def _figure(stat: Stat) -> str:
     if not stat.defined:
         return f"n/a ({stat.reason or 'undefined'}), n={stat.n}"
-    bounds = ""
+    bounds = " [n/a]"  # no interval: the sentences below say why
     if math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high):
         bounds = f" [{num(stat.ci_low)}, {num(stat.ci_high)}]"
     return f"{num(stat.statistic)}{bounds}, n={stat.n}"
@@ -161,9 +161,17 @@ def needed_sentence(verdict: VerdictResult, pm: str = "+/-") -> str | None:
     decide instead)."""
     text = labels_needed_text(verdict, pm)
     needed, available = verdict.labels_needed, verdict.labels_available
-    if (text is None or f"{needed} more label" in verdict.agreement_text
-            or (needed is not None and available is not None and needed > available)):
+    if text is None or f"{needed} more label" in verdict.agreement_text:
         return None
+    if needed is not None and available is not None and needed > available:
+        if "no number of labels on this dataset" in verdict.agreement_text:
+            return None  # the reason already says what would decide
+        if not available:
+            return ("Every item of the dataset is labeled: more items, or a lower "
+                    "--min-agreement, would decide.")
+        return (f"Label the {available} item(s) left in the dataset, then read the interval "
+                f"again: at this estimate about {needed} would be needed, so more items may "
+                "be too.")
     return text
 
 

@@ -125,9 +125,13 @@ def _agreement(store: Store, rubric: Rubric, builds: ReportBuilds | None) -> str
 
 def _figures(report: Report) -> str:
     from judgekit.report._format import label_of, stat_text
+    from judgekit.report.verdict_lines import reason_lines
 
     verdict = report.verdict
-    out = [f"<p>Decision so far: <b>{esc(verdict.decision)}</b>: {esc(verdict.reason)}</p>"]
+    reasons = "".join(f"<li>{esc(line.text())}</li>"
+                      for line in reason_lines(verdict, report.confidence_level))
+    out = [f"<p>Decision so far (judge vs people): <b>{esc(verdict.decision)}</b></p>"
+           f"<ul>{reasons}</ul><p>{esc(verdict.reason)}</p>"]
 
     def rows(stats: Mapping[str, Stat], primary: str | None = None) -> list[tuple[str, str]]:
         return [(label_of(k) + (" (primary)" if k == primary else ""), stat_text(s))
@@ -164,15 +168,15 @@ def _to_adjudicate(store: Store, rubric: Rubric, token: TokenRecord) -> str:
         return "<h3>To adjudicate</h3><p>No item has disagreeing annotators or a flag.</p>"
     head = (f"<h3>To adjudicate</h3><p>{len(items)} item(s) to review, {pending} not yet "
             "adjudicated.</p>")
+    command = (f"<code>judgekit annotate --rubric {esc(shlex.quote(rubric.name))} "
+               "--adjudicate --annotator NAME</code>")
     if token.may("adjudicate"):
         how = (f'<p><a href="/adjudicate?rubric={quote(rubric.sha256)}">Adjudicate in the '
                f"browser</a> (as <code>{esc(token.name)}</code>; every label you give becomes "
-               "the item's reference).</p>")
+               f"the item's reference), or in a terminal: {command}.</p>")
     else:
         how = ("<p>A token that may adjudicate (role <code>adjudicate</code> or "
-               "<code>admin</code>) settles them here, or in a terminal: <code>judgekit "
-               f"annotate --rubric {esc(shlex.quote(rubric.name))} --adjudicate --annotator "
-               "NAME</code>.</p>")
+               f"<code>admin</code>) settles them here, or in a terminal: {command}.</p>")
     rows = [(f"{item.dataset}/{item.item_id}", ", ".join(item.reasons),
              "; ".join(f"{o.annotator}: {o.label if o.label is not None else '(no label)'}"
                        + (" (flagged)" if o.flagged else "") for o in item.opinions),

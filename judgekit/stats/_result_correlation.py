@@ -153,6 +153,34 @@ class CorrelationResult(ResultMixin):
         n_clusters = None if codes is None else int(codes.max()) + 1
         return _resample.widen_for_few_clusters(interval, self.statistic, n_clusters, level)
 
+    def cluster_pvalue(self, clusters: Any) -> float:
+        """Two-sided p of "no correlation" that counts clusters, as the intervals do.
+
+        ``pvalue`` treats the pairs as independent; with items sharing a prompt it is too
+        small (benchmarks/coverage.py). Here the delete-one-cluster jackknife SE on Fisher's
+        z scale gives t = atanh(r) (1 - r^2) / SE on G - 1 degrees of freedom, the test the
+        default clustered interval inverts. NaN when that interval has nothing to work
+        with (fewer than two clusters, a sample in perfect order, a table too large).
+        """
+        from scipy import stats  # a second to import: only where it is used
+
+        if not math.isfinite(self.statistic) or abs(self.statistic) >= 1:
+            return math.nan
+        codes = used_clusters(clusters, self._used)
+        distinct, unit_pattern = self._patterns()
+        weighted = self._weighted(distinct[:, 0], distinct[:, 1])
+        if codes is None or weighted is None or not self._jackknife_fits(
+                weighted, distinct.shape[0], codes):
+            return math.nan
+        leave = _weighted_jackknife(weighted, unit_pattern, codes)
+        if leave.size < 2 or not np.all(np.isfinite(leave)):
+            return math.nan
+        se = _rank_interval.jackknife_se(leave)
+        if not se > 1e-12:
+            return math.nan
+        t = math.atanh(self.statistic) * (1.0 - self.statistic**2) / se
+        return float(2.0 * stats.t.sf(abs(t), leave.size - 1))
+
     def default_method(self, clusters: Any = None) -> str:
         """The interval ``method="default"`` gives on these data: ``"jackknife"``, or where
         the jackknife would be too large its fallback ``"ase"`` (tau-b) or ``"bootstrap"``
@@ -178,14 +206,17 @@ class CorrelationResult(ResultMixin):
                 and not self._two_valued_spearman())
 
     def _two_valued_spearman(self) -> bool:
-        """Spearman's rho against a 0/1 variable (a pass rate against length): near the
-        highest rho the split allows (about 0.87 for half passing), with passes and fails
-        almost separated, no leave-one-out sample changes rho much and the jackknife SE
-        collapses (0.868 [0.851, 0.884] on 31 items; 89% coverage at n = 31 in
-        benchmarks/coverage.py), while the bootstrap covers 96-98%: it is used instead."""
+        """Spearman's rho against a (nearly) two-valued variable (a pass rate against length,
+        or a mean of two annotators' pass/fail that is 0 or 1 on all but a few items): near
+        the highest rho the split allows (about 0.87 for half passing), with passes and
+        fails almost separated, no leave-one-out sample changes rho much and the jackknife
+        SE collapses (0.868 [0.851, 0.884] on 31 items; 89% coverage at n = 31 in
+        benchmarks/coverage.py), while the bootstrap covers 96-98%: it is used instead.
+        Nearly: under ``NEAR_BINARY_SHARE`` of the items outside its two most common
+        values."""
         if self.method == "kendall_tau_b":
             return False
-        return min(np.unique(self._x).size, np.unique(self._y).size) <= 2
+        return _near_binary(self._x) or _near_binary(self._y)
 
     def _patterns(self) -> tuple[FloatArray, IntArray]:
         """The distinct (x, y) pairs and, per pair used, the index of its distinct pair."""
@@ -260,6 +291,16 @@ class CorrelationResult(ResultMixin):
             for idx in np.split(flat, np.cumsum(lengths)[:-1]):
                 values.append(self._batch(self._x[idx][None, :], self._y[idx][None, :])[0])
         return np.asarray(values, dtype=np.float64)
+
+
+#: A variable with fewer than this share of its items outside its two most common values
+#: counts as two-valued for the choice of Spearman's default interval.
+NEAR_BINARY_SHARE = 0.05
+
+
+def _near_binary(values: FloatArray) -> bool:
+    counts = np.sort(np.unique(values, return_counts=True)[1])[::-1]
+    return bool(counts[2:].sum() < NEAR_BINARY_SHARE * values.size)
 
 
 def _weighted_jackknife(

@@ -38,7 +38,7 @@ import numpy.typing as npt
 from judgekit.stats._interval import COLLAPSED_REASON, ConfidenceInterval, is_zero_width, refused
 from judgekit.stats._resample import chunk_rows, cluster_pick_counts, percentile_interval
 from judgekit.stats._validate import RandomState, rng_from
-from judgekit.stats.correlation import _kendall_batch, _rowwise_pearson, _spearman_batch
+from judgekit.stats.correlation import _PAIRWISE_LIMIT, _kendall_batch, _rowwise_pearson
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -87,12 +87,33 @@ def _figure(
     return LevelFigure(estimate, interval[0], interval[1], n, method, None, note)
 
 
+def _midranks(x: FloatArray) -> FloatArray:
+    """Mid-ranks along the last axis of (rows, n), ties sharing their mean rank.
+
+    Counted from pair comparisons (O(n**2) per row, in numpy) for the short rows of
+    groups and systems, so the report needs no ``scipy.stats`` (a second to import).
+    """
+    if x.shape[-1] > _PAIRWISE_LIMIT:
+        from scipy import stats as sps  # a long row: rare, and worth the import
+
+        return np.asarray(sps.rankdata(x, axis=-1), dtype=np.float64)
+    n = x.shape[-1]
+    out = np.empty(x.shape, dtype=np.float64)
+    step = max(1, 4_000_000 // max(n * n, 1))  # rows per chunk: a bounded (rows, n, n) array
+    for start in range(0, x.shape[0], step):
+        part = x[start : start + step]
+        below = (part[:, None, :] < part[:, :, None]).sum(axis=-1)
+        equal = (part[:, None, :] == part[:, :, None]).sum(axis=-1)
+        out[start : start + step] = below + (equal + 1) / 2.0
+    return out
+
+
 def _correlate(name: str, x: FloatArray, y: FloatArray) -> FloatArray:
     """Row-wise correlation ``name`` of (rows, n) arrays; NaN for a constant row."""
     if name == "pearson":
         return _rowwise_pearson(x, y)
     if name == "spearman":
-        return _spearman_batch(x, y)
+        return _rowwise_pearson(_midranks(x), _midranks(y))
     return _kendall_batch(x, y)
 
 

@@ -172,6 +172,16 @@ def check_bounds(labels: FloatArray, bounds: Bounds | None) -> None:
                          f"[{bounds[0]:g}, {bounds[1]:g}]")
 
 
+def is_share(labels: FloatArray, bounds: Bounds | None) -> bool:
+    """A share target: 0/1 labels, or labels in [0, 1] with ``bounds`` (0, 1) (a pairwise win
+    share, a tie counting half). Its interval is Wilson's at the effective sample size
+    p(1 - p) / variance, the binomial sample size with the same variance."""
+    if is_binary(labels):
+        return True
+    return bounds is not None and tuple(bounds) == (0.0, 1.0) and bool(
+        ((labels >= 0.0) & (labels <= 1.0)).all())
+
+
 def is_binary(*arrays: FloatArray) -> bool:
     return all(bool(np.isin(a, (0.0, 1.0)).all()) for a in arrays)
 
@@ -234,11 +244,11 @@ def ppi_mean(
             statistic = float(out.classical[0])
         else:
             note = "no variation in the labeled items: the interval is undefined"
-    elif is_binary(y):
+    elif is_share(y, bounds):
         # a 0/1 target: Wilson at PPI++'s effective sample size, inside [0, 1]; with 0/1
         # verdicts too, the variance behind that size is floored for unseen disagreements
         spread = out.variance
-        if is_binary(f, fu):
+        if is_binary(y, f, fu):
             spread = np.maximum(spread, core.discordance_floor(y[None], f[None], fu, out.lam))
         wilson_n = float(core.ppi_wilson_n(out.classical, spread,
                                            kish_n(design.weights, n))[0])
@@ -270,8 +280,9 @@ def classical_mean(
 ) -> EstimateResult:
     """Mean of ``labels`` alone (the classical estimate), design-weighted and cluster-robust.
 
-    A 0/1 outcome gets a Wilson interval at its effective sample size
-    (p(1-p)/variance: n itself for a simple random sample); other outcomes a Wald
+    A 0/1 outcome (or a share in [0, 1] with bounds (0, 1)) gets a Wilson interval at its
+    effective sample size (p(1-p)/variance: n itself for a simple random sample); other
+    outcomes a Wald
     interval, as ``ppi_py``'s ``classical_mean_ci`` (population SD).
     """
     y = numbers(labels, "labels")
@@ -286,7 +297,7 @@ def classical_mean(
     if not math.isfinite(variance):
         return undefined_estimate(ONE_CLUSTER, n, 0, method)
     wilson_n = None
-    if is_binary(y):
+    if is_share(y, bounds):
         wilson_n = (
             statistic * (1.0 - statistic) / variance if variance > 0 else kish_n(design.weights, n)
         )
@@ -350,6 +361,7 @@ __all__ = [
     "design_of",
     "estimate_inputs",
     "is_binary",
+    "is_share",
     "kish_n",
     "numbers",
     "ppi_mean",

@@ -137,17 +137,24 @@ def labels_by_item(
         yield current
 
 
-def candidate_rows(store: Store, dataset: str) -> Iterator[tuple[str, str | None, bool]]:
-    """``(item id, slice, is pairwise)`` of every item of ``dataset`` in import order.
+def candidate_rows(store: Store, dataset: str) -> Iterator[tuple[str, str | None, bool, str]]:
+    """``(item id, slice, is pairwise, group)`` of every item of ``dataset`` in import order.
 
     What drawing a labeling queue needs of each item, without reading its texts
-    (:meth:`Store.iter_items` builds every :class:`~judgekit.types.Item`).
+    (:meth:`Store.iter_items` builds every :class:`~judgekit.types.Item`). ``group``
+    keeps items to read together adjacent in the queue: the item's cluster, else the
+    opening of its input (the same story with another question or another summary).
     """
-    sql = ("SELECT id, slice, response_a IS NOT NULL AND response_b IS NOT NULL FROM items "
-           "WHERE dataset = ? ORDER BY rowid")
+    sql = ("SELECT id, slice, response_a IS NOT NULL AND response_b IS NOT NULL, "
+           f"COALESCE('cluster:' || cluster, 'input:' || substr(input, 1, {GROUP_PREFIX})) "
+           "FROM items WHERE dataset = ? ORDER BY rowid")
     for rows in store._paged(sql, [dataset]):
-        for item_id, slice_, pairwise in rows:
-            yield item_id, slice_, bool(pairwise)
+        for item_id, slice_, pairwise, group in rows:
+            yield item_id, slice_, bool(pairwise), str(group)
+
+
+#: Characters of an item's input that decide whether two items share a source.
+GROUP_PREFIX = 200
 
 
 def ok_verdict_counts(store: Store, rubric_hash: str, dataset: str) -> dict[str, int]:

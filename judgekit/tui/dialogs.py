@@ -7,7 +7,7 @@ from typing import ClassVar
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
-from textual.containers import Vertical, VerticalScroll
+from textual.containers import Grid, Vertical, VerticalScroll
 from textual.content import Content
 from textual.screen import ModalScreen
 from textual.widgets import Input, Markdown, Static
@@ -42,6 +42,8 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen Markdown { margin: 0; padding: 0; }
     HelpScreen .help-heading { text-style: bold; color: $text-accent; margin-top: 1; }
     HelpScreen #help-close { dock: bottom; margin-top: 1; }
+    HelpScreen #help-keys { grid-size: 2; grid-columns: 16 1fr; height: auto; }
+    HelpScreen #help-keys Static { height: auto; }
     """
 
     def __init__(self, session: LabelingSession) -> None:
@@ -66,13 +68,13 @@ class HelpScreen(ModalScreen[None]):
                 yield ScalePanel(markup=False, id="help-scale")
                 yield Static("Keys", classes="help-heading", markup=False)
                 keys = command_keys(scale)
-                lines = [
-                    Content.assemble((f"  {' / '.join(map(display_key, keys[c.action])):<14}",
-                                      "bold"), c.help)
-                    for c in COMMANDS
-                ]
-                lines.append(Content.assemble((f"  {'↑ / ↓':<14}", "bold"), "scroll a row"))
-                yield Static(Content("\n").join(lines), markup=False)
+                rows = [(" / ".join(map(display_key, keys[c.action])), c.help)
+                        for c in COMMANDS]
+                rows.append(("↑ / ↓", "scroll a row"))
+                with Grid(id="help-keys"):  # two columns: a long line wraps in its own
+                    for key, text in rows:
+                        yield Static(Content.assemble(("  " + key, "bold")), markup=False)
+                        yield Static(plain(text), markup=False)
                 notes = [
                     "Labels, notes and flags are saved as you give them; a change keeps the "
                     "history.",
@@ -127,6 +129,35 @@ class NoteScreen(ModalScreen[str | None]):
             yield Static("Note (enter saves, escape cancels; empty clears)", markup=False)
             yield Input(value=self._note, placeholder="why this label, what to review…",
                         id="note-input")
+
+    @on(Input.Submitted)
+    def _submitted(self, event: Input.Submitted) -> None:
+        self.dismiss(event.value)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
+
+
+class SearchScreen(ModalScreen[str | None]):
+    """The text to search the item for; enter searches, escape cancels."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "cancel", "cancel")]
+    DEFAULT_CSS = """
+    SearchScreen { align: center bottom; }
+    SearchScreen > Vertical {
+        width: 70; max-width: 95%; height: auto; margin-bottom: 4;
+        border: round $accent; padding: 0 1; background: $surface;
+    }
+    """
+
+    def __init__(self, query: str) -> None:
+        super().__init__()
+        self._query = query
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static("Search the item (enter searches, escape cancels)", markup=False)
+            yield Input(value=self._query, placeholder="a word or phrase…", id="search-input")
 
     @on(Input.Submitted)
     def _submitted(self, event: Input.Submitted) -> None:

@@ -17,6 +17,7 @@ terminal. An empty text shows as ``(empty)``.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -58,7 +59,9 @@ class _Row:
 class DocumentView(ScrollView, can_focus=False):
     """Scrollable sections of an item; only the rows on screen are rendered."""
 
-    COMPONENT_CLASSES: ClassVar[set[str]] = {"document--title", "document--empty"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {
+        "document--title", "document--empty", "document--match", "document--current-match",
+    }
     DEFAULT_CSS = """
     DocumentView {
         height: 1fr; padding: 0 1; scrollbar-size-vertical: 1; scrollbar-gutter: stable;
@@ -66,6 +69,10 @@ class DocumentView(ScrollView, can_focus=False):
     }
     DocumentView > .document--title { color: $text-accent; text-style: bold; }
     DocumentView > .document--empty { color: $text-muted; text-style: italic; }
+    DocumentView > .document--match { background: $warning 45%; }
+    DocumentView > .document--current-match {
+        background: $warning; color: $background; text-style: bold;
+    }
     """
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -74,6 +81,9 @@ class DocumentView(ScrollView, can_focus=False):
         self._rows: list[_Row] = []
         self._anchors: dict[str, int] = {}
         self._laid_out_width = -1
+        self._search = _Search()
+        self._mark: int | None = None  # m: a row to come back to
+        self._back: int | None = None  # where the last jump left from
 
     # -- content -----------------------------------------------------------
     def show(self, sections: Sequence[Section]) -> None:
@@ -83,6 +93,7 @@ class DocumentView(ScrollView, can_focus=False):
             return
         self._sections = sections
         self._laid_out_width = -1
+        self._mark = self._back = None  # marks belong to one item
         self._layout()
         self.scroll_to(0, 0, animate=False, immediate=True)
 
@@ -131,6 +142,7 @@ class DocumentView(ScrollView, can_focus=False):
                 rows.extend(self._section_rows(partner, self._body_width()))
         self._rows = rows
         self._anchors = anchors
+        self._search.find(self._rows)
         self._size_to_content()
 
     def _size_to_content(self) -> None:
@@ -170,11 +182,23 @@ class DocumentView(ScrollView, can_focus=False):
             return self.get_component_rich_style("document--empty")
         return Style()
 
-    def _cell(self, kind: str, text: str, width: int) -> list[Segment]:
+    def _cell(self, kind: str, text: str, width: int,
+              spans: Sequence[tuple[int, int, bool]] = ()) -> list[Segment]:
         indent = 0 if kind == "title" else _INDENT
         body = set_cell_size(text, max(0, width - indent)) if cell_len(text) != width - indent \
             else text
-        return [Segment(" " * indent), Segment(body, self._style(kind))]
+        style = self._style(kind)
+        out = [Segment(" " * indent)]
+        at = 0
+        for start, end, current in spans:  # search matches, highlighted
+            if start >= len(body):
+                break
+            name = "document--current-match" if current else "document--match"
+            out += [Segment(body[at:start], style),
+                    Segment(body[start:end], style + self.get_component_rich_style(name))]
+            at = end
+        out.append(Segment(body[at:], style))
+        return out
 
     def render_line(self, y: int) -> Strip:
         width = self.scrollable_content_region.width
@@ -183,16 +207,91 @@ class DocumentView(ScrollView, can_focus=False):
         if index >= len(self._rows) or width <= 0:
             return Strip.blank(width, base)
         row = self._rows[index]
+        spans = self._search.spans(index)
         if row.right is None:
-            segments = self._cell(row.kind, row.text, width)
+            segments = self._cell(row.kind, row.text, width, spans.get(0, ()))
         else:
             column = max(10, (width - _GAP) // 2)
             segments = [
-                *self._cell(row.kind, row.text, column),
+                *self._cell(row.kind, row.text, column, spans.get(0, ())),
                 Segment(" " * _GAP),
-                *self._cell(row.right_kind or "blank", row.right, width - column - _GAP),
+                *self._cell(row.right_kind or "blank", row.right, width - column - _GAP,
+                            spans.get(1, ())),
             ]
         return Strip(segments).apply_style(base).crop_extend(0, width, base)
+
+    # -- search and marks (/, n, N, m, ') ----------------------------------------
+    @property
+    def search_query(self) -> str:
+        return self._search.query
+
+    def search(self, query: str) -> int:
+        """Find ``query`` (case-insensitive) and go to the first match at or below the view.
+
+        Returns the number of matches; an empty query clears the search.
+        """
+        self._search.query = query.strip()
+        self._search.find(self._rows)
+        if self._search.matches:
+            self.next_match(1)
+        self.refresh()
+        return len(self._search.matches)
+
+    def next_match(self, direction: int) -> tuple[int, int]:
+        """Go to the next (1) or previous (-1) match, wrapping; (position, count), 1-based.
+
+        With no current match (a new item under the same search), the first match at or
+        below the top of the view (or the last above it, going back).
+        """
+        matches = self._search.matches
+        if matches:
+            if self._search.current < 0:
+                here = round(self.scroll_y)
+                after = [i for i, m in enumerate(matches) if m[0] >= here]
+                before = [i for i, m in enumerate(matches) if m[0] < here]
+                pick = ((after or before)[0] if direction > 0
+                        else (before or after)[-1])
+                self._go_to_match(pick)
+            else:
+                self._go_to_match((self._search.current + direction) % len(matches))
+        return self.match_position()
+
+    def match_position(self) -> tuple[int, int]:
+        """(current match, 1-based; 0 when none is current, count)."""
+        count = len(self._search.matches)
+        return (self._search.current + 1 if count else 0), count
+
+    def _go_to_match(self, index: int) -> None:
+        self._search.current = index
+        row = self._search.matches[index][0]
+        height = self.scrollable_content_region.height
+        top = round(self.scroll_y)
+        if not top <= row < top + height:  # off screen: bring it near the top, with context
+            self._jump_to_row(max(0, row - 2))
+        self.refresh()
+
+    def set_mark(self) -> int:
+        """m: remember the row at the top of the view; returns it."""
+        self._mark = round(self.scroll_y)
+        return self._mark
+
+    def to_mark(self) -> bool:
+        """': back to the mark (or to where the last jump left from); pressed again,
+        back to where it was pressed. False when there is nowhere to go back to."""
+        target = self._mark if self._mark is not None else self._back
+        if target is None:
+            return False
+        here = round(self.scroll_y)
+        if self._mark is not None:
+            self._mark = here
+        self._back = here
+        self.scroll_to(y=target, animate=False, immediate=True)
+        return True
+
+    def _jump_to_row(self, row: int) -> None:
+        """A jump (section, search, Home/End): remember where it left from for '."""
+        self._back = round(self.scroll_y)
+        self.scroll_to(y=row, animate=False, immediate=True)
 
     # -- moving (the labeling screen's keys call these; never animated) ----------
     def scroll_rows(self, rows: int) -> None:
@@ -204,7 +303,7 @@ class DocumentView(ScrollView, can_focus=False):
     def edge(self, direction: int) -> None:
         """Home: the top; End: the last row of text at the bottom of the view."""
         end = max(0, len(self._rows) - self.scrollable_content_region.height)
-        self.scroll_to(y=0 if direction < 0 else end, animate=False, immediate=True)
+        self._jump_to_row(0 if direction < 0 else end)
 
     def jump(self, direction: int) -> None:
         """Scroll to the next (1) or previous (-1) section title, without animation."""
@@ -215,15 +314,57 @@ class DocumentView(ScrollView, can_focus=False):
         else:
             target = next((row for row in reversed(starts) if row < here), None)
         if target is not None:
-            self.scroll_to(y=target, animate=False, immediate=True)
+            self._jump_to_row(target)
 
     def jump_to(self, anchor: str) -> bool:
         """Scroll so that section ``anchor`` starts at the top; False if it is not shown."""
         row = self._anchors.get(anchor)
         if row is None:
             return False
-        self.scroll_to(y=row, animate=False, immediate=True)
+        self._jump_to_row(row)
         return True
+
+
+class _Search:
+    """Matches of a case-insensitive query in the wrapped rows: (row, side, start, end).
+
+    Rows are searched one by one, so a phrase broken across two rows is not found;
+    a single word always is.
+    """
+
+    def __init__(self) -> None:
+        self.query = ""
+        self.matches: list[tuple[int, int, int, int]] = []
+        self.current = 0
+
+    def find(self, rows: Sequence[_Row]) -> None:
+        """Every match in ``rows``; none is current until the reader goes to one."""
+        self.matches, self.current = [], -1
+        needle = self.query.casefold()
+        if not needle:
+            return
+        for index, row in enumerate(rows):
+            for side, text in ((0, row.text), (1, row.right or "")):
+                hay = text.casefold()
+                at = hay.find(needle)
+                while at >= 0 and len(hay) == len(text):  # casefold kept the positions
+                    self.matches.append((index, side, at, at + len(needle)))
+                    at = hay.find(needle, at + len(needle))
+
+    def spans(self, row: int) -> dict[int, list[tuple[int, int, bool]]]:
+        """The matches on one row by side, each with whether it is the current one."""
+        if not self.matches:
+            return {}
+        current = self.matches[self.current] if self.current >= 0 else None
+        out: dict[int, list[tuple[int, int, bool]]] = {}
+        for match in self._row_matches(row):
+            out.setdefault(match[1], []).append((match[2], match[3], match == current))
+        return out
+
+    def _row_matches(self, row: int) -> list[tuple[int, int, int, int]]:
+        lo = bisect_left(self.matches, (row, -1, -1, -1))
+        hi = bisect_left(self.matches, (row + 1, -1, -1, -1))
+        return self.matches[lo:hi]
 
 
 __all__ = ["EMPTY", "STACK_BELOW_COLUMNS", "DocumentView", "Section"]

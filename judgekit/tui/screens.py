@@ -18,12 +18,13 @@ from typing import ClassVar
 
 from textual.app import ComposeResult
 from textual.binding import Binding, BindingType
+from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer
 
 from judgekit.errors import JudgekitError
-from judgekit.tui.dialogs import HelpScreen, NoteScreen
-from judgekit.tui.document import DocumentView
+from judgekit.tui.dialogs import HelpScreen, NoteScreen, SearchScreen
+from judgekit.tui.document import DocumentView, Section
 from judgekit.tui.session import LabelingSession
 from judgekit.tui.widgets import (
     ProgressHeader,
@@ -39,6 +40,8 @@ from judgekit.types import Label
 
 Operation = Callable[[], Awaitable[None]]
 
+#: The split view (input left, response right) needs this many columns.
+SPLIT_MIN_COLUMNS = 120
 
 
 class LabelScreen(Screen[None]):
@@ -46,10 +49,14 @@ class LabelScreen(Screen[None]):
 
     DEFAULT_CSS = """
     LabelScreen { layout: vertical; }
+    LabelScreen #panes { height: 1fr; }
+    LabelScreen #side { display: none; border-left: solid $primary; }
+    LabelScreen #panes.-split #side { display: block; }
     """
     BINDINGS: ClassVar[list[BindingType]] = [
         Binding("up", "scroll(-1)", "up", show=False),
         Binding("down", "scroll(1)", "down", show=False),
+        Binding("tab", "other_side", "other side", show=False, priority=True),
     ]
 
     def __init__(self, session: LabelingSession) -> None:
@@ -57,10 +64,14 @@ class LabelScreen(Screen[None]):
         self.session = session
         self._ops: asyncio.Queue[Operation] = asyncio.Queue()
         self._quitting = False
+        self._split = False
+        self._active = "item"  # the pane the reading keys move (split view: item or side)
 
     def compose(self) -> ComposeResult:
         yield ProgressHeader(markup=False)
-        yield DocumentView(id="item")
+        with Horizontal(id="panes"):
+            yield DocumentView(id="item")
+            yield DocumentView(id="side")
         yield StatusLine(markup=False)
         yield ScalePanel(markup=False)
         yield Footer(compact=True)
@@ -71,15 +82,22 @@ class LabelScreen(Screen[None]):
         self.call_after_refresh(self._opening)
 
     def _opening(self) -> None:
-        """Once on screen: the start-up notes as notifications, then the guidelines if new."""
-        for notice in self.session.notices:
-            self.notify(notice, title="Queue", timeout=15, markup=False)
+        """Once on screen: the start-up notes (a queue not started yet: on resume they are in
+        the help, not over the scale again), then the guidelines if new."""
+        if not self.session.latest:
+            for notice in self.session.notices:
+                self.notify(notice, title="Queue", timeout=8, markup=False)
         if self.session.opens_guidelines:
             self.app.push_screen(HelpScreen(self.session))
 
     @property
     def document(self) -> DocumentView:
-        return self.query_one(DocumentView)
+        """The pane the reading keys move (the left one unless the split view says else)."""
+        return self.query_one(f"#{self._active}", DocumentView)
+
+    @property
+    def panes(self) -> tuple[DocumentView, DocumentView]:
+        return self.query_one("#item", DocumentView), self.query_one("#side", DocumentView)
 
     # -- the operation queue -----------------------------------------------
     async def _consume(self) -> None:
@@ -115,7 +133,7 @@ class LabelScreen(Screen[None]):
         entry = session.current
         row = session.current_label()
         if entry is None:
-            self.document.show(message_sections(
+            self._show(message_sections(
                 "Queue complete",
                 f"All {session.total} items are labeled.\n\n"
                 "Press u to go back and change a label, q to quit.",
@@ -123,8 +141,9 @@ class LabelScreen(Screen[None]):
             status.update(plain(f" done · {session.total}/{session.total} labeled"))
         else:
             item = session.current_item()
-            self.document.show(
-                item_sections(item, session.current_judge(), session.current_opinions())
+            self._show(
+                item_sections(item, session.current_judge(), session.current_opinions(),
+                              session.rubric.display)
                 if item is not None
                 else message_sections(
                     "Item missing from the store",
@@ -132,16 +151,50 @@ class LabelScreen(Screen[None]):
                     "store. Press s to skip it.",
                 )
             )
+            # blind: no id or slice (an id can name the system that wrote the response)
+            origin = not session.blind or bool(session.rubric.display.get("show_id"))
             status.update(
                 status_content(
-                    session.index + 1, session.total, entry.item_id,
+                    session.index + 1, session.total, entry.item_id if origin else None,
                     None if session.blind else entry.stratum,  # strata come from the judges
-                    item.slice if item else None, row, session.current_flag(),
-                    session.current_note(),
+                    item.slice if item and origin else None, row, session.current_flag(),
+                    session.current_note(), self._status_context(),
                 )
             )
         chosen = row.label if row is not None else None
         self.query_one(ScalePanel).show(session.rubric, chosen)
+
+    def _status_context(self) -> str | None:
+        """Same story as the previous item, and where the search is."""
+        parts = [self.session.context()]
+        query = self.document.search_query
+        if query:
+            at, count = self.document.match_position()
+            if not count:
+                parts.append(f"/{query}: no match")
+            else:
+                parts.append(f"/{query} {at}/{count}" if at else f"/{query}: {count} (n)")
+        return " · ".join(p for p in parts if p) or None
+
+    def _show(self, sections: list[Section]) -> None:
+        """The item in one pane, or split: input (and meta) left, the rest right."""
+        item_pane, side_pane = self.panes
+        split = self._split and self.size.width >= SPLIT_MIN_COLUMNS
+        self.query_one("#panes").set_class(split, "-split")
+        if not split:
+            self._active = "item"
+            item_pane.show(sections)
+            if side_pane.row_count:
+                side_pane.show([])
+            return
+        left = [x for x in sections if x.anchor == "input" or x.anchor.startswith("meta-")]
+        right = [x for x in sections if x not in left]
+        item_pane.show(left or sections)
+        side_pane.show(right if left else [])
+
+    def on_resize(self) -> None:
+        if self._split and self.size.width < SPLIT_MIN_COLUMNS:
+            self.refresh_view()
 
     # -- reading ---------------------------------------------------------------------
     def action_scroll(self, rows: int) -> None:
@@ -155,6 +208,58 @@ class LabelScreen(Screen[None]):
 
     def action_jump(self, direction: int) -> None:
         self.document.jump(direction)
+
+    def action_search(self) -> None:
+        def done(query: str | None) -> None:
+            if query is None:
+                return
+            found = self.document.search(query)
+            if query.strip() and not found and self._split:  # try the other side
+                other = "side" if self._active == "item" else "item"
+                if self.query_one(f"#{other}", DocumentView).search(query):
+                    self.document.search("")
+                    self._active = other
+            self.refresh_view()
+
+        self.app.push_screen(SearchScreen(self.document.search_query), done)
+
+    def action_match(self, direction: int) -> None:
+        if self.document.search_query:
+            self.document.next_match(direction)
+            self.refresh_view()
+
+    def action_clear_search(self) -> None:
+        for pane in self.panes:
+            pane.search("")
+        self.refresh_view()
+
+    def action_mark(self) -> None:
+        self.document.set_mark()
+        self.notify("marked: ' comes back here", timeout=2)
+
+    def action_to_mark(self) -> None:
+        if not self.document.to_mark():
+            self.notify("no mark yet: m marks a place, and ' also returns from a jump",
+                        timeout=3)
+
+    def action_descriptions(self) -> None:
+        panel = self.query_one(ScalePanel)
+        panel.compact = not panel.compact
+        self.refresh_view()
+
+    def action_split(self) -> None:
+        if not self._split and self.size.width < SPLIT_MIN_COLUMNS:
+            self.notify(f"the split view needs {SPLIT_MIN_COLUMNS} columns "
+                        f"(this terminal has {self.size.width})", timeout=3)
+            return
+        self._split = not self._split
+        self.refresh_view()
+
+    def action_other_side(self) -> None:
+        if self.query_one("#panes").has_class("-split"):
+            self._active = "side" if self._active == "item" else "item"
+            self.notify(f"reading the {'right' if self._active == 'side' else 'left'} side",
+                        timeout=1.5)
 
     # -- actions -------------------------------------------------------------------
     def action_label(self, value: str) -> None:
@@ -216,6 +321,9 @@ class LabelScreen(Screen[None]):
         self.refresh_view()
 
     def action_note(self) -> None:
+        if self.document.search_query:  # while searching, n is the next match
+            self.action_match(1)
+            return
         if self.session.finished:
             return
         key = self.session.current_key

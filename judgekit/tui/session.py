@@ -43,6 +43,9 @@ __all__ = [
 ]
 
 Key = tuple[str, str]  # (dataset, item_id)
+#: Characters of two inputs that, when equal, make them one source (as queues group them:
+#: judgekit.store.exports.GROUP_PREFIX).
+OPENING = 200
 
 
 def is_note_row(row: Label) -> bool:
@@ -103,6 +106,7 @@ class LabelingSession:
                 if row.label is not None:
                     self._all_labels[key] = row.label
         self._item_cache: tuple[Key, Item | None] | None = None
+        self._origins: dict[Key, tuple[int, str, str | None] | None] = {}
         self._agreement_cache: tuple[int, Agreement | None] | None = None
         self._labels_version = 0  # bumped whenever a current label changes
         self.started_at = clock()
@@ -190,6 +194,33 @@ class LabelingSession:
         if self.blind or key is None:
             return None
         return self.judge.get(key)
+
+    def context(self) -> str | None:
+        """How the current item relates to the one before it in the queue, when it does:
+        the same input, the same opening (one story, another question), or the same
+        cluster. Queues keep such items together, so a story read once can be skimmed."""
+        if self.finished or self.index == 0:
+            return None
+        here, before = self._origin(self._keys[self.index]), self._origin(
+            self._keys[self.index - 1])
+        if here is None or before is None:
+            return None
+        title = str(self.rubric.display.get("titles", {}).get("input", "input")).lower()
+        if here[0] == before[0]:
+            return f"same {title} as the previous item"
+        if here[1] == before[1]:
+            return f"{title} opens as the previous item's"
+        if here[2] is not None and here[2] == before[2]:
+            return "same cluster as the previous item"
+        return None
+
+    def _origin(self, key: Key) -> tuple[int, str, str | None] | None:
+        """(hash of the input, its opening, cluster) of an item, read once per item."""
+        if key not in self._origins:
+            item = self.store.get_item(*key)
+            self._origins[key] = None if item is None else (
+                hash(item.input), item.input[:OPENING], item.cluster)
+        return self._origins[key]
 
     # -- moving --------------------------------------------------------------
     def _first_unlabeled(self, start: int) -> int:

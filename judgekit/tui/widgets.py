@@ -11,6 +11,10 @@ terminal or rename its window.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Mapping
+from typing import Any
+
 from textual.content import Content
 from textual.widgets import Static
 
@@ -94,19 +98,37 @@ class ProgressHeader(Static):
 
 
 def item_sections(
-    item: Item, judge: JudgeView | None, opinions: str | None = None
+    item: Item, judge: JudgeView | None, opinions: str | None = None,
+    display: Mapping[str, Any] | None = None,
 ) -> list[Section]:
     """The sections the item view shows for ``item`` (the judge only when given; the
-    annotators' labels and notes when adjudicating)."""
-    sections = [Section("input", "Input", item.input)]
+    annotators' labels and notes when adjudicating).
+
+    ``display`` (the rubric's ``[display]``) names the sections ("Story and question"
+    for the input) and lists ``meta`` fields to show as sections of their own, after
+    the input.
+    """
+    display = display or {}
+    titles: Mapping[str, str] = display.get("titles", {})
+
+    def title(anchor: str, default: str) -> str:
+        return titles.get(anchor.replace("-", "_"), default)
+
+    sections = [Section("input", title("input", "Input"), item.input)]
+    for name in display.get("meta", ()):
+        if name in item.meta and item.meta[name] is not None:
+            value = item.meta[name]
+            text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+            sections.append(Section(f"meta-{name}", name.replace("_", " ").capitalize(), text))
     if item.is_pairwise:
-        sections.append(Section("response-a", "Response A", item.response_a or "",
-                                pair_with=Section("response-b", "Response B",
+        sections.append(Section("response-a", title("response_a", "Response A"),
+                                item.response_a or "",
+                                pair_with=Section("response-b", title("response_b", "Response B"),
                                                   item.response_b or "")))
     else:
-        sections.append(Section("response", "Response", item.response or ""))
+        sections.append(Section("response", title("response", "Response"), item.response or ""))
     if item.reference is not None:
-        sections.append(Section("reference", "Reference", item.reference))
+        sections.append(Section("reference", title("reference", "Reference"), item.reference))
     if opinions is not None:
         sections.append(Section("annotators", "Annotators' labels", opinions))
     if judge is not None:
@@ -124,17 +146,22 @@ def message_sections(title: str, text: str) -> list[Section]:
 def status_content(
     position: int,
     total: int,
-    item_id: str,
+    item_id: str | None,
     stratum: str | None,
     slice_: str | None,
     row: Label | None,
     flagged: bool,
     note: str | None,
+    context: str | None = None,
 ) -> Content:
-    """What this annotator said about the item first (it matters most), then where it is from.
+    """Where the annotator is and what they said about the item, then where it is from.
 
-    ``stratum`` is built from the judges' verdicts, so callers pass it only when
-    the judge is shown; a blind session passes None.
+    ``stratum`` is built from the judges' verdicts, so callers pass it only when the
+    judge is shown; a blind session passes None, and no ``item_id`` or ``slice_`` either
+    (an id such as ``story-7-human`` can name the system that wrote the response),
+    unless the rubric says ids are safe to show. ``context`` says how the item relates
+    to the previous one ("same story"). The note comes last: it is the part to cut when
+    the line is too long.
     """
     parts: list[str | tuple[str, str]] = [(f" item {position}/{total}", "bold"), "  │  "]
     if row is not None and row.label is not None:
@@ -145,13 +172,16 @@ def status_content(
         parts.append(("unlabeled", "dim"))
     if flagged:
         parts += [" · ", ("⚑ flagged", "bold $error")]
-    if note:
-        parts += [" · ", ("✎ ", "bold"), one_line(note.replace("\n", " "))]
-    parts += ["  │  ", one_line(item_id)]
+    if context:
+        parts += [" · ", (one_line(context), "$accent")]
+    if item_id is not None:
+        parts += ["  │  ", one_line(item_id)]
     if slice_:
         parts += [" · slice ", one_line(slice_)]
     if stratum and stratum != "all":  # "all": the queue holds every item, nothing to say
         parts += [" · ", (one_line(stratum), "dim")]
+    if note:
+        parts += [" · ", ("✎ ", "bold"), one_line(note.replace("\n", " "))]
     return Content.assemble(*parts)
 
 
@@ -184,9 +214,19 @@ def scale_levels(rubric: Rubric) -> list[tuple[ScaleLevel, str | None, str]]:
     ]
 
 
-def scale_content(rubric: Rubric, current: str | None, width: int = 0) -> Content:
+def scale_content(rubric: Rubric, current: str | None, width: int = 0,
+                  compact: bool = False) -> Content:
     """Each level: key, label, description wrapped in full under itself (``width`` cells;
-    0: one line per level); the annotator's label highlighted."""
+    0: one line per level); the annotator's label highlighted. ``compact``: keys and
+    labels on one line, no descriptions (``d``), so the item gets the rows."""
+    if compact:
+        keys: list[str | tuple[str, str]] = []
+        for level in rubric.scale.levels:
+            chosen = level.label == current
+            keys += [(f" {level.key} ", "bold reverse $accent" if chosen else "bold reverse"),
+                     (f" {one_line(level.label)}  ", "bold $success" if chosen else "")]
+        keys.append(("(d: descriptions)", "dim"))
+        return Content.assemble(*keys)
     lines: list[Content] = []
     for level, label, description in scale_levels(rubric):
         chosen = level.label == current
@@ -225,8 +265,9 @@ class ScalePanel(Static):
     }
     """
 
-    _shown: tuple[str, str | None, int] | None = None
+    _shown: tuple[str, str | None, int, bool] | None = None
     _wanted: tuple[Rubric, str | None] | None = None
+    compact = False  # d: keys and labels only
 
     def show(self, rubric: Rubric, current: str | None) -> None:
         """Redraw only when the highlighted level or the width changes."""
@@ -241,7 +282,7 @@ class ScalePanel(Static):
             return
         rubric, current = self._wanted
         width = self.content_region.width
-        key = (rubric.sha256, current, width)
+        key = (rubric.sha256, current, width, self.compact)
         if key != self._shown:
             self._shown = key
-            self.update(scale_content(rubric, current, width))
+            self.update(scale_content(rubric, current, width, self.compact))

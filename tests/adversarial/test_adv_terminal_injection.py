@@ -19,7 +19,7 @@ from judgekit.store import open_store
 from judgekit.textsafe import json_safe, markdown_code, markdown_text, one_line, terminal_safe
 from judgekit.tui.app import make_app
 from tests.adversarial.conftest import run
-from tests.support.annotate import queue_for, rubric, screen_text
+from tests.support.annotate import queue_for, screen_text
 
 #: Every way outside text tried to act on the terminal.
 HOSTILE = "\x1b]2;PWNED\x07\x1b[2J\x1bc\x08\x08\x9b31m\u202eevil\x7f\u2028"
@@ -144,10 +144,13 @@ def test_agree_prints_rater_names_escaped(tmp_path: Path) -> None:
 
 async def test_annotate_app_shows_hostile_text_escaped(tmp_path: Path) -> None:
     """A slice name with backspaces used to crash the app (StopIteration in the renderer)."""
+    from judgekit.rubrics import rubric_from_text
     from judgekit.types import Item
+    from tests.support.annotate import RUBRIC_TEXT
 
     with open_store(tmp_path / "a.db") as store:
-        rub = rubric("binary")
+        # ids and slices on the status line: blind sessions show them only when allowed
+        rub = rubric_from_text(RUBRIC_TEXT["binary"] + "\n[display]\nshow_id = true\n")
         items = [Item(id=f"id{HOSTILE}{n}", input=f"input {HOSTILE} {MARKUP} [bold]x[/bold]",
                       response=f"resp {HOSTILE}", slice=f"slice\x08\x08\x08{HOSTILE}")
                  for n in range(3)]

@@ -256,10 +256,13 @@ async def test_help_screen_lists_every_key(tmp_db: Store) -> None:
             assert shown in line
         await keys(pilot, app, "question_mark")
         text = screen_text(app)
+        for _ in range(3):  # the key list is longer than 24 rows: page through it
+            await keys(pilot, app, "pagedown")
+            text += screen_text(app)
         for line in (" a  A    Response A is better.", " b  B    Response B is better.",
                      " t  tie  Both are equally good, or equally bad.", "skip this item",
                      "flag / unflag", "add or edit a note", "jump to the next section",
-                     "scroll down a page"):
+                     "scroll down a page", "search the item", "mark this place"):
             assert line in text
         await keys(pilot, app, "a")  # keys do not label while help is open
         assert rows(tmp_db.path) == []

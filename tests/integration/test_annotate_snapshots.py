@@ -155,3 +155,31 @@ def test_adjudication_screen(snap_compare, tmp_db: Store, size: tuple[int, int])
     app = make_app(tmp_db, rub, queue_for("demo", items), annotator="lead",
                    clock=ManualClock(), opinions=opinions)
     assert snap_compare(app, terminal_size=size)
+
+
+LONG_STORY = "\n\n".join(
+    f"Chapter {c}. " + " ".join("The ship drifted on." if w != 20 or c % 7 else
+                                "The beacon of Mars flickered." for w in range(40))
+    for c in range(30))
+
+
+@pytest.mark.parametrize("size", SIZES, ids=["80x24", "160x48"])
+def test_search_in_a_long_document(snap_compare, tmp_db: Store, size: tuple[int, int]) -> None:
+    """/ beacon, enter, n: the second match highlighted, its position on the status line."""
+    rub = rubric("binary")
+    items = [Item(id="story", input=LONG_STORY, response=ANSWER)]
+    tmp_db.import_items("demo", items)
+    app = make_app(tmp_db, rub, queue_for("demo", items), annotator="alice",
+                   clock=ManualClock())
+    assert snap_compare(app, terminal_size=size,
+                        press=["slash", *"beacon", "enter", "n"])
+
+
+def test_split_view_with_folded_scale(snap_compare, tmp_db: Store) -> None:
+    """v on a wide terminal: the story left, the response right; d folds the scale."""
+    rub = rubric("binary")
+    items = [Item(id="story", input=LONG_STORY, response=ANSWER, reference="100 °C.")]
+    tmp_db.import_items("demo", items)
+    app = make_app(tmp_db, rub, queue_for("demo", items), annotator="alice",
+                   clock=ManualClock())
+    assert snap_compare(app, terminal_size=(160, 48), press=["v", "d"])

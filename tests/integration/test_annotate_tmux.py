@@ -131,3 +131,61 @@ def test_stratified_blind_queue_in_tmux(tmp_path: Path, tmp_db: Store) -> None:
     assert [r[0] for r in rows] == ["pass", "fail", None, "pass"]  # the flag: a note row
     assert all(blind == 1 and source == "annotate" for _, blind, source in rows)
     assert rub.sha256
+
+
+def test_three_items_of_one_story_labeled_with_search_in_tmux(
+    tmp_path: Path, tmp_db: Store
+) -> None:
+    """Three questions on one 5,000-word story, as SQuALITY has them: the queue keeps them
+    together, the annotator searches the story for the name the summary mentions, and each
+    next item says it is the same story."""
+    from judgekit.types import Item
+
+    story = "\n\n".join(
+        " ".join("Zorbatheon" if (p in (12, 33) and w == 40) else f"w{p}x{w}"  # + the answer
+                 for w in range(100)) for p in range(50))
+    items = [Item(id=f"story-1-q{i}", input=story,
+                  response=f"Answer {i}: Zorbatheon leaves in chapter {12 + 21 * (i % 2)}.")
+             for i in range(3)]
+    items += [Item(id=f"other-{i}", input=f"Another story {i}.", response="Short.")
+              for i in range(3)]
+    tmp_db.import_items("d", items)
+    tmp_db.close()
+    rubric_file = tmp_path / "correct.toml"
+    rubric_file.write_text(RUBRIC_TEXT["binary"])
+    command = (
+        f"cd {ROOT} && {sys.executable} -m judgekit annotate --rubric {rubric_file} "
+        f"--db {tmp_db.path} --annotator alice --seed 1"
+    )
+    pane = Pane(command, (80, 24), tmp_path)
+    story_at: list[int] = []
+    try:
+        pane.wait_for("q quit", FIRST_SCREEN_S)
+        for position in range(1, 7):
+            screen = pane.wait_for(f"item {position}/6")
+            if "w0x0" in screen:  # an item of the long story
+                if story_at:  # the one before was the same story, and it says so
+                    assert "same input as the previous item" in screen
+                story_at.append(position)
+                if len(story_at) == 1:  # search the story once: the search stays on
+                    pane.send("/")
+                    pane.wait_for("Search the item")
+                    pane.send("-l", "Zorbatheon")
+                    pane.send("Enter")
+                    screen = pane.wait_for("/Zorbatheon 1/3")
+                else:
+                    assert "/Zorbatheon: 3 (n)" in screen
+                    pane.send("n")
+                    screen = pane.wait_for("/Zorbatheon 1/3")
+                assert "Zorbatheon" in screen.split(f"item {position}/6")[0]  # in view
+                pane.send("n")
+                pane.wait_for("/Zorbatheon 2/3")
+            pane.send("p")
+            pane.wait_for(f"{position}/6 labeled")
+        pane.send("q")
+        final = "".join(pane.wait_for("saved in").split())
+        assert "alice:6/6labeled" in final
+    finally:
+        pane.close()
+    assert len(story_at) == 3 and story_at == list(range(story_at[0], story_at[0] + 3))
+    assert [r[0] for r in committed(tmp_db.path)] == ["pass"] * 6

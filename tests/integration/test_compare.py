@@ -275,7 +275,8 @@ UNCLUSTERED_JUDGES_TEXT = (
     "     Agreement with humans     0.750 [0.628, 0.842] n=60\n"
     "     Statuses                  ok=60\n"
     "  Agreement A - B (McNemar exact test): 0.150 [0.009, 0.287] n=60 p=0.064\n"
-    "  Cohen's kappa A - B (paired bootstrap): 0.296 [0.031, 0.501] n=60\n"
+    "  Cohen's kappa A - B (paired bootstrap; p: judges swapped per item): 0.296 [0.031, 0.501] "
+    "n=60 p=0.047\n"
 )
 UNCLUSTERED_CANDIDATES_TEXT = (
     "Candidates compared on 60 shared items (pass rate; 0 item(s) excluded because a "
@@ -455,7 +456,7 @@ def test_compare_judges_with_clusters_uses_a_cluster_bootstrap(tmp_path: Path) -
             "--run-b", "weak"]
     data = json.loads(CliRunner().invoke(cli, [*args, "--format", "json"]).output)
     assert data["agreement_test"] == "paired cluster bootstrap"
-    assert data["primary_test"] == "paired cluster bootstrap"
+    assert data["primary_test"] == "paired cluster bootstrap; p: judges swapped per item"
     assert data["cluster_by"] == "cluster" and data["n_clusters"] == 30
     assert data["interval_method"].startswith("1000-resample cluster bootstrap by cluster")
     assert "McNemar" in data["notes"][0]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -124,7 +125,17 @@ def test_compare_judges_equals_the_direct_computation(
     ia, ib, ih = (np.array([index[x] for x in xs]) for xs in (ja, jb, hh))
     expected = bootstrap_stat(_plain_kappa_difference(k, weights), [ia, ib, ih,
                                                                    np.ones(len(hh))], spec)
-    assert got.primary_difference == expected
+    assert replace(got.primary_difference, pvalue=None) == expected
+    # its p: the judges' labels swapped at random per item, by a loop over draws
+    plain = _plain_kappa_difference(k, weights)
+    ones = np.ones(len(hh))
+    observed = abs(float(plain(ia[None], ib[None], ih[None], ones[None])[0]))
+    rng = np.random.default_rng(SPEC.random_state)
+    draws = [rng.random(len(hh)) < 0.5 for _ in range(2000)]
+    swapped = [abs(float(plain(np.where(d, ib, ia)[None], np.where(d, ia, ib)[None], ih[None],
+                               ones[None])[0])) for d in draws]
+    loop_p = (1 + sum(v >= observed - 1e-12 for v in swapped)) / 2001
+    assert got.primary_difference.pvalue == pytest.approx(loop_p, abs=0.03)
     assert np.isfinite(expected.ci_low) and expected.ci_low < expected.ci_high
     ca = np.asarray(ja, dtype=object) == np.asarray(hh, dtype=object)
     cb = np.asarray(jb, dtype=object) == np.asarray(hh, dtype=object)

@@ -338,3 +338,22 @@ def test_bad_probe_requests_are_one_line_and_store_nothing(
     run("probe", *args, *common, "--db", str(existing)).assert_clean_error(needle)
     assert fingerprint(existing) == before
     assert openai_server.judge_requests() == []
+
+
+def test_a_placebo_paragraph_is_a_control_not_an_attack(
+    openai_server: OpenAIServer, tmp_db: Store, helpfulness
+) -> None:
+    """`--templates ...,placebo` adds a neutral paragraph of similar length: each attack is then
+    also compared with it at the same position, and it never counts as an attack itself."""
+    openai_server.responder = injectable_judge({"fake_json": 0.9}, seed=4)
+    items, _ = answers(30, seed=4)
+    r = run_injection_probe(tmp_db, helpfulness, items, spec_for(openai_server),
+                            dataset="answers", templates=["fake_json", "placebo"],
+                            positions=["end"], progress=False).result
+    assert len(openai_server.judge_requests()) == 30 * 3
+    assert "asks for nothing" not in r["template_texts"]["placebo"]
+    assert r["injection_net[placebo@end]"]["statistic"] == 0.0  # this judge ignores it
+    vs = r["injection_vs_placebo[fake_json@end]"]
+    assert vs["statistic"] > 0.5 and vs["ci_low"] > 0.3 and vs["n"] == 30
+    assert r["worst_cell"] == "fake_json@end" and r["injection_net"]["n"] == 30
+    assert "injection_vs_placebo[placebo@end]" not in r

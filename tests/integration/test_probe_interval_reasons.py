@@ -74,7 +74,7 @@ def test_a_padding_shift_of_one_level_on_every_item_says_why_it_has_no_interval(
     assert "zero-width interval would claim the whole population" in shift["note"]
 
     report = build_report(tmp_db, helpfulness, ReportOptions(n_resamples=100))
-    text = render_text(report)
+    text = render_text(report, width=10_000)  # unwrapped: the figure and its note on one line
     line = next(ln for ln in text.splitlines() if "adding shift" in ln or "Padding shift" in ln)
     assert SAME in line, line
     assert bare_na(text) == []
@@ -95,7 +95,8 @@ def test_an_injection_every_item_follows_says_why_in_the_probe_and_the_report(
     cell = r["injection_shift[ignore_rubric@end]"]
     assert cell["statistic"] == 1.0 and cell["ci_low"] is None
     assert SAME in cell["note"]
-    text = render_text(build_report(tmp_db, helpfulness, ReportOptions(n_resamples=100)))
+    text = render_text(build_report(tmp_db, helpfulness, ReportOptions(n_resamples=100)),
+                       width=10_000)
     assert bare_na(text) == [] and SAME in text
 
     data = _write(tmp_path / "answers.jsonl", items)

@@ -379,3 +379,21 @@ def test_cli_length_with_filler_file_and_consistency_samples(
     assert "3 samples per item at temperature 0.7" in out and "repetition stability" in out
     result = CliRunner().invoke(cli, ["probe", "length", *common, "--levels", "x"])
     assert result.exit_code != 0
+
+
+def test_a_pointwise_position_probe_prints_what_it_varied() -> None:
+    """No pairs on a pointwise rubric: the lines speak of the levels listed reversed."""
+    from judgekit.cli.probe import _position_lines
+
+    stat = {"statistic": 0.2, "ci_low": 0.1, "ci_high": 0.3, "n": 40}
+    result = {"mode": "pointwise", "position_consistency": stat, "conflict_rate": stat,
+              "first_slot_rate": stat, "second_slot_rate": stat, "position_fairness": stat,
+              "first_slot_test": {"k": 5, "n": 8, "statistic": 0.6, "ci_low": 0.2,
+                                  "ci_high": 0.9, "pvalue": 0.7},
+              "level_order_shift": stat}
+    text = "\n".join(_position_lines(result))
+    assert "level-order consistency" in text and "toward level listed first" in text
+    assert "(5 of 8 changed verdicts" in text
+    assert "slot" not in text and "fairness" not in text and "pairs" not in text
+    pairwise = "\n".join(_position_lines({**result, "mode": "pairwise"}))
+    assert "first slot" in pairwise and "position fairness" in pairwise

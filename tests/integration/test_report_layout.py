@@ -140,8 +140,15 @@ def test_insufficient_data_never_asks_for_more_labels_than_the_dataset_has(
     full = _report(tmp_path / "full", _perfect(12), spare=0).verdict
     assert full.decision == "INSUFFICIENT DATA"
     assert full.labels_needed == 4 and full.labels_available == 0
-    assert "every item is already labeled" in full.reason
-    assert "more item(s) than this dataset has" in full.reason
+    # perfect agreement on 12 items: a reason of its own, and what is left to label
+    assert "Every item of the dataset is labeled: more items, or a lower --min-agreement, " \
+        "would decide." in " ".join(render_text(_report(tmp_path / "f2", _perfect(12),
+                                                        spare=0)).split())
+    rows16 = _rows([("pass", "pass")] * 13 + [("fail", "fail")] * 2 + [("pass", "fail")])
+    lift = _report(tmp_path / "lift", rows16, spare=0, min_agreement=0.3).verdict
+    assert lift.decision == "INSUFFICIENT DATA", lift.reason
+    assert "every item is already labeled" in lift.reason
+    assert "more item(s) than this dataset has" in lift.reason
     roomy = _report(tmp_path / "roomy", _perfect(12), spare=100).verdict
     assert roomy.labels_needed == 4 and roomy.labels_available == 100
     assert "this dataset" not in roomy.reason
@@ -153,5 +160,6 @@ def test_insufficient_data_never_asks_for_more_labels_than_the_dataset_has(
     assert straddle.labels_needed is not None and straddle.labels_needed > 5
     assert "only 5 more item(s) can be labeled" in straddle.reason
     assert "What would decide" in straddle.reason and "--half-width" in straddle.reason
-    text = render_text(_report(tmp_path / "again", _perfect(12), spare=0))
-    assert "more labeled item(s)" not in text
+    text = " ".join(render_text(_report(tmp_path / "again", rows16, spare=0,
+                                        min_agreement=0.3)).split())
+    assert "more labeled item(s)" not in text and "What would decide" in text

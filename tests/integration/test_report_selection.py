@@ -249,7 +249,8 @@ def test_judgments_of_an_older_item_version_are_left_out(tmp_path: Path) -> None
         ("r.md", (), "# "),
         ("r.json", (), "{"),
         ("r.txt", (), "judgekit calibration report"),
-        ("r.html", ("--format", "text"), "judgekit calibration report"),
+        ("r", ("--format", "text"), "judgekit calibration report"),
+        ("r.html", ("--format", "html"), "<!DOCTYPE html>"),
     ],
 )
 def test_out_suffix_sets_the_format(
@@ -264,6 +265,18 @@ def test_out_suffix_sets_the_format(
                         "--out", str(out), *extra)
     assert code in (0, 3)
     assert out.read_text().lstrip().startswith(start)
+
+
+def test_a_format_the_out_suffix_contradicts_is_refused(tmp_path: Path) -> None:
+    store = open_fresh(tmp_path)
+    populate(store, rubric(BINARY), judged_rows(20))
+    db = str(store.path)
+    store.close()
+    out = tmp_path / "r.html"
+    _, _, exc = invoke("report", "-r", str(BINARY), "--db", db, "--resamples", "50",
+                       "--out", str(out), "--format", "text")
+    assert isinstance(exc, InputError) and "names html by its suffix" in str(exc)
+    assert not out.exists()
 
 
 # -- 7. no negative zero ------------------------------------------------------------------
@@ -368,7 +381,7 @@ def test_estimate_above_threshold_is_never_a_fail(tmp_path: Path) -> None:
     assert v.labels_needed == max(planned, scaled) - 400
     # every item of this dataset is labeled: the count is given as what it would take
     assert v.labels_available == 0
-    assert f"about {v.labels_needed} would be needed if the estimate held" in v.reason
+    assert f"about {v.labels_needed} would be needed" in v.reason
     assert "if the estimate held" in v.reason
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -248,3 +249,23 @@ def test_uncertain_end_to_end_from_a_judge_with_logprobs(tmp_db: Store) -> None:
     assert strata["random"] == 2 and strata["uncertain"] == 8
     # the uncertain stratum is drawn from the 16 least confident verdicts
     assert all(int(e.item_id[1:]) < 16 for e in queue[1] if e.stratum == "uncertain")
+
+
+@pytest.mark.parametrize("strategy", ["random", "stratified", "disagreement", "uncertain"])
+@pytest.mark.parametrize("sample", [30, 400])  # drawn, and the whole population
+def test_items_of_one_source_are_adjacent_with_the_same_draw(strategy: str, sample: int) -> None:
+    """Several questions and systems per story: the queue keeps each story's items together,
+    drawing exactly the items, strata and inclusion probabilities of the ungrouped queue."""
+    plain = population(300)
+    grouped = [replace(c, group=f"story-{k // 6}") for k, c in enumerate(plain)]
+    judged = [replace(j, confidence=0.5 + (k % 9) / 20) for k, j in enumerate(
+        verdicts({c.item_id: "pass" if k % 5 else "fail" for k, c in enumerate(plain)}))]
+    one = plan_queue(plain, judged, strategy=strategy, sample=sample, seed=4)
+    two = plan_queue(grouped, judged, strategy=strategy, sample=sample, seed=4)
+    key = {e.item_id: (e.inclusion_prob, e.stratum) for e in one.entries}
+    assert {e.item_id: (e.inclusion_prob, e.stratum) for e in two.entries} == key
+    story = {c.item_id: c.group for c in grouped}
+    runs = [story[e.item_id] for e in two.entries]
+    changes = sum(a != b for a, b in itertools.pairwise(runs))
+    assert changes == len(set(runs)) - 1  # each story's items in one run
+    assert ids(two) != sorted(ids(two))  # still shuffled: groups in random order

@@ -258,3 +258,36 @@ def test_login_sets_an_http_only_cookie(served: tuple[Service, dict[str, str], P
     assert response.headers["location"] == "/annotate"
     cookie = response.headers["set-cookie"]
     assert "HttpOnly" in cookie and "SameSite=strict" in cookie
+
+
+def test_a_lead_lands_on_progress_agreement_report_and_disagreements(
+    served: tuple[Service, dict[str, str], Path],
+) -> None:
+    """A read or admin token has a page at /: progress per annotator, the decision and its
+    reasons, a link to the report, and the items to adjudicate; an annotator is sent on."""
+    service, tokens, db = served
+    for item_id in queue_items(db, "ana")[:3]:  # ana and bo disagree on a shared item
+        assert service.post("/api/v1/labels", {"rubric": "correct", "labels": [
+            {"item_id": item_id, "label": "pass"}]}, tokens["ana"]).status_code == 200
+    shared = set(queue_items(db, "ana")) & set(queue_items(db, "bo"))
+    split = sorted(shared)[0]
+    for who, label in (("ana", "pass"), ("bo", "fail")):
+        assert service.post("/api/v1/labels", {"rubric": "correct", "labels": [
+            {"item_id": split, "label": label}]}, tokens[who]).status_code == 200
+    for role in ("read", "admin"):
+        page = service.get("/", tokens[role], follow_redirects=True)  # / sends it to /lead
+        assert page.status_code == 200, page.text
+        text = page.text
+        assert "correct 1" in text and "<td>ana</td>" in text and "<td>bo</td>" in text
+        # the decision with a link to the report, or (earlier tests imported a second
+        # judge's verdicts) why there is no single report yet
+        assert ('href="/report/' in text and "(judge vs people)" in text) or (
+            "No report yet: judgments of 2 judges exist" in text)
+        assert f"<td>d/{split}</td><td>no majority</td>" in text and "--adjudicate" in text
+    anonymous = service.get("/")
+    assert anonymous.status_code == 303 and anonymous.headers["location"] == "/login"
+    login = __import__("httpx2").post(service.url + "/login", data={
+        "token": tokens["read"], "next": "/"}, follow_redirects=False)
+    assert login.status_code == 303 and login.headers["location"] == "/lead"
+    sent = service.get("/", tokens["ana"], follow_redirects=False)
+    assert sent.status_code == 303 and sent.headers["location"] == "/annotate"

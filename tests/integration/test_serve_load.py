@@ -47,3 +47,60 @@ def test_no_lock_errors_and_nothing_lost_under_load(tmp_path: Path) -> None:
         assert {lb.annotator for lb in labels} == {"ana", "bo", "cy"}
         assert store.count_judgments(rubric_hash=rub.sha256) == 1 + written[0]
     assert len(latencies) == ITEMS
+
+
+def test_kill_9_mid_load_loses_no_acknowledged_label(tmp_path: Path) -> None:
+    """Every label answered 200 is in the store after the server is killed mid-load."""
+    import os
+    import signal
+    import threading
+    import time
+
+    import httpx2 as httpx
+
+    db = tmp_path / "judgekit.db"
+    names = ("ana", "bo", "cy", "dee")
+    with open_store(db) as store:
+        rub, _ = seed_store(store, "binary", 400)
+        tokens = {name: token(store, name, "annotate") for name in names}
+    assert CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
+                                    "--annotators", ",".join(names),
+                                    "--overlap", "0"]).exit_code == 0
+    with open_store(db) as store:
+        mine = {}
+        for name in names:
+            queue = next(q for q in store.list_queues() if q.endswith(f":{name}"))
+            found = store.get_queue(queue)
+            assert found is not None
+            mine[name] = [entry.item_id for entry in found[1]]
+    acknowledged: list[tuple[str, str]] = []
+    lock = threading.Lock()
+    with running_service(db, tmp_path) as service:
+        def annotator(name: str) -> None:
+            with httpx.Client(base_url=service.url, timeout=30,
+                              headers={"Authorization": f"Bearer {tokens[name]}"}) as client:
+                for item_id in mine[name]:
+                    try:
+                        response = client.post("/api/v1/labels", json={
+                            "rubric": rub.sha256, "labels": [{"item_id": item_id,
+                                                              "label": "pass"}]})
+                    except httpx.HTTPError:
+                        return  # the server is gone
+                    if response.status_code == 200:
+                        with lock:
+                            acknowledged.append((name, item_id))
+
+        threads = [threading.Thread(target=annotator, args=(n,)) for n in names]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 120
+        while len(acknowledged) < 40 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        os.kill(service.process.pid, signal.SIGKILL)
+        for thread in threads:
+            thread.join(timeout=60)
+    assert len(acknowledged) >= 40
+    assert len(acknowledged) < 400  # killed mid-load
+    with open_store(db) as store:
+        stored = {(lb.annotator, lb.item_id) for lb in store.latest_labels(rub.sha256)}
+    assert set(acknowledged) <= stored

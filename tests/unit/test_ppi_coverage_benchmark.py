@@ -19,7 +19,8 @@ def test_quick_mode_prints_the_coverage_table() -> None:
     ).stdout
     rows = [line.split() for line in out.splitlines() if line.startswith(("binary", "ordinal"))]
     assert len(rows) == 2 * 3 * 2 * 2  # kinds x designs x judges x n
-    for kind, design, judge, n, ppi, labels, judge_only, *_ in rows:
+    # columns: kind design judge n PPI++ wald labels judge RG naive width lambda
+    for kind, design, judge, n, ppi, _wald, labels, judge_only, *_ in rows:
         assert 80.0 <= float(ppi) <= 100.0, (kind, design, judge, n)
         assert 75.0 <= float(labels) <= 100.0, (kind, design, judge, n)
         if judge == "useless":

@@ -186,3 +186,22 @@ def _rho(a, b) -> float:
     from scipy.stats import spearmanr
 
     return float(spearmanr(a, b).statistic)
+
+
+def test_a_cluster_aware_p_value_goes_with_the_clustered_interval() -> None:
+    """Scores with a prompt effect each and no correlation: the pairs' p-value ignores the
+    prompts (it rejected in a quarter of such samples); the clustered one is the test the
+    clustered jackknife interval inverts."""
+    import numpy as np
+
+    rng = np.random.default_rng(4)
+    ids = np.repeat(np.arange(20), 5)
+    x, y = (np.clip(np.round(3 + rng.normal(size=20)[ids] + 0.5 * rng.normal(size=100)), 1, 5)
+            for _ in range(2))
+    res = spearman(x, y)
+    p = res.cluster_pvalue(ids)
+    assert 0 < p <= 1 and p > res.pvalue
+    # the 1 - p interval has 0 on its edge: the test and the interval agree
+    low, high = res.confidence_interval(1 - p, clusters=ids)
+    assert min(abs(low), abs(high)) < 1e-6
+    assert math.isnan(spearman([1, 2, 3], [1, 2, 3]).cluster_pvalue([0, 0, 1]))

@@ -61,3 +61,13 @@ def test_system_level_interval_is_refused_when_no_resample_moves_it() -> None:
     accuracy = result.figures["pairwise_accuracy"]
     assert accuracy.statistic == 1.0
     assert math.isnan(accuracy.ci_low) and accuracy.note is not None
+
+
+def test_midranks_equal_scipy_rankdata_with_ties() -> None:
+    from judgekit.stats.levels import _midranks
+
+    rng = np.random.default_rng(0)
+    rows = rng.integers(1, 4, size=(50, 9)).astype(float)
+    assert np.allclose(_midranks(rows), sps.rankdata(rows, axis=1))
+    wide = rng.integers(1, 6, size=(2, 400)).astype(float)  # beyond the pairwise limit
+    assert np.allclose(_midranks(wide), sps.rankdata(wide, axis=1))

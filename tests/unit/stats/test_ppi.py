@@ -507,3 +507,17 @@ def test_the_difference_of_two_rates_is_newcombes_hybrid_score_interval():
 def test_sample_size_refuses_a_variance_of_zero():
     with pytest.raises(ValueError, match="positive"):
         ppi_sample_size(half_width=0.05, variance=0.0)
+
+
+def test_a_pairwise_win_share_with_ties_gets_wilson_at_its_effective_n():
+    """Win shares count a tie as half: not 0/1, but a share in [0, 1] (bounds (0, 1)), so the
+    interval is Wilson's at p(1 - p) / Var, the binomial size with the same variance."""
+    rng = np.random.default_rng(8)
+    y = rng.choice([0.0, 0.5, 1.0], size=60, p=[0.05, 0.1, 0.85])
+    f = np.where(rng.random(60) < 0.8, y, rng.choice([0.0, 0.5, 1.0], size=60))
+    fu = rng.choice([0.0, 0.5, 1.0], size=600, p=[0.05, 0.1, 0.85])
+    r = ppi_mean(y, f, fu, bounds=(0.0, 1.0))
+    n_eff = y.mean() * (1 - y.mean()) / r.standard_error ** 2
+    assert r.wilson_n == pytest.approx(n_eff)
+    assert r.confidence_interval() == pytest.approx(wilson_by_roots(r.statistic, n_eff))
+    assert ppi_mean(y, f, fu).wilson_n is None  # without bounds: a mean like any other
