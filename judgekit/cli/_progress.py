@@ -6,12 +6,12 @@ announces (:mod:`judgekit.progress`); a phase that counts its rows fills the bar
 row by row. It is drawn on stderr only, so stdout (a JSON report, an export) is
 never touched, and only when stderr is a terminal; ``JUDGEKIT_PROGRESS=1`` asks
 for it anyway (then, off a terminal, one plain line per phase, for a CI log) and
-``JUDGEKIT_PROGRESS=0`` turns it off. ``rich`` is imported only when a bar is drawn.
+``JUDGEKIT_PROGRESS=0`` turns it off (:mod:`judgekit.progress_bar`, shared with the
+bar of a judging run). ``rich`` is imported only when a bar is drawn.
 """
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from collections.abc import Iterator
@@ -19,28 +19,10 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, TextIO
 
 from judgekit.progress import reporting
+from judgekit.progress_bar import PROGRESS_ENV, progress_wanted, rich_bar
 
 if TYPE_CHECKING:
     from rich.progress import Progress, TaskID
-
-#: Environment variable: 1 (or true/yes/on) always shows the bar, 0 (false/no/off) never.
-PROGRESS_ENV = "JUDGEKIT_PROGRESS"
-_ON = ("1", "true", "yes", "on")
-_OFF = ("0", "false", "no", "off")
-
-
-def progress_wanted(stream: TextIO | None = None) -> bool:
-    """``$JUDGEKIT_PROGRESS`` when set, else whether ``stream`` (stderr) is a terminal."""
-    value = os.environ.get(PROGRESS_ENV, "").strip().lower()
-    if value in _ON:
-        return True
-    if value in _OFF:
-        return False
-    stream = sys.stderr if stream is None else stream
-    try:
-        return stream.isatty()
-    except (AttributeError, ValueError):  # a closed or replaced stream
-        return False
 
 
 class _Lines:
@@ -114,26 +96,7 @@ def progress_bar(description: str, steps: int | None = None) -> Iterator[None]:
             yield
         lines.done()
         return
-    from rich.console import Console
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        TextColumn,
-        TimeElapsedColumn,
-    )
-
-    console = Console(file=stream)
-    with Progress(
-        TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=console,
-        transient=True,
-        redirect_stdout=False,  # stdout (a report, an export) is never sent to stderr
-        redirect_stderr=False,
-    ) as bar:
+    with rich_bar(stream) as bar:
         task = bar.add_task(description, total=steps or 1)
         with reporting(_Bar(description, steps, bar, task)):
             yield

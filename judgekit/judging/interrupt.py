@@ -47,9 +47,12 @@ class RunInterrupted(KeyboardInterrupt):
 class Stopper:
     """The stop request of one run: first :meth:`request` stops sending, the second forces."""
 
-    def __init__(self, *, grace_s: float = GRACE_S, stream: TextIO | None = None) -> None:
+    def __init__(self, *, grace_s: float = GRACE_S, stream: TextIO | None = None,
+                 say: Callable[[str], None] | None = None) -> None:
         self.grace_s = grace_s
         self.stream = stream or sys.stderr
+        #: how the stop messages reach the user (a run's bar prints them above itself)
+        self.say = say
         self.requested = asyncio.Event()
         self.forced = asyncio.Event()
         self.by_signal = False
@@ -69,6 +72,9 @@ class Stopper:
         self.request()
 
     def _say(self, message: str) -> None:
+        if self.say is not None:
+            self.say(message)
+            return
         self.stream.write(f"\n{message}\n")
         self.stream.flush()
 

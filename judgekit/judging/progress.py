@@ -1,8 +1,10 @@
-"""What a run shows its user: a live progress line, and the summary at the end.
+"""What a run shows its user: a live progress bar, and the summary at the end.
 
 Kept apart from :mod:`judgekit.judging.runner` because it is presentation and
 bookkeeping only: the runner calls :meth:`Progress.advance` once per call and
-fills a :class:`RunSummary`; neither knows about endpoints or the store.
+fills a :class:`RunSummary`; neither knows about endpoints or the store. The bar
+is the CLI's rich bar (:mod:`judgekit.progress_bar`), with the rate, the time
+left and the cached and failed calls added.
 """
 
 from __future__ import annotations
@@ -11,62 +13,100 @@ import sys
 import time
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
+from judgekit.progress_bar import is_terminal, progress_setting, rich_bar
 from judgekit.textsafe import terminal_safe
 from judgekit.types import STATUSES
 
+if TYPE_CHECKING:
+    from rich.progress import Progress as RichProgress
+
+#: Off a terminal (``JUDGEKIT_PROGRESS=1`` or ``--progress``), a line per this share of the run.
+LINE_EVERY = 0.1
+
 
 class Progress:
-    """A one-line progress bar with rate and ETA on a terminal; silent otherwise.
+    """The run's bar on stderr: drawn by rich on a terminal or in a notebook.
 
-    ``enabled=None`` means "only if stderr is a TTY or a notebook's output", so logs and
-    CI stay clean; ``True`` draws it on any stream.
+    ``enabled=None`` means ``$JUDGEKIT_PROGRESS`` when set, else "only if the
+    stream is a terminal or a notebook's output", so logs and CI stay clean;
+    ``True`` shows it on any stream (off a terminal as a few plain lines: at the
+    start, every tenth of the run, at the end), ``False`` never.
     """
 
     def __init__(self, total: int | None, *, enabled: bool | None = None,
                  stream: TextIO | None = None) -> None:
         self.stream = stream or sys.stderr
-        self.enabled = (self.stream.isatty() or _in_notebook(self.stream)
-                        if enabled is None else enabled)
+        if enabled is None:
+            setting = progress_setting()
+            enabled = (is_terminal(self.stream) or _in_notebook(self.stream)
+                       if setting is None else setting)
+        self.enabled = enabled
         self.total, self.done, self.cached, self.failed = total, 0, 0, 0
         self._start = time.perf_counter()
-        self._last = 0.0
+        self._bar: RichProgress | None = None
+        self._lines_shown = -1
+        if not enabled:
+            return
+        if is_terminal(self.stream) or _in_notebook(self.stream):
+            self._open_bar()
+        else:
+            self._line()
+
+    def _open_bar(self) -> None:
+        from rich.progress import TextColumn
+
+        self._bar = rich_bar(self.stream, TextColumn("{task.fields[extra]}"), transient=False,
+                             force_terminal=True)
+        self._task = self._bar.add_task("judging", total=self.total, extra=self._extra())
+        self._bar.start()
+
+    def _extra(self) -> str:
+        """Rate of new calls (cached ones are free), time left, cached and failed calls."""
+        elapsed = time.perf_counter() - self._start
+        rate = (self.done - self.cached) / elapsed if elapsed > 0 else 0.0
+        eta = "?"
+        if self.total and rate:
+            left = max(0, self.total - self.done) / rate
+            eta = f"{int(left) // 60}:{int(left) % 60:02d}"
+        return f"{rate:.1f}/s ETA {eta}  cached {self.cached}  failed {self.failed}"
+
+    def _line(self) -> None:
+        """One plain line (no control codes) for a log: where the run is."""
+        of = f"/{self.total}" if self.total else ""
+        self.stream.write(f"judging {self.done}{of}  {self._extra()}\n")
+        self.stream.flush()
 
     def advance(self, *, cached: bool = False, failed: bool = False) -> None:
         self.done += 1
         self.cached += cached
         self.failed += failed
-        if self.enabled and time.perf_counter() - self._last >= 0.1:
-            self._draw()
-
-    def _draw(self) -> None:
-        self._last = now = time.perf_counter()
-        judged = self.done - self.cached
-        rate = judged / (now - self._start) if now > self._start else 0.0
-        extra = f"  cached {self.cached}  failed {self.failed}"
-        if self.total:
-            share = min(1.0, self.done / self.total)
-            bar = "#" * int(share * 24)
-            left = self.total - self.done
-            eta = f"{int(left / rate) // 60}:{int(left / rate) % 60:02d}" if rate else "?"
-            line = (f"judging {self.done}/{self.total} [{bar:<24}] {share:6.1%} "
-                    f"{rate:6.1f}/s ETA {eta}{extra}")
-        else:
-            line = f"judging {self.done} {rate:6.1f}/s{extra}"
-        self.stream.write("\r" + line)
-        self.stream.flush()
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, extra=self._extra())
+        elif self.enabled and self.total:
+            tenth = int(self.done / self.total / LINE_EVERY)
+            if tenth > self._lines_shown and self.done < self.total:
+                self._lines_shown = tenth
+                self._line()
 
     def note(self, message: str) -> None:
         """A line the user must see (waiting for another run, stopping), bar or not."""
-        self.stream.write(("\n" if self.enabled else "") + terminal_safe(message) + "\n")
+        if self._bar is not None:  # printed above the live bar, which stays below
+            self._bar.refresh()  # redrawn below the note as it is now, not as last drawn
+            self._bar.console.print(terminal_safe(message), markup=False, highlight=False,
+                                    emoji=False, soft_wrap=True)
+            return
+        self.stream.write(terminal_safe(message) + "\n")
         self.stream.flush()
 
     def close(self) -> None:
-        if self.enabled:
-            self._draw()
-            self.stream.write("\n")
-            self.stream.flush()
+        if self._bar is not None:
+            self._bar.update(self._task, completed=self.done, extra=self._extra())
+            self._bar.stop()
+            self._bar = None
+        elif self.enabled:
+            self._line()
 
 
 @dataclass

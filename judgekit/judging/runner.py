@@ -154,7 +154,7 @@ class _Run:
         #: ids of outcomes other runs made that this run stands for, not yet recorded
         self.links: list[int] = []
         self.claims = Claims(store)
-        self.stopper = Stopper(stream=progress.stream)
+        self.stopper = Stopper(stream=progress.stream, say=progress.note)
         #: workers with a call in hand (a stop request waits for them)
         self.calling: set[asyncio.Task[None]] = set()
         #: run before every attempt and after its pacing wait: none once stopping
@@ -377,7 +377,11 @@ async def arun_judgments(
     store.save_rubric(rubric)
     started = time.perf_counter()
     bar = Progress(total, enabled=progress)
-    run = _Run(store, rubric, spec, dataset, kind, bar, http_client)
+    try:
+        run = _Run(store, rubric, spec, dataset, kind, bar, http_client)
+    except BaseException:
+        bar.close()  # a live bar stops drawing (and gives the cursor back)
+        raise
     run.summary.planned = total
     queue: asyncio.Queue[_Task | None] = asyncio.Queue(maxsize=spec.concurrency * 2)
     with run.stopper.on_sigint():
