@@ -213,7 +213,7 @@ def test_queues_lists_who_opened_a_shared_queue_and_never_counts_adjudications(
     assert code == 0, out
     rows = [(r["queue"], r["annotator"], r["labeled"], r["remaining"]) for r in json.loads(out)]
     assert [r for r in rows if r[0] == "shared"] == [("shared", "cy", 1, 11)]
-    assert [r for r in rows if r[0] == ana_queue][0][1:] == ("ana", 2, len(found[1]) - 2)
+    assert next(r for r in rows if r[0] == ana_queue)[1:] == ("ana", 2, len(found[1]) - 2)
     # a queue whose openings were never recorded (an older store) lists who labeled its items
     assert [r[1:] for r in rows if r[0] == "older"] == [("ana", 2, 10), ("cy", 1, 11)]
     assert all(r[1] != "dee" for r in rows)
