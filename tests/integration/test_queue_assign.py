@@ -14,7 +14,7 @@ from judgekit.assignment import plan_assignment
 from judgekit.cli.main import main
 from judgekit.errors import InputError
 from judgekit.store import open_store
-from judgekit.types import Label
+from judgekit.types import ADJUDICATED_SOURCE, Label
 from tests.support.annotate import judgment, record_judgments, seed_store
 
 
@@ -176,6 +176,13 @@ def test_views_apply_latest_wins(tmp_path: Path) -> None:
                                               (items[2].id, "pass")]
         rows = store._rows("SELECT item_id, judge_label, human_label, agree FROM judge_vs_human")
         assert [tuple(r) for r in rows] == [(items[0].id, "fail", "pass", 0)]
+        # ana then settles the item: her adjudication is a row apart from her label
+        store.add_label(Label(dataset="d", item_id=items[0].id, rubric_hash=rub.sha256,
+                              annotator="ana", label="fail", source=ADJUDICATED_SOURCE))
+        rows = store._rows("SELECT source, label FROM latest_labels ORDER BY id")
+        assert [tuple(r) for r in rows] == [("annotate", "pass"), (ADJUDICATED_SOURCE, "fail")]
+        rows = store._rows("SELECT label_source, agree FROM judge_vs_human ORDER BY label_source")
+        assert [tuple(r) for r in rows] == [(ADJUDICATED_SOURCE, 1), ("annotate", 0)]
 
 
 def test_queues_lists_who_opened_a_shared_queue_and_never_counts_adjudications(
@@ -184,7 +191,6 @@ def test_queues_lists_who_opened_a_shared_queue_and_never_counts_adjudications(
     """A label on an item of a shared queue may come from another queue holding the same
     item; an adjudication is nobody's work through a queue."""
     from judgekit.store.labels import QueueEntry
-    from judgekit.types import ADJUDICATED_SOURCE
 
     db = tmp_path / "judgekit.db"
     with open_store(db) as store:
