@@ -31,6 +31,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from judgekit.store import open_store
 
+#: The first views (migration 0005), with the source value adjudications are stored
+#: with (0005 compared with 'adjudicated'; migration 0011 fixed that in the views).
 OLD_VIEWS = """
 CREATE VIEW old_latest_judgments AS
     SELECT * FROM judgments
@@ -39,7 +41,7 @@ CREATE VIEW old_latest_labels AS
     SELECT * FROM labels
     WHERE id IN (
         SELECT MAX(id) FROM labels
-        GROUP BY rubric_hash, dataset, item_id, annotator, source = 'adjudicated'
+        GROUP BY rubric_hash, dataset, item_id, annotator, source = 'adjudicate'
     );
 CREATE VIEW old_judge_vs_human AS
     SELECT j.rubric_name, j.rubric_version, j.rubric_hash, j.dataset, j.item_id,

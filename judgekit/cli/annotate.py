@@ -240,6 +240,7 @@ def command(
         notices = [*prepared.notices, *earlier_versions(store, loaded, annotator.strip())]
         for notice in notices:
             echo(f"note: {notice}", err=True)
+        store.note_queue_opened(prepared.name, annotator.strip())  # `judgekit queues` lists her
         verb = "drew" if prepared.created else "resuming"
         echo(f"{verb} queue {prepared.name} ({prepared.size} items)", err=True)
         # the entries prepare_queue read or drew (already checked against the rubric)

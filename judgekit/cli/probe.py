@@ -170,20 +170,28 @@ def _position_lines(r: dict[str, Any]) -> list[str]:
 
 def format_position(r: dict[str, Any]) -> str:
     """The position summary of a probe from imported verdicts."""
+    return "\n".join([*_imported_header(r), *_position_lines(r)])
+
+
+def _imported_header(r: dict[str, Any]) -> list[str]:
     rubric = r["rubric"]
-    return "\n".join([
+    return [
         f"position probe (imported verdicts): rubric {rubric['name']} v{rubric['version']} "
         f"[{rubric['sha256'][:12]}] on {r['dataset']!r} ({r['n_items']} pairs), "
         f"judge {r['model']}",
         f"  run {r['run_id']}; failed judgments excluded: {r.get('n_excluded', 0)}",
-        *_position_lines(r),
-    ])
+    ]
 
 
 def format_outcome(outcome: ProbeOutcome) -> str:
-    """The summary printed at the end of a probe."""
+    """The summary printed at the end of a probe: its title, then its figures."""
+    return "\n".join(_header(outcome) + _figure_lines(outcome))
+
+
+def _figure_lines(outcome: ProbeOutcome) -> list[str]:
+    """The figures of a position, length or consistency probe, below its title."""
     r = outcome.result
-    lines = _header(outcome)
+    lines: list[str] = []
     if outcome.probe == "position":
         lines += _position_lines(r)
     elif outcome.probe == "length":
@@ -215,15 +223,26 @@ def format_outcome(outcome: ProbeOutcome) -> str:
             format_statistic("Fleiss' kappa (repeats)", r["repeat_fleiss_kappa"]),
             format_statistic("Krippendorff's alpha", r["repeat_alpha"]),
         ]
-    return "\n".join(lines)
+    return lines
+
+
+def print_outcome(outcome: ProbeOutcome, figures: list[str]) -> None:
+    """The title on stdout, the run's summary on stderr, then the figures on stdout.
+
+    In this order so that one stream holding both (``2>&1 | less``, a CI log) reads
+    top-down: which probe, what the run cost, what it found. ``echo`` flushes each
+    write, so the order holds when stdout is a pipe and stderr is not.
+    """
+    echo("\n".join(_header(outcome)))
+    echo(outcome.summary.format(), err=True)
+    echo("\n".join(figures))
 
 
 def _finish(outcome: ProbeOutcome, as_json: bool) -> None:
     if as_json:
         echo_json(outcome.result, indent=2, sort_keys=True)
         return
-    echo(outcome.summary.format(), err=True)
-    echo(format_outcome(outcome))
+    print_outcome(outcome, _figure_lines(outcome))
 
 
 # -- commands ---------------------------------------------------------------------
@@ -275,12 +294,15 @@ def _imported_position(opts: dict[str, Any], judge: str | None) -> None:
                          f"{rubric.scale.kind}): imported verdicts have no reversed levels")
     with read_store(opts["db"]) as store, progress_bar("probe position", 4):
         outcome = imported_position_probe(store, rubric, opts["dataset"], judge)
-    if outcome.warning is not None:
-        echo(f"warning: {outcome.warning}", err=True)
     if opts["as_json"]:
+        if outcome.warning is not None:
+            echo(f"warning: {outcome.warning}", err=True)
         echo_json(outcome.result, indent=2, sort_keys=True)
         return
-    echo(format_position(outcome.result))
+    echo("\n".join(_imported_header(outcome.result)))  # the title before the warning
+    if outcome.warning is not None:
+        echo(f"warning: {outcome.warning}", err=True)
+    echo("\n".join(_position_lines(outcome.result)))
 
 
 def _pairwise_only(param: str, option: str, rubric_path: str) -> None:

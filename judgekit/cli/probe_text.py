@@ -12,8 +12,14 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from judgekit.cli._common import echo, echo_json
-from judgekit.cli.probe import _header, _prepared, _runner_args, format_statistic, probe_options
+from judgekit.cli._common import echo_json
+from judgekit.cli.probe import (
+    _prepared,
+    _runner_args,
+    format_statistic,
+    print_outcome,
+    probe_options,
+)
 from judgekit.judging.injection_templates import (
     POSITIONS,
     TEMPLATES,
@@ -34,8 +40,7 @@ def _finish(outcome: ProbeOutcome, as_json: bool, lines: list[str]) -> None:
     if as_json:
         echo_json(outcome.result, indent=2, sort_keys=True)
         return
-    echo(outcome.summary.format(), err=True)
-    echo("\n".join(_header(outcome) + lines))
+    print_outcome(outcome, lines)
 
 
 def injection_lines(r: dict[str, Any]) -> list[str]:

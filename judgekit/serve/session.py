@@ -34,6 +34,7 @@ def main(argv: list[str] | None = None) -> int:
             if text is None:
                 raise JudgekitError(f"queue {args.queue!r} names a rubric not in the store")
             rubric = rubric_from_text(text, path=f"<store:{sha[:12]}>")
+            store.note_queue_opened(args.queue, args.annotator)
             app = make_app(store, rubric, args.queue, annotator=args.annotator, show_judge=False)
             app.run()
             return int(app.return_code or 0)

@@ -9,6 +9,7 @@ every request cheap) and a short prefix so a lead can tell tokens apart in
 from __future__ import annotations
 
 import hashlib
+import json
 import secrets
 import sqlite3
 from dataclasses import dataclass
@@ -16,6 +17,10 @@ from dataclasses import dataclass
 from judgekit.errors import InputError
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase
+from judgekit.types import ADJUDICATED_SOURCE
+
+#: ``store_meta`` key (followed by the queue's name) of who opened a queue.
+OPENED_PREFIX = "queue_opened:"
 
 #: Roles, from least to most trusted. ``annotate`` is apart from the others: it
 #: labels its own queue and sees nothing else; ``adjudicate`` settles disagreements
@@ -141,8 +146,37 @@ class QueueProgress:
 class QueueProgressMixin(StoreBase):
     """Per-annotator progress through labeling queues (mixed into the Store)."""
 
+    def note_queue_opened(self, queue: str, annotator: str) -> None:
+        """Record that ``annotator`` opened ``queue`` (``annotate``, a browser session).
+
+        Labels do not say which queue they were given in, and queues share items;
+        without this record ``judgekit queues`` would list under a shared queue
+        everyone who labeled one of its items in some other queue.
+        """
+        key = OPENED_PREFIX + queue
+        with self._write() as conn:  # read and write under one lock: no lost opener
+            row = conn.execute("SELECT value FROM store_meta WHERE key = ?", [key]).fetchone()
+            names = set(_names(row[0])) if row is not None else set()
+            if annotator in names:
+                return
+            conn.execute(
+                "INSERT INTO store_meta (key, value) VALUES (?, ?) "
+                "ON CONFLICT (key) DO UPDATE SET value = excluded.value",
+                [key, json.dumps(sorted(names | {annotator}))],
+            )
+
+    def queue_openers(self, queue: str) -> list[str] | None:
+        """Who opened ``queue``, sorted; None when no opening was ever recorded
+        (a queue of a store written before openings were recorded)."""
+        text = self.get_meta(OPENED_PREFIX + queue)
+        return None if text is None else sorted(_names(text))
+
     def queue_progress(self, queue: str, rubric_hash: str) -> dict[str, QueueProgress]:
-        """Progress of every annotator with a label on an item of ``queue``."""
+        """Progress of every annotator with a label on an item of ``queue``.
+
+        Adjudications are not counted: they settle items, they are not an
+        annotator's work through the queue.
+        """
         total_row = self._one("SELECT COUNT(*) FROM queue_items WHERE queue = ?", [queue])
         total = int(total_row[0]) if total_row is not None else 0
         rows = self._tuples(
@@ -150,11 +184,20 @@ class QueueProgressMixin(StoreBase):
             "SUM(l.flagged) FROM queue_items q JOIN labels l "
             "ON l.dataset = q.dataset AND l.item_id = q.item_id AND l.rubric_hash = ? "
             "WHERE q.queue = ? AND l.id IN (SELECT MAX(id) FROM labels WHERE rubric_hash = ? "
-            "AND source != 'adjudicated' GROUP BY dataset, item_id, annotator) "
+            "AND source != ? GROUP BY dataset, item_id, annotator) "
             "GROUP BY l.annotator ORDER BY l.annotator",
-            [rubric_hash, queue, rubric_hash],
+            [rubric_hash, queue, rubric_hash, ADJUDICATED_SOURCE],
         )
         return {
             name: QueueProgress(queue, name, total, int(done), int(skipped), int(flagged))
             for name, done, skipped, flagged in rows
         }
+
+
+def _names(text: str) -> list[str]:
+    """The annotators of a ``queue_opened:`` record (a damaged record: nobody)."""
+    try:
+        found = json.loads(text)
+    except ValueError:
+        return []
+    return [str(n) for n in found] if isinstance(found, list) else []

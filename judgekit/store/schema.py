@@ -478,6 +478,43 @@ def align_splits(db: Database) -> None:
     )
 
 
+@migrations(name="0011_latest_labels_keep_adjudications_apart")
+def latest_labels_keep_adjudications_apart(db: Database) -> None:
+    """``latest_labels`` keeps a person's adjudication apart from her own label.
+
+    0005 and 0009 compared ``source`` with ``'adjudicated'``, a value never stored
+    (adjudications are ``'adjudicate'``, ``judgekit.types.ADJUDICATED_SOURCE``), so a
+    lead who had labeled an item and then adjudicated it kept only the later row.
+    ``judge_vs_human`` reads the view, so it is made again unchanged.
+    """
+    _run(
+        db,
+        """
+        DROP VIEW judge_vs_human;
+        DROP VIEW latest_labels;
+        CREATE VIEW latest_labels AS
+            SELECT * FROM labels AS l
+            WHERE NOT EXISTS (SELECT 1 FROM labels AS later
+                              WHERE later.rubric_hash = l.rubric_hash
+                                AND later.dataset = l.dataset AND later.item_id = l.item_id
+                                AND later.annotator = l.annotator AND later.id > l.id
+                                AND (later.source = 'adjudicate')
+                                    = (l.source = 'adjudicate'));
+        CREATE VIEW judge_vs_human AS
+            SELECT j.rubric_name, j.rubric_version, j.rubric_hash, j.dataset, j.item_id,
+                   j.model_requested AS judge_model, j.base_url AS judge_endpoint,
+                   j.run_id, j.label AS judge_label, j.score AS judge_score,
+                   l.annotator, l.source AS label_source, l.blind, l.label AS human_label,
+                   CASE WHEN l.label IS NULL THEN NULL ELSE j.label = l.label END AS agree
+            FROM latest_labels l
+            CROSS JOIN latest_judgments j
+              ON l.rubric_hash = j.rubric_hash AND l.dataset = j.dataset
+             AND l.item_id = j.item_id
+            WHERE j.status = 'ok' AND j.variant = '' AND j.sample_index = 0
+        """,
+    )
+
+
 def known_migrations() -> list[str]:
     """Every migration this version of judgekit knows, oldest first."""
     return [migration.name for migration in migrations._migrations]

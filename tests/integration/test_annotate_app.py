@@ -623,6 +623,8 @@ def test_cli_draws_the_queue_then_resumes_it(
     check = open_store(db)
     try:
         assert len(check.latest_labels(rub.sha256, annotator="alice")) == 6
+        [queue] = check.list_queues()
+        assert check.queue_openers(queue) == ["alice"]  # `judgekit queues` lists her under it
     finally:
         check.close()
 

@@ -14,7 +14,7 @@ from judgekit.assignment import plan_assignment
 from judgekit.cli.main import main
 from judgekit.errors import InputError
 from judgekit.store import open_store
-from judgekit.types import Label
+from judgekit.types import ADJUDICATED_SOURCE, Label
 from tests.support.annotate import judgment, record_judgments, seed_store
 
 
@@ -176,3 +176,52 @@ def test_views_apply_latest_wins(tmp_path: Path) -> None:
                                               (items[2].id, "pass")]
         rows = store._rows("SELECT item_id, judge_label, human_label, agree FROM judge_vs_human")
         assert [tuple(r) for r in rows] == [(items[0].id, "fail", "pass", 0)]
+        # ana then settles the item: her adjudication is a row apart from her label
+        store.add_label(Label(dataset="d", item_id=items[0].id, rubric_hash=rub.sha256,
+                              annotator="ana", label="fail", source=ADJUDICATED_SOURCE))
+        rows = store._rows("SELECT source, label FROM latest_labels ORDER BY id")
+        assert [tuple(r) for r in rows] == [("annotate", "pass"), (ADJUDICATED_SOURCE, "fail")]
+        rows = store._rows("SELECT label_source, agree FROM judge_vs_human ORDER BY label_source")
+        assert [tuple(r) for r in rows] == [(ADJUDICATED_SOURCE, 1), ("annotate", 0)]
+
+
+def test_queues_lists_who_opened_a_shared_queue_and_never_counts_adjudications(
+    tmp_path: Path,
+) -> None:
+    """A label on an item of a shared queue may come from another queue holding the same
+    item; an adjudication is nobody's work through a queue."""
+    from judgekit.store.labels import QueueEntry
+
+    db = tmp_path / "judgekit.db"
+    with open_store(db) as store:
+        rub, items = seed_store(store, "binary", 12)
+    code, out = run("queue", "assign", "--db", str(db), "--rubric", rub.sha256,
+                    "--annotators", "ana,bo", "--overlap", "0.5", "--seed", "3")
+    assert code == 0, out
+    every = [QueueEntry(i, "d", item.id, 1.0) for i, item in enumerate(items)]
+    with open_store(db) as store:
+        ana_queue = next(n for n in store.list_queues() if n.endswith(":ana"))
+        found = store.get_queue(ana_queue)
+        assert found is not None
+        for name in ("shared", "older"):  # drawn by `annotate`: nobody assigned
+            store.save_queue(name, rub.sha256, "random", 0, every)
+        store.note_queue_opened("shared", "cy")
+        store.note_queue_opened("shared", "cy")  # twice: listed once
+        for entry in found[1][:2]:  # ana labels in her own queue only
+            store.add_label(Label(dataset="d", item_id=entry.item_id, rubric_hash=rub.sha256,
+                                  annotator="ana", label="pass"))
+        store.add_label(Label(dataset="d", item_id=items[0].id, rubric_hash=rub.sha256,
+                              annotator="cy", label="fail"))
+        for item in items[:2]:  # the lead settles two items
+            store.add_label(Label(dataset="d", item_id=item.id, rubric_hash=rub.sha256,
+                                  annotator="dee", label="pass", source=ADJUDICATED_SOURCE))
+    code, out = run("queues", "--db", str(db), "--format", "json")
+    assert code == 0, out
+    rows = [(r["queue"], r["annotator"], r["labeled"], r["remaining"]) for r in json.loads(out)]
+    assert [r for r in rows if r[0] == "shared"] == [("shared", "cy", 1, 11)]
+    assert next(r for r in rows if r[0] == ana_queue)[1:] == ("ana", 2, len(found[1]) - 2)
+    # a queue whose openings were never recorded (an older store) lists who labeled its items
+    assert [r[1:] for r in rows if r[0] == "older"] == [("ana", 2, 10), ("cy", 1, 11)]
+    assert all(r[1] != "dee" for r in rows)
+    code, text = run("queues", "--db", str(db))
+    assert code == 0 and "dee" not in text

@@ -32,7 +32,7 @@ def test_new_views_give_the_old_rows(tmp_path: Path) -> None:
         conn.executemany(  # an adjudication and a later relabel of the same annotator
             "INSERT INTO labels (dataset, item_id, rubric_hash, annotator, label, created_at, "
             "source) VALUES (?,?,?,?,?,?,?)",
-            [("d", "i0", "R", "ana", "fail", "2026-01-03", "adjudicated"),
+            [("d", "i0", "R", "ana", "fail", "2026-01-03", "adjudicate"),
              ("d", "i0", "R", "ana", "pass", "2026-01-04", "annotate")])
         conn.commit()
         for view in ("latest_judgments", "latest_labels", "judge_vs_human"):
