@@ -334,6 +334,7 @@ PAIRED_PROBE_NAMES = {
     "scale_use": "Scale use",
     "confidence_calibration": "Confidence calibration",
     "self_preference": "Self-preference",
+    "length_from_verdicts": "Length bias from the stored verdicts",
 }
 
 
