@@ -30,22 +30,7 @@ def loads_line(line: str) -> Any:
     depth_at = _too_deep(line)
     if depth_at is not None:
         raise json.JSONDecodeError(f"nested more than {MAX_DEPTH} levels deep", line, depth_at)
-    try:
-        value = json.loads(line)
-    except RecursionError:  # pragma: no cover - _too_deep stops this first
-        raise json.JSONDecodeError("nested too deeply", line, 0) from None
-    except json.JSONDecodeError:
-        raise
-    except ValueError:  # Python's int-string conversion limit (4300 digits by default)
-        limit = sys.get_int_max_str_digits()
-        raise json.JSONDecodeError(f"a number has more than {limit} digits", line, 0) from None
-    position = _lone_surrogate(value, line)
-    if position is not None:
-        raise json.JSONDecodeError(
-            "a string holds a lone surrogate (e.g. \\ud800), which is not valid Unicode text",
-            line, position,
-        )
-    return value
+    return _decode(line)
 
 
 def loads_document(text: str | bytes) -> Any:
@@ -57,6 +42,12 @@ def loads_document(text: str | bytes) -> Any:
             text = text.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             raise json.JSONDecodeError(f"not valid UTF-8 (byte {exc.start})", "", 0) from None
+    return _decode(text)
+
+
+def _decode(text: str) -> Any:
+    """``json.loads`` with every way it can fail as a :class:`json.JSONDecodeError`: too deep,
+    a number past the interpreter's digit limit, a lone surrogate in a string."""
     try:
         value = json.loads(text)
     except RecursionError:
