@@ -34,8 +34,8 @@ from judgekit.store.imports import ImportsMixin
 from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
+from judgekit.store.migrate import apply_migrations, check_schema_known, pending_migrations
 from judgekit.store.runs import RunRecord, RunsJudgmentsMixin
-from judgekit.store.schema import apply_migrations, check_schema_known, pending_migrations
 from judgekit.store.splits import SplitsMixin
 from judgekit.store.summary import JudgmentSummaryMixin
 

@@ -1,19 +1,16 @@
-"""The store's schema, as named migrations recorded in ``_sqlite_migrations``.
+"""The store's schema: every migration, oldest first, recorded by name once applied.
 
 Each migration is a function registered on one :class:`sqlite_utils.Migrations`
-set; its name is recorded once applied, so opening an up-to-date store never
-touches the schema. Never edit an applied migration: add a new one (a user's
-database was created by the old text). ``apply_migrations`` runs every pending
-migration inside one ``BEGIN IMMEDIATE`` transaction, so two processes opening
-a fresh file at the same moment cannot both create the tables, and a failing
-migration leaves the file as it was.
+set, in the order they appear here; its name is recorded once applied, so opening
+an up-to-date store never touches the schema. Never edit an applied migration: a
+user's database was created by the old text. A schema change is a new migration
+at the end of this file. The browsing views' SQL is in ``views.py``; applying
+migrations to a store (under its write lock) is ``migrate.py``.
 """
 
 from __future__ import annotations
 
-import sqlite3
-
-from judgekit.errors import StoreError
+from judgekit.store import initial_tables, views
 from judgekit.store._sqlite_utils import Database, Migrations
 
 MIGRATION_SET = "judgekit"
@@ -21,139 +18,23 @@ MIGRATION_SET = "judgekit"
 migrations = Migrations(MIGRATION_SET)
 
 
-def _run(db: Database, statements: str) -> None:
-    """Execute ``;``-separated DDL inside the caller's transaction."""
-    for statement in statements.split(";"):
-        if statement.strip():
-            db.execute(statement)
+def known_migrations() -> list[str]:
+    """Every migration this version of judgekit knows, oldest first."""
+    return [migration.name for migration in migrations._migrations]
+
+
+def _run(db: Database, *scripts: str) -> None:
+    """Execute each script's ``;``-separated DDL, in order, inside the caller's transaction."""
+    for script in scripts:
+        for statement in script.split(";"):
+            if statement.strip():
+                db.execute(statement)
 
 
 @migrations(name="0001_initial")
 def initial(db: Database) -> None:
     """Every table of the first release (see docs/store.md for the meaning of each column)."""
-    _run(
-        db,
-        """
-        CREATE TABLE items (
-            dataset TEXT NOT NULL,
-            id TEXT NOT NULL,
-            input TEXT NOT NULL,
-            response TEXT,
-            response_a TEXT,
-            response_b TEXT,
-            reference TEXT,
-            slice TEXT,
-            cluster TEXT,
-            meta TEXT NOT NULL DEFAULT '{}',
-            content_hash TEXT NOT NULL,
-            created_at TEXT NOT NULL,
-            PRIMARY KEY (dataset, id)
-        );
-        CREATE TABLE rubrics (
-            sha256 TEXT PRIMARY KEY,
-            name TEXT NOT NULL,
-            version TEXT NOT NULL,
-            text TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE TABLE runs (
-            id TEXT PRIMARY KEY,
-            kind TEXT NOT NULL,
-            dataset TEXT NOT NULL,
-            rubric_hash TEXT NOT NULL,
-            model TEXT NOT NULL,
-            base_url TEXT NOT NULL,
-            sampling TEXT NOT NULL DEFAULT '{}',
-            capabilities TEXT NOT NULL DEFAULT '{}',
-            judgekit_version TEXT NOT NULL,
-            started_at TEXT NOT NULL,
-            finished_at TEXT,
-            summary TEXT NOT NULL DEFAULT '{}'
-        );
-        CREATE INDEX runs_by_rubric ON runs (rubric_hash, kind);
-        CREATE TABLE judgments (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id TEXT NOT NULL REFERENCES runs (id),
-            dataset TEXT NOT NULL,
-            item_id TEXT NOT NULL,
-            item_hash TEXT NOT NULL DEFAULT '',
-            variant TEXT NOT NULL DEFAULT '',
-            sample_index INTEGER NOT NULL,
-            status TEXT NOT NULL,
-            label TEXT,
-            score REAL,
-            reasoning TEXT,
-            raw_text TEXT,
-            model_requested TEXT NOT NULL,
-            model_returned TEXT,
-            base_url TEXT NOT NULL,
-            sampling TEXT NOT NULL DEFAULT '{}',
-            rubric_name TEXT NOT NULL,
-            rubric_version TEXT NOT NULL,
-            rubric_hash TEXT NOT NULL,
-            cache_key TEXT NOT NULL,
-            prompt_tokens INTEGER,
-            completion_tokens INTEGER,
-            latency_ms REAL,
-            finish_reason TEXT,
-            error TEXT,
-            judgekit_version TEXT NOT NULL DEFAULT '',
-            created_at TEXT NOT NULL,
-            imported INTEGER NOT NULL DEFAULT 0
-        );
-        CREATE INDEX judgments_by_cache_key ON judgments (cache_key, id);
-        CREATE INDEX judgments_by_rubric_dataset ON judgments (rubric_hash, dataset, item_id);
-        CREATE INDEX judgments_by_run ON judgments (run_id);
-        CREATE TABLE capabilities (
-            base_url TEXT NOT NULL,
-            model TEXT NOT NULL,
-            capabilities TEXT NOT NULL DEFAULT '{}',
-            updated_at TEXT NOT NULL,
-            PRIMARY KEY (base_url, model)
-        );
-        CREATE TABLE labels (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            dataset TEXT NOT NULL,
-            item_id TEXT NOT NULL,
-            rubric_hash TEXT NOT NULL,
-            annotator TEXT NOT NULL,
-            label TEXT,
-            note TEXT,
-            flagged INTEGER NOT NULL DEFAULT 0,
-            blind INTEGER NOT NULL DEFAULT 1,
-            seconds REAL,
-            created_at TEXT NOT NULL,
-            source TEXT NOT NULL DEFAULT 'annotate'
-        );
-        CREATE INDEX labels_by_key ON labels (rubric_hash, dataset, item_id, annotator, id);
-        CREATE TABLE queues (
-            name TEXT PRIMARY KEY,
-            rubric_hash TEXT NOT NULL,
-            strategy TEXT NOT NULL,
-            seed INTEGER,
-            params TEXT NOT NULL DEFAULT '{}',
-            created_at TEXT NOT NULL
-        );
-        CREATE TABLE queue_items (
-            queue TEXT NOT NULL REFERENCES queues (name) ON DELETE CASCADE,
-            position INTEGER NOT NULL,
-            dataset TEXT NOT NULL,
-            item_id TEXT NOT NULL,
-            inclusion_prob REAL NOT NULL,
-            stratum TEXT,
-            PRIMARY KEY (queue, position)
-        );
-        CREATE TABLE probe_results (
-            id INTEGER PRIMARY KEY AUTOINCREMENT,
-            run_id TEXT NOT NULL REFERENCES runs (id),
-            probe TEXT NOT NULL,
-            rubric_hash TEXT NOT NULL,
-            result TEXT NOT NULL,
-            created_at TEXT NOT NULL
-        );
-        CREATE INDEX probe_results_by_rubric ON probe_results (rubric_hash, probe, id)
-        """,
-    )
+    _run(db, initial_tables.INITIAL_TABLES)
 
 
 @migrations(name="0002_judgment_confidence")
@@ -262,27 +143,8 @@ def tokens_and_views(db: Database) -> None:
             revoked_at TEXT
         );
         CREATE INDEX tokens_by_name ON tokens (name);
-        CREATE VIEW latest_judgments AS
-            SELECT * FROM judgments
-            WHERE id IN (SELECT MAX(id) FROM judgments GROUP BY cache_key);
-        CREATE VIEW latest_labels AS
-            SELECT * FROM labels
-            WHERE id IN (
-                SELECT MAX(id) FROM labels
-                GROUP BY rubric_hash, dataset, item_id, annotator, source = 'adjudicated'
-            );
-        CREATE VIEW judge_vs_human AS
-            SELECT j.rubric_name, j.rubric_version, j.rubric_hash, j.dataset, j.item_id,
-                   j.model_requested AS judge_model, j.base_url AS judge_endpoint,
-                   j.run_id, j.label AS judge_label, j.score AS judge_score,
-                   l.annotator, l.source AS label_source, l.blind, l.label AS human_label,
-                   CASE WHEN l.label IS NULL THEN NULL ELSE j.label = l.label END AS agree
-            FROM latest_judgments j
-            JOIN latest_labels l
-              ON l.rubric_hash = j.rubric_hash AND l.dataset = j.dataset
-             AND l.item_id = j.item_id
-            WHERE j.status = 'ok' AND j.variant = '' AND j.sample_index = 0
-        """,
+        """,  # the ';' ends the index's text where 0005's ended (SQLite keeps trailing space)
+        views.VIEWS_0005,
     )
 
 
@@ -392,34 +254,10 @@ def browsing_views_use_indexes(db: Database) -> None:
     """
     _run(
         db,
-        """
-        DROP VIEW judge_vs_human;
-        DROP VIEW latest_judgments;
-        DROP VIEW latest_labels;
-        CREATE VIEW latest_judgments AS
-            SELECT * FROM judgments AS j
-            WHERE NOT EXISTS (SELECT 1 FROM judgments AS later
-                              WHERE later.cache_key = j.cache_key AND later.id > j.id);
-        CREATE VIEW latest_labels AS
-            SELECT * FROM labels AS l
-            WHERE NOT EXISTS (SELECT 1 FROM labels AS later
-                              WHERE later.rubric_hash = l.rubric_hash
-                                AND later.dataset = l.dataset AND later.item_id = l.item_id
-                                AND later.annotator = l.annotator AND later.id > l.id
-                                AND (later.source = 'adjudicated')
-                                    = (l.source = 'adjudicated'));
-        CREATE VIEW judge_vs_human AS
-            SELECT j.rubric_name, j.rubric_version, j.rubric_hash, j.dataset, j.item_id,
-                   j.model_requested AS judge_model, j.base_url AS judge_endpoint,
-                   j.run_id, j.label AS judge_label, j.score AS judge_score,
-                   l.annotator, l.source AS label_source, l.blind, l.label AS human_label,
-                   CASE WHEN l.label IS NULL THEN NULL ELSE j.label = l.label END AS agree
-            FROM latest_labels l
-            CROSS JOIN latest_judgments j
-              ON l.rubric_hash = j.rubric_hash AND l.dataset = j.dataset
-             AND l.item_id = j.item_id
-            WHERE j.status = 'ok' AND j.variant = '' AND j.sample_index = 0
-        """,
+        "DROP VIEW judge_vs_human; DROP VIEW latest_judgments; DROP VIEW latest_labels",
+        views.LATEST_JUDGMENTS_0009,
+        views.LATEST_LABELS_0009,
+        views.JUDGE_VS_HUMAN_0009,
     )
 
 
@@ -489,77 +327,7 @@ def latest_labels_keep_adjudications_apart(db: Database) -> None:
     """
     _run(
         db,
-        """
-        DROP VIEW judge_vs_human;
-        DROP VIEW latest_labels;
-        CREATE VIEW latest_labels AS
-            SELECT * FROM labels AS l
-            WHERE NOT EXISTS (SELECT 1 FROM labels AS later
-                              WHERE later.rubric_hash = l.rubric_hash
-                                AND later.dataset = l.dataset AND later.item_id = l.item_id
-                                AND later.annotator = l.annotator AND later.id > l.id
-                                AND (later.source = 'adjudicate')
-                                    = (l.source = 'adjudicate'));
-        CREATE VIEW judge_vs_human AS
-            SELECT j.rubric_name, j.rubric_version, j.rubric_hash, j.dataset, j.item_id,
-                   j.model_requested AS judge_model, j.base_url AS judge_endpoint,
-                   j.run_id, j.label AS judge_label, j.score AS judge_score,
-                   l.annotator, l.source AS label_source, l.blind, l.label AS human_label,
-                   CASE WHEN l.label IS NULL THEN NULL ELSE j.label = l.label END AS agree
-            FROM latest_labels l
-            CROSS JOIN latest_judgments j
-              ON l.rubric_hash = j.rubric_hash AND l.dataset = j.dataset
-             AND l.item_id = j.item_id
-            WHERE j.status = 'ok' AND j.variant = '' AND j.sample_index = 0
-        """,
+        "DROP VIEW judge_vs_human; DROP VIEW latest_labels",
+        views.LATEST_LABELS_0011,
+        views.JUDGE_VS_HUMAN_0009,
     )
-
-
-def known_migrations() -> list[str]:
-    """Every migration this version of judgekit knows, oldest first."""
-    return [migration.name for migration in migrations._migrations]
-
-
-def check_schema_known(db: Database, path: object) -> None:
-    """Refuse a store that a newer judgekit migrated: this code would misread or damage it.
-
-    The store's newest applied migration and the newest one this code knows are
-    both named, so the message says which judgekit to use.
-    """
-    known = set(known_migrations())
-    applied = [m.name for m in migrations.applied(db)]
-    unknown = [name for name in applied if name not in known]
-    if unknown:
-        from judgekit import __version__
-
-        raise StoreError(
-            f"store {path} has schema {applied[-1]}, newer than this judgekit {__version__} "
-            f"knows (up to {known_migrations()[-1]}); upgrade judgekit to use it "
-            f"(unknown migrations: {', '.join(unknown)})"
-        )
-
-
-def pending_migrations(db: Database) -> list[str]:
-    """Names of migrations not yet applied to ``db`` (read-only)."""
-    return [migration.name for migration in migrations.pending(db)]
-
-
-def apply_migrations(db: Database) -> list[str]:
-    """Apply pending migrations atomically under the write lock; returns their names."""
-    if not migrations.pending(db):
-        return []
-    try:
-        db.conn.execute("BEGIN IMMEDIATE")
-        # Re-read inside the lock: another process may have migrated meanwhile.
-        names = pending_migrations(db)
-        migrations.apply(db)  # nested: each migration runs in a savepoint
-        db.conn.execute("COMMIT")
-    except sqlite3.Error as exc:
-        if db.conn.in_transaction:
-            db.conn.execute("ROLLBACK")
-        raise StoreError(f"could not migrate the store: {exc}") from exc
-    except BaseException:
-        if db.conn.in_transaction:
-            db.conn.execute("ROLLBACK")
-        raise
-    return names
