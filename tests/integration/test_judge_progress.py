@@ -10,7 +10,6 @@ import os
 import select
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 from judgekit.progress_bar import PROGRESS_ENV
 from tests.integration.test_cli_judge import write_items
 from tests.support.openai_server import OpenAIServer
+from tests.support.pty import run_on_a_terminal
 
 N = 20
 BAR = "━".encode()  # rich's bar character, never in the old hand-drawn ``[####  ]`` line
@@ -48,33 +48,9 @@ def _env(progress: str | None) -> dict[str, str]:
 
 def _on_a_terminal(args: list[str], progress: str | None = None) -> tuple[int, bytes, str]:
     """Run with stderr a pseudo-terminal and stdout a pipe: exit code, drawn, stdout."""
-    leader, follower = os.openpty()
-    try:
-        proc = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=follower,
-                                stdin=subprocess.DEVNULL, cwd=Path(__file__).parents[2],
-                                env={**_env(progress), "TERM": "xterm", "COLUMNS": "120"})
-        os.close(follower)
-        follower = -1
-        drawn = b""
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([leader], [], [], 1.0)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # the child closed the terminal
-                    break
-                if not chunk:
-                    break
-                drawn += chunk
-            elif proc.poll() is not None:
-                break
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        os.close(leader)
-        if follower != -1:
-            os.close(follower)
-    return proc.returncode, drawn, out.decode()
+    code, drawn, out = run_on_a_terminal(args, env=_env(progress), columns=120,
+                                         cwd=Path(__file__).parents[2])
+    return code, drawn, out.decode()
 
 
 def _on_a_pipe(args: list[str], progress: str | None = None) -> subprocess.CompletedProcess[str]:

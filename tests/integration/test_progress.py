@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-import select
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 
 from judgekit.cli._progress import PROGRESS_ENV, progress_bar, progress_wanted
 from judgekit.progress import advance, phase, reporting
+from tests.support.pty import run_on_a_terminal
 
 RUBRIC = "preference"
 
@@ -120,35 +119,8 @@ def test_off_when_turned_off(store: Path) -> None:
 
 def _on_a_terminal(args: list[str]) -> tuple[int, bytes, bytes]:
     """Run judgekit with stderr a pseudo-terminal and stdout a pipe: exit code, drawn, stdout."""
-    leader, follower = os.openpty()
-    try:
-        proc = subprocess.Popen(
-            [sys.executable, "-m", "judgekit", *args],
-            stdout=subprocess.PIPE, stderr=follower, stdin=subprocess.DEVNULL,
-            env={**_env(None), "TERM": "xterm", "COLUMNS": "100"},
-        )
-        os.close(follower)
-        follower = -1
-        drawn = b""
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline:
-            ready, _, _ = select.select([leader], [], [], 1.0)
-            if ready:
-                try:
-                    chunk = os.read(leader, 65536)
-                except OSError:  # the child closed the terminal
-                    break
-                if not chunk:
-                    break
-                drawn += chunk
-            elif proc.poll() is not None:
-                break
-        out, _ = proc.communicate(timeout=120)
-    finally:
-        os.close(leader)
-        if follower != -1:
-            os.close(follower)
-    return proc.returncode, drawn, out
+    return run_on_a_terminal([sys.executable, "-m", "judgekit", *args], env=_env(None),
+                             columns=100)
 
 
 def test_bar_drawn_on_a_terminal_and_stdout_stays_json(store: Path) -> None:
