@@ -11,7 +11,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
 import httpx2 as httpx
 import pytest
@@ -77,14 +76,6 @@ def _logged_in(service: Service, secret: str) -> Iterator[tuple[httpx.Client, ht
     landed (the form's ``next`` left to its default)."""
     with httpx.Client(base_url=service.url, timeout=60, follow_redirects=True) as client:
         yield client, client.post("/login", data={"token": secret})
-
-
-def browser_login(page: Any, service: Service, secret: str) -> None:
-    """Log a chromium page in through the login form."""
-    page.goto(f"{service.url}/login")
-    page.fill("input[name=token]", secret)
-    page.click("button[type=submit]")
-    page.wait_for_load_state()
 
 
 def test_root_redirects_to_login_or_the_roles_page(

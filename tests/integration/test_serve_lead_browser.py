@@ -9,22 +9,24 @@ lead page in the same app.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
-import pytest
-from click.testing import CliRunner
-
-from judgekit.cli.main import cli
 from judgekit.store import open_store
 from judgekit.types import ADJUDICATED_SOURCE
-from tests.integration.test_serve_browser import CHROMIUM, CHROMIUM_ARGS, _press_until_labeled
-from tests.integration.test_serve_lead import browser_login, seed_lead_store
-from tests.support.annotate import judgment, record_judgments, seed_store
-from tests.support.serve import running_service, token
+from tests.integration.test_serve_lead import seed_lead_store
+from tests.support.browser import (
+    FIRST_BYTE,
+    browser_login,
+    chromium_page,
+    needs_chromium,
+    press_until,
+    press_until_labeled,
+    seed_assigned_queue,
+)
+from tests.support.serve import running_service
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Debian's chromium is not installed")
+pytestmark = needs_chromium
 
 #: The terminal's keyboard input: xterm.js's hidden textarea.
 FOCUSED = ("() => document.activeElement !== null && "
@@ -41,82 +43,55 @@ def _notice(page: Any, text: str, timeout_ms: int = 60_000) -> str:
 
 
 def test_terminal_has_focus_on_load_and_a_stopped_server_says_so(tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
     db = tmp_path / "judgekit.db"
-    with open_store(db) as store:
-        rub, items = seed_store(store, "binary", 4)
-        record_judgments(store, rub, [judgment(rub, "d", item.id, "fail") for item in items])
-        ana = token(store, "ana", "annotate")
-    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                      "--annotators", "ana", "--overlap", "0"])
-    assert result.exit_code == 0, result.output
+    rub, ana = seed_assigned_queue(db, 4)
 
-    with running_service(db, tmp_path) as service, sync_playwright() as pw:
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            browser_login(page, service, ana)
-            page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-            page.wait_for_function(FOCUSED, timeout=10_000)  # no click
-            assert page.is_hidden("#judgekit-notice")
-            label = _press_until_labeled(page, db, rub.sha256)  # keys reach the app unclicked
-            assert label.annotator == "ana"
-            service.process.terminate()
-            service.process.wait(timeout=30)
-            text = _notice(page, "Disconnected")
-            assert "reconnecting" in text and "Back to your queues" in text
-            assert page.get_attribute("#judgekit-notice a", "href") == "/annotate"
-            port = service.url.rsplit(":", 1)[1]
-            again = tmp_path / "again"
-            again.mkdir()
-            with running_service(db, again, args=("--port", port)):
-                # the page reloads itself once the server answers: a fresh, live session
-                page.wait_for_selector("#judgekit-notice[hidden]", state="attached",
-                                       timeout=60_000)
-                page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-                page.wait_for_function(FOCUSED, timeout=10_000)
-        finally:
-            browser.close()
+    with running_service(db, tmp_path) as service, chromium_page() as page:
+        browser_login(page, service, ana)
+        page.wait_for_selector(FIRST_BYTE, state="attached", timeout=60_000)
+        page.wait_for_function(FOCUSED, timeout=10_000)  # no click
+        assert page.is_hidden("#judgekit-notice")
+        label = press_until_labeled(page, db, rub.sha256)  # keys reach the app unclicked
+        assert label.annotator == "ana"
+        service.process.terminate()
+        service.process.wait(timeout=30)
+        text = _notice(page, "Disconnected")
+        assert "reconnecting" in text and "Back to your queues" in text
+        assert page.get_attribute("#judgekit-notice a", "href") == "/annotate"
+        port = service.url.rsplit(":", 1)[1]
+        again = tmp_path / "again"
+        again.mkdir()
+        with running_service(db, again, args=("--port", port)):
+            # the page reloads itself once the server answers: a fresh, live session
+            page.wait_for_selector("#judgekit-notice[hidden]", state="attached",
+                                   timeout=60_000)
+            page.wait_for_selector(FIRST_BYTE, state="attached", timeout=60_000)
+            page.wait_for_function(FOCUSED, timeout=10_000)
 
 
 def test_admin_adjudicates_in_the_browser_and_q_says_saved(tmp_path: Path) -> None:
-    from playwright.sync_api import sync_playwright
-
     db = tmp_path / "judgekit.db"
     sha, tokens, labels = seed_lead_store(db)
-    with running_service(db, tmp_path) as service, sync_playwright() as pw:
+    with running_service(db, tmp_path) as service, chromium_page() as page:
         posted = service.post("/api/v1/labels", {"rubric": sha, "labels": labels},
                               tokens["write"])
         assert posted.status_code == 200, posted.text
-        browser = pw.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1280, "height": 800})
-            browser_login(page, service, tokens["admin"])
-            assert page.url == f"{service.url}/lead"
-            page.click("text=Adjudicate in the browser")
-            page.wait_for_selector("body.-first-byte", state="attached", timeout=60_000)
-            page.wait_for_function(FOCUSED, timeout=10_000)
-            adjudication = _press_until_adjudicated(page, db, sha)
-            page.keyboard.press("q")
-            _notice(page, "Saved; you can close this tab.")
-            assert page.get_attribute("#judgekit-notice a", "href") == f"/lead?rubric={sha}"
-        finally:
-            browser.close()
+        browser_login(page, service, tokens["admin"])
+        assert page.url == f"{service.url}/lead"
+        page.click("text=Adjudicate in the browser")
+        page.wait_for_selector(FIRST_BYTE, state="attached", timeout=60_000)
+        page.wait_for_function(FOCUSED, timeout=10_000)
+        adjudication = _press_until_adjudicated(page, db, sha)
+        page.keyboard.press("q")
+        _notice(page, "Saved; you can close this tab.")
+        assert page.get_attribute("#judgekit-notice a", "href") == f"/lead?rubric={sha}"
     assert adjudication == ("root", ADJUDICATED_SOURCE)
 
 
-def _press_until_adjudicated(page: Any, db: Path, sha: str,
-                             timeout_s: float = 60.0) -> tuple[str, str]:
-    deadline = time.monotonic() + timeout_s
-    pressed_at = 0.0
-    while time.monotonic() < deadline:
+def _press_until_adjudicated(page: Any, db: Path, sha: str) -> tuple[str, str]:
+    def stored() -> tuple[str, str] | None:
         with open_store(db) as store:
             found = store.adjudicated_labels(sha)
-        if found:
-            return found[0].annotator, found[0].source
-        if time.monotonic() - pressed_at > 5.0:
-            page.keyboard.press("p")
-            pressed_at = time.monotonic()
-        time.sleep(0.2)
-    raise AssertionError("no adjudication reached the store from the browser session")
+        return (found[0].annotator, found[0].source) if found else None
+
+    return press_until(page, stored, "adjudication")
