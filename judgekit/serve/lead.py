@@ -16,9 +16,6 @@ The page is rendered here, on the server, with every stored string escaped
 from __future__ import annotations
 
 import html
-import shlex
-import sys
-from pathlib import Path
 from typing import Annotated
 from urllib.parse import quote
 
@@ -36,6 +33,7 @@ from judgekit.serve.auth import (
     store_dependency,
 )
 from judgekit.serve.lead_view import lead_html
+from judgekit.serve.session_launch import session_command
 from judgekit.serve.webapp import run_app_session, terminal_page
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
@@ -135,12 +133,6 @@ def adjudicate_page(request: Request, store: StoreDep,
                          "Back to the lead page")
 
 
-def adjudicate_command(db: Path, rubric_hash: str, annotator: str) -> str:
-    """The shell command of one adjudication session's app (names quoted: user text)."""
-    return shlex.join([sys.executable, "-m", "judgekit.serve.adjudicate_session", "--db",
-                       str(db), "--rubric", rubric_hash, "--annotator", annotator])
-
-
 @router.websocket("/adjudicate/ws/{rubric_hash}")
 async def adjudicate_socket(websocket: WebSocket, rubric_hash: str) -> None:
     """One adjudication session: the cookie's token must adjudicate (Origin: the guard)."""
@@ -156,8 +148,10 @@ async def adjudicate_socket(websocket: WebSocket, rubric_hash: str) -> None:
         await websocket.close(code=4404)
         return
     assert presented is not None
+    command = session_command("judgekit.serve.adjudicate_session", pool.path, "rubric",
+                              rubric_hash, token.name)
     await run_app_session(websocket, token, presented, f"adjudicate:{rubric_hash[:12]}",
-                          adjudicate_command(pool.path, rubric_hash, token.name))
+                          command)
 
 
 __all__ = ["LEAD_PERMISSIONS", "check_login", "landing_path", "login_target", "router"]

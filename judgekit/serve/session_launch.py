@@ -2,8 +2,9 @@
 
 ``session.py`` (an annotator's queue) and ``adjudicate_session.py`` (a lead's
 adjudication) are started by the web bridge, never by a person, each with
-``--db``, the one option that says what to open, and ``--annotator``. Both open the
-store, build the annotate app, run it and exit with its code; an error the user
+``--db``, the one option that says what to open, and ``--annotator``
+(``session_command`` writes that line for the bridge, ``launch`` reads it). Both
+open the store, build the annotate app, run it and exit with its code; an error the user
 can cause (a queue or rubric gone from the store) is one ``error:`` line and the
 error's exit code, never a traceback. The heavy imports (the store, the Textual
 app) stay inside the functions so a process starts only what it runs.
@@ -12,8 +13,10 @@ app) stay inside the functions so a process starts only what it runs.
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judgekit.errors import JudgekitError
@@ -26,6 +29,12 @@ if TYPE_CHECKING:
 #: Builds the app from the open store, the value of the session's own option and
 #: the annotator.
 BuildApp = Callable[["Store", str, str], "AnnotateApp"]
+
+
+def session_command(module: str, db: Path, option: str, value: str, annotator: str) -> str:
+    """The shell command of one session's app (names quoted: they are user text)."""
+    return shlex.join([sys.executable, "-m", module, "--db", str(db), f"--{option}", value,
+                       "--annotator", annotator])
 
 
 def stored_rubric(store: Store, sha256: str, missing: str) -> Rubric:

@@ -12,8 +12,6 @@ from __future__ import annotations
 
 import html
 import logging
-import shlex
-import sys
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -26,6 +24,7 @@ from starlette.types import Receive, Scope, Send
 
 from judgekit.serve.auth import COOKIE_NAME, StorePool, check_token, presented_token
 from judgekit.serve.caches import ServeCaches
+from judgekit.serve.session_launch import session_command
 from judgekit.serve.sessions import (
     LiveSession,
     Relay,
@@ -188,12 +187,6 @@ def terminal_page(title: str, ws_url: str, back: str, back_text: str) -> HTMLRes
                                      back_text=html.escape(back_text)))
 
 
-def session_command(db: Path, queue: str, annotator: str) -> str:
-    """The shell command of one browser session's app (names quoted: they are user text)."""
-    return shlex.join([sys.executable, "-m", "judgekit.serve.session", "--db", str(db),
-                       "--queue", queue, "--annotator", annotator])
-
-
 @router.websocket("/annotate/ws/{queue:path}")
 async def annotate_socket(websocket: WebSocket, queue: str) -> None:
     """One app session (its Origin was checked by the guard): see :mod:`.sessions`."""
@@ -210,8 +203,8 @@ async def annotate_socket(websocket: WebSocket, queue: str) -> None:
         await websocket.close(code=4403)
         return
     assert presented is not None
-    await run_app_session(websocket, token, presented, queue,
-                          session_command(pool.path, queue, token.name))
+    command = session_command("judgekit.serve.session", pool.path, "queue", queue, token.name)
+    await run_app_session(websocket, token, presented, queue, command)
 
 
 async def run_app_session(websocket: WebSocket, token: TokenRecord, presented: str,
