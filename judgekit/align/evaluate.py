@@ -8,8 +8,9 @@ the nearest level, on an ordinal scale). Failures are counted, never scored.
 
 The statistics reuse the report's and ``compare judges``' machinery: the primary statistic
 with its interval (:func:`judgekit.report.agreement.primary_only`), the paired kappa
-difference resampled over whole clusters (:func:`judgekit.compare.judges.kappa_difference_fn`)
-and McNemar's exact test of the agreement difference when items are independent.
+difference resampled over whole clusters
+(:func:`judgekit.compare.kappa_difference.kappa_difference_fn`) and McNemar's
+exact test of the agreement difference when items are independent.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from judgekit import stats
 from judgekit.align.candidates import Candidate
 from judgekit.clients.spec import JudgeSpec
 from judgekit.compare.clustering import clustered_spec
-from judgekit.compare.judges import kappa_difference_fn
+from judgekit.compare.kappa_difference import kappa_difference_fn
 from judgekit.judging.cache import needs_call
 from judgekit.judging.runner import run_judgments
 from judgekit.judging.units import WorkUnit, unit_key

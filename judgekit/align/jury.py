@@ -18,7 +18,7 @@ from typing import Any
 
 from judgekit.align.candidates import Candidate
 from judgekit.align.evaluate import Verdicts, aggregate
-from judgekit.compare.judges import judge_side
+from judgekit.compare.judge_verdicts import judge_side
 from judgekit.errors import InputError
 from judgekit.report.pairing import ItemKey
 from judgekit.store import Store

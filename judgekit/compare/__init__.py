@@ -27,7 +27,8 @@ judgments, cached ones included, and by default only judge and import runs count
 
 from judgekit.compare.candidates import CandidateComparison, candidate_judge, compare_candidates
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
-from judgekit.compare.judges import JudgeComparison, JudgeSide, compare_judges, judge_of
+from judgekit.compare.judge_verdicts import judge_of
+from judgekit.compare.judges import JudgeComparison, JudgeSide, compare_judges
 
 __all__ = [
     "NO_CLUSTERS",

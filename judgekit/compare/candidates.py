@@ -11,7 +11,7 @@ import numpy as np
 
 from judgekit import stats
 from judgekit.compare.clustering import NO_CLUSTERS, Clustering, clustered_spec
-from judgekit.compare.judges import judge_of, judge_side
+from judgekit.compare.judge_verdicts import judge_of, judge_side
 from judgekit.errors import InputError
 from judgekit.progress import phase
 from judgekit.report.agreement import numeric_values

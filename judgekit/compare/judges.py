@@ -1,18 +1,22 @@
-"""Two judges against the same human labels (see :mod:`judgekit.compare`)."""
+"""Two judges against the same human labels (see :mod:`judgekit.compare`).
+
+Which judgments stand for each judge is ``judge_verdicts.py``; the kappa difference
+and its randomization p are ``kappa_difference.py`` (both names stay importable
+from here).
+"""
 
 from __future__ import annotations
 
-import math
-from collections import Counter
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from judgekit import stats
 from judgekit.compare.clustering import Clustering, clustered_spec
+from judgekit.compare.judge_verdicts import judge_of, judge_side
+from judgekit.compare.kappa_difference import kappa_difference_fn, swap_pvalue
 from judgekit.errors import InputError
 from judgekit.progress import phase
 from judgekit.report.agreement import PRIMARY_BY_KIND, primary_only
@@ -26,10 +30,10 @@ from judgekit.report.measures import (
     reference_number,
 )
 from judgekit.report.model import Stat
-from judgekit.report.pairing import ItemKey, Pairing, select_judgments
+from judgekit.report.pairing import ItemKey, Pairing
 from judgekit.report.reference import human_reference
 from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, proportion_stat, to_stat
-from judgekit.store import JudgmentSelection, Store
+from judgekit.store import Store
 from judgekit.types import Rubric, Scale
 
 
@@ -113,125 +117,6 @@ class JudgeComparison:
             out["primary_test"] = self.primary_method
             out["notes"] = list(self.notes)
         return out
-
-
-class Verdict(NamedTuple):
-    """What a comparison keeps of a judge's judgment of one item: its outcome."""
-
-    status: str
-    label: str | None
-    score: float | None = None
-
-
-def judge_side(
-    store: Store,
-    rubric: Rubric,
-    selection: JudgmentSelection,
-    run_id: str | None,
-) -> tuple[dict[ItemKey, Verdict], Counter[str]]:
-    """One judge's plain judgments (``selection``), one per item, and their statuses.
-
-    Lean rows (item, variant, sample, status, label) streamed through the one-per-item
-    rule, never full judgments: a judge of 100,000 items is compared without reading
-    its completions. Each chosen row is then reduced to its :class:`Verdict`, one
-    shared tuple per distinct outcome, so a side of 100,000 items holds little
-    beyond its keys.
-    """
-    chosen = select_judgments(store.judgment_rows(None, **selection.filters()))
-    if not chosen:  # the selection is of plain variants: no rows at all
-        raise InputError(
-            f"no judgments for rubric {rubric.name} v{rubric.version}"
-            + (f" on dataset {selection.dataset!r}" if selection.dataset else "")
-            + (f" by the judge of run {run_id!r}" if run_id else "")
-        )
-    share: dict[tuple[str, str | None, float | None], Verdict] = {}
-    verdicts: dict[ItemKey, Verdict] = {}
-    counts: Counter[str] = Counter()
-    for key, row in chosen.items():
-        outcome = (row.status, row.label, row.score)
-        verdict = share.get(outcome)
-        if verdict is None:
-            verdict = share[outcome] = Verdict(*outcome)
-        verdicts[key] = verdict
-        counts[row.status] += 1
-    return verdicts, counts
-
-
-def kappa_difference_fn(k: int, weights: npt.NDArray[np.float64]) -> Any:
-    """Kappa of judge A minus kappa of judge B, both against humans, over resampled items.
-
-    The one argument is each item's joint code ``(a * k + b) * k + h`` (judge A's,
-    judge B's and the human label's positions on the scale), so a resample gathers
-    one small integer per item, and both confusion tables come from one count of
-    the ``k**3`` joint outcomes. Vectorised over a leading resample axis.
-    """
-
-    def kappa(tables: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-        p = tables / tables.sum(axis=(1, 2))[:, None, None]
-        p_o = np.einsum("bij,ij->b", p, weights)
-        p_e = np.einsum("bi,ij,bj->b", p.sum(axis=2), weights, p.sum(axis=1))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(np.abs(1 - p_e) < 1e-12, np.nan, (p_o - p_e) / (1 - p_e))
-
-    def fn(codes: Any) -> npt.NDArray[np.float64]:
-        b = codes.shape[0]
-        cells = (np.arange(b)[:, None] * k**3 + codes).ravel()
-        joint = np.bincount(cells, minlength=b * k**3).reshape(b, k, k, k).astype(np.float64)
-        return kappa(joint.sum(axis=2)) - kappa(joint.sum(axis=1))
-
-    return fn
-
-
-def swap_pvalue(fn: Any, ia: npt.NDArray[np.int64], ib: npt.NDArray[np.int64],
-                ih: npt.NDArray[np.int64], k: int, random_state: int = 0,
-                n_draws: int = 2000) -> float:
-    """Two-sided randomization p of "the two judges are exchangeable" for ``fn`` (the
-    kappa difference): on each item judge A's and judge B's labels swap at random, which
-    under that null leaves the joint distribution unchanged, whatever the clustering (the
-    swaps stay within items). The percentile bootstrap interval alone excluded 0 for two
-    exchangeable judges in 6.9% of samples of 50 items."""
-    plain = ((ia * k + ib) * k + ih)[None, :]
-    swapped = ((ib * k + ia) * k + ih)[None, :]
-    observed = abs(float(fn(plain)[0])) - 1e-12
-    if not math.isfinite(observed):
-        return math.nan
-    rng = np.random.default_rng(random_state)
-    hits = 0
-    step = max(1, min(n_draws, 2_000_000 // max(ia.size, 1)))
-    for start in range(0, n_draws, step):
-        draws = min(step, n_draws - start)
-        flip = rng.random((draws, ia.size)) < 0.5
-        values = np.asarray(fn(np.where(flip, swapped, plain)), dtype=np.float64)
-        hits += int(np.count_nonzero(np.abs(values) >= observed))
-    return (1 + hits) / (1 + n_draws)
-
-
-def judge_of(
-    store: Store,
-    rubric: Rubric,
-    run_id: str | None,
-    dataset: str | None,
-    *,
-    run_option: str,
-    model: str | None = None,
-    model_option: str | None = None,
-) -> JudgmentSelection:
-    """The judgments a compared judge stands for, by the report's rule (docs/reports.md).
-
-    A run id stands for its judge (model, endpoint, sampling), cached judgments
-    included; without one, the only judge with judgments from judge or import runs.
-    Probe runs and probe variants never count unless a probe run is named.
-    """
-    return store.judge_selection(
-        rubric_hash=rubric.sha256,
-        rubric_name=rubric.name,
-        dataset=dataset,
-        run_id=run_id,
-        model=model,
-        variant="",
-        run_option=run_option,
-        model_option=model_option,
-    )
 
 
 def compare_judges(
