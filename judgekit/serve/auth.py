@@ -90,20 +90,25 @@ def require(permission: str) -> Callable[..., TokenRecord]:
     return check
 
 
+def check_any(store: Store, token: str | None, permissions: tuple[str, ...]) -> TokenRecord:
+    """:func:`check_token` satisfied by any one of ``permissions``: a missing or unknown
+    token is 401 at once; a token no permission admits gets the last refusal (403)."""
+    refused: HTTPException | None = None
+    for permission in permissions:
+        try:
+            return check_token(store, token, permission)
+        except HTTPException as exc:
+            if exc.status_code == 401:
+                raise
+            refused = exc
+    assert refused is not None
+    raise refused
+
+
 def require_any(*permissions: str) -> Callable[..., TokenRecord]:
     """Like :func:`require`, satisfied by any one of ``permissions``."""
-    checks = [require(p) for p in permissions]
 
     def check(request: Request, store: Annotated[Store, Depends(store_dependency)]) -> TokenRecord:
-        last: HTTPException | None = None
-        for one in checks:
-            try:
-                return one(request, store)
-            except HTTPException as exc:
-                if exc.status_code == 401:
-                    raise
-                last = exc
-        assert last is not None
-        raise last
+        return check_any(store, presented_token(request), permissions)
 
     return check

@@ -26,6 +26,7 @@ from judgekit.serve.api import stored_rubric
 from judgekit.serve.auth import (
     COOKIE_NAME,
     StorePool,
+    check_any,
     check_token,
     presented_token,
     require,
@@ -64,7 +65,7 @@ def check_login(store: Store, token: str | None, target: str) -> TokenRecord:
     if target.startswith("/annotate"):
         return check_token(store, token, "annotate")
     if target.startswith(("/lead", "/adjudicate")):
-        return _any(store, token, LEAD_PERMISSIONS)
+        return check_any(store, token, LEAD_PERMISSIONS)
     return check_token(store, token, "read")
 
 
@@ -73,19 +74,6 @@ def login_target(store: Store, token: str | None, target: str) -> str:
     once :func:`check_login` lets it in (else 401 or 403)."""
     record = check_login(store, token, target)
     return landing_path(record) if target == "/" else target
-
-
-def _any(store: Store, token: str | None, permissions: tuple[str, ...]) -> TokenRecord:
-    refused: HTTPException | None = None
-    for permission in permissions:
-        try:
-            return check_token(store, token, permission)
-        except HTTPException as exc:
-            if exc.status_code == 401:
-                raise
-            refused = exc
-    assert refused is not None
-    raise refused
 
 
 @router.get("/", include_in_schema=False)
