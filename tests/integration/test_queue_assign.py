@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from collections import Counter
 from pathlib import Path
@@ -11,23 +9,17 @@ from pathlib import Path
 import pytest
 
 from judgekit.assignment import plan_assignment
-from judgekit.cli.main import main
 from judgekit.errors import InputError
 from judgekit.store import open_store
 from judgekit.types import ADJUDICATED_SOURCE, Label
 from tests.support.annotate import judgment, record_judgments, seed_store
+from tests.support.cli import run_cli
 
 
 def run(*args: str) -> tuple[int, str]:
     """Through ``main``, as a shell runs it: a JudgekitError is one line and its exit code."""
-    out, err = io.StringIO(), io.StringIO()
-    code = 0
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            main(list(args))
-        except SystemExit as exc:
-            code = int(exc.code or 0)
-    return code, out.getvalue() + err.getvalue()
+    code, out, err = run_cli(*args)
+    return code, out + err
 
 
 @pytest.mark.parametrize(("n", "k", "overlap"), [(30, 3, 0.2), (7, 2, 1.0), (100, 4, 0.0),
