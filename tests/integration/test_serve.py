@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from judgekit.cli.main import cli
 from judgekit.store import Store, open_store
 from tests.support.annotate import judgment, record_judgments, seed_store
-from tests.support.serve import Service, running_service, token
+from tests.support.serve import Service, assign_queues, running_service, token
 
 N_ITEMS = 30
 
@@ -33,9 +33,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, 
     tokens = {role: token(store, f"{role}-user", role) for role in ("read", "write", "admin")}
     tokens.update(ana=token(store, "ana", "annotate"), bo=token(store, "bo", "annotate"))
     store.close()
-    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric",
-                                      rub.sha256, "--annotators", "ana,bo", "--overlap", "0.2"])
-    assert result.exit_code == 0, result.output
+    assign_queues(db, rub.sha256, "ana,bo", "--overlap", "0.2")
     with running_service(db, tmp) as service:
         yield service, tokens, db
 

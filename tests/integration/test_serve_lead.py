@@ -14,12 +14,10 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from click.testing import CliRunner
 
-from judgekit.cli.main import cli
 from judgekit.store import open_store
 from tests.support.annotate import judgment, record_judgments, seed_store
-from tests.support.serve import Service, running_service, token
+from tests.support.serve import Service, assign_queues, running_service, token
 
 N_ITEMS = 24
 
@@ -38,10 +36,7 @@ def seed_lead_store(db: Path) -> tuple[str, dict[str, str], list[dict[str, str]]
         tokens = {role: token(store, name, role) for name, role in (
             ("ana", "annotate"), ("writer", "write"), ("ada", "adjudicate"), ("root", "admin"),
             ("reader", "read"))}
-    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                      "--annotators", "ana,bo", "--overlap", "0.5", "--seed",
-                                      "0"])
-    assert result.exit_code == 0, result.output
+    assign_queues(db, rub.sha256, "ana,bo", "--overlap", "0.5", "--seed", "0")
     with open_store(db) as store:
         labels = []
         for name in store.list_queues():

@@ -19,12 +19,10 @@ from pathlib import Path
 
 import httpx2 as httpx
 import pytest
-from click.testing import CliRunner
 
-from judgekit.cli.main import cli
 from judgekit.store import open_store
 from tests.support.annotate import RUBRIC_TEXT, seed_store
-from tests.support.serve import Service, running_service, token
+from tests.support.serve import Service, assign_queues, running_service, token
 
 Served = tuple[Service, dict[str, str], Path]
 ALLOWED = "https://judgekit.example"
@@ -37,9 +35,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
     with open_store(db) as store:
         rub, _ = seed_store(store, "binary", 10)
         tokens = {"write": token(store, "lead", "write"), "ana": token(store, "ana", "annotate")}
-    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                      "--annotators", "ana", "--overlap", "0"])
-    assert result.exit_code == 0, result.output
+    assign_queues(db, rub.sha256, "ana", "--overlap", "0")
     with running_service(db, tmp, args=("--max-body", "1MB", "--allow-origin", ALLOWED)) as s:
         yield s, tokens, db
 

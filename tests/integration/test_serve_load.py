@@ -4,12 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from click.testing import CliRunner
-
-from judgekit.cli.main import cli
 from judgekit.store import open_store
 from tests.support.annotate import judgment, record_judgments, seed_store
 from tests.support.serve import (
+    assign_queues,
     judge_writing,
     post_labels_concurrently,
     running_service,
@@ -26,8 +24,7 @@ def test_no_lock_errors_and_nothing_lost_under_load(tmp_path: Path) -> None:
         record_judgments(store, rub, [judgment(rub, "d", it.id, "pass", run_id="writer")
                                       for it in items[:1]])
         tokens = {name: token(store, name, "annotate") for name in ("ana", "bo", "cy")}
-    assert CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                    "--annotators", "ana,bo,cy", "--overlap", "0"]).exit_code == 0
+    assign_queues(db, rub.sha256, "ana,bo,cy", "--overlap", "0")
     with open_store(db) as store:
         work = {}
         for name, tok in tokens.items():
@@ -63,9 +60,7 @@ def test_kill_9_mid_load_loses_no_acknowledged_label(tmp_path: Path) -> None:
     with open_store(db) as store:
         rub, _ = seed_store(store, "binary", 400)
         tokens = {name: token(store, name, "annotate") for name in names}
-    assert CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                    "--annotators", ",".join(names),
-                                    "--overlap", "0"]).exit_code == 0
+    assign_queues(db, rub.sha256, ",".join(names), "--overlap", "0")
     with open_store(db) as store:
         mine = {}
         for name in names:

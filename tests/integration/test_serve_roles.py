@@ -14,13 +14,11 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
 
-from judgekit.cli.main import cli
 from judgekit.store import open_store
 from judgekit.types import ADJUDICATED_SOURCE
 from tests.support.annotate import judgment, record_judgments, seed_store
-from tests.support.serve import Service, running_service, token
+from tests.support.serve import Service, assign_queues, running_service, token
 
 N_ITEMS = 60
 
@@ -43,9 +41,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Service, 
         ("ana", "annotate"), ("writer", "write"), ("ada", "adjudicate"), ("root", "admin"),
         ("reader", "read"))}
     store.close()
-    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                      "--annotators", "ana,bo"])
-    assert result.exit_code == 0, result.output
+    assign_queues(db, rub.sha256, "ana,bo")
     with running_service(db, tmp) as service:
         labels = [{"item_id": f"item-{i:03d}", "label": _judge_says(i), "annotator": who}
                   for i in range(N_ITEMS) for who in ("x", "y")]

@@ -24,7 +24,7 @@ from judgekit.cli.main import cli
 from judgekit.serve.sessions import terminal_size
 from judgekit.store import open_store
 from tests.support.annotate import judgment, record_judgments, seed_store
-from tests.support.serve import Service, running_service, token
+from tests.support.serve import Service, assign_queues, running_service, token
 
 Served = tuple[Service, dict[str, str], Path]
 
@@ -35,9 +35,7 @@ def _store(tmp: Path) -> tuple[Path, dict[str, str]]:
         rub, items = seed_store(store, "binary", 30)
         record_judgments(store, rub, [judgment(rub, "d", it.id, "fail") for it in items])
         tokens = {name: token(store, name, "annotate") for name in ("ana", "bo", "cy")}
-    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                      "--annotators", "ana,bo,cy", "--overlap", "0"])
-    assert result.exit_code == 0, result.output
+    assign_queues(db, rub.sha256, "ana,bo,cy", "--overlap", "0")
     return db, tokens
 
 

@@ -15,14 +15,12 @@ from typing import Any
 
 import httpx2 as httpx
 import pytest
-from click.testing import CliRunner
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgekit.cli.main import cli
 from judgekit.store import open_store
 from tests.support.annotate import judgment, record_judgments, seed_store
-from tests.support.serve import Service, running_service, token
+from tests.support.serve import Service, assign_queues, running_service, token
 
 N_ITEMS = 20
 Served = tuple[Service, dict[str, str], Path]
@@ -40,9 +38,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         tokens = {role: token(store, f"{role}-user", role) for role in ("read", "write")}
         tokens["ana"] = token(store, "ana", "annotate")
         tokens["slash"] = token(store, "a/b", "annotate")
-    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                      "--annotators", "ana,a/b"])
-    assert result.exit_code == 0, result.output
+    assign_queues(db, rub.sha256, "ana,a/b")
     with running_service(db, tmp) as service:
         yield service, tokens, db
 

@@ -15,13 +15,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from click.testing import CliRunner
 
-from judgekit.cli.main import cli
 from judgekit.store import open_store
 from judgekit.types import Label, Rubric
 from tests.support.annotate import judgment, record_judgments, seed_store
-from tests.support.serve import Service, token
+from tests.support.serve import Service, assign_queues, token
 
 T = TypeVar("T")
 
@@ -66,9 +64,7 @@ def seed_assigned_queue(db: Path, n_items: int) -> tuple[Rubric, str]:
         rub, items = seed_store(store, "binary", n_items)
         record_judgments(store, rub, [judgment(rub, "d", item.id, "fail") for item in items])
         ana = token(store, "ana", "annotate")
-    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rub.sha256,
-                                      "--annotators", "ana", "--overlap", "0"])
-    assert result.exit_code == 0, result.output
+    assign_queues(db, rub.sha256, "ana", "--overlap", "0")
     return rub, ana
 
 

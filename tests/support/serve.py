@@ -127,6 +127,17 @@ def service_in_thread(db: Path, *, cache: bool = True, timeout_s: float = 60.0,
         sock.close()
 
 
+def assign_queues(db: Path, rubric_hash: str, annotators: str, *options: str) -> None:
+    """``judgekit queue assign`` on ``db``: the comma-separated ``annotators`` share the items."""
+    from click.testing import CliRunner
+
+    from judgekit.cli.main import cli
+
+    result = CliRunner().invoke(cli, ["queue", "assign", "--db", str(db), "--rubric", rubric_hash,
+                                      "--annotators", annotators, *options])
+    assert result.exit_code == 0, result.output
+
+
 def token(store: Store, name: str, role: str) -> str:
     created, _ = store.create_token(name, role)
     return created
