@@ -84,12 +84,23 @@ def criteria_data(source_text: str, path: str) -> dict[str, Any] | None:
         if unknown:
             raise RubricError(f"{path}: criteria.{name}.{unknown[0]}: unknown field "
                               f"(a criterion takes {', '.join(_CRITERION_KEYS)})")
-    if data.get("per_call") is not True:
-        raise RubricError(
-            f"{path}: per_call: judging every criterion in one call is not supported yet; "
-            "set per_call = true (one call per criterion)"
-        )
+    per_call = data.get("per_call", False)
+    if not isinstance(per_call, bool):
+        raise RubricError(f"{path}: per_call: true (one call per criterion) or false "
+                          "(every criterion in one call, the default)")
+    if not per_call:
+        for name, spec in criteria.items():
+            if "prompt" in spec:
+                raise RubricError(
+                    f"{path}: criteria.{name}.prompt: a criterion's own prompt needs "
+                    "per_call = true (one call per criterion); in one call every criterion "
+                    "is asked with the shared [prompt]")
     return data
+
+
+def is_joint(data: Mapping[str, Any]) -> bool:
+    """Whether a criteria file is judged in one call per item (``per_call`` absent or false)."""
+    return data.get("per_call", False) is False
 
 
 def criterion_names(data: Mapping[str, Any]) -> tuple[str, ...]:
@@ -169,5 +180,5 @@ def pick_criterion(source_text: str, path: str, data: Mapping[str, Any],
     return rubric_from_text(derived_text(data, criterion, path), path=f"{path}#{criterion}")
 
 
-__all__ = ["criteria_data", "criterion_names", "derived_text", "load_criteria",
+__all__ = ["criteria_data", "criterion_names", "derived_text", "is_joint", "load_criteria",
            "pick_criterion", "split_reference"]
