@@ -6,7 +6,7 @@ declare criteria instead of one scale::
 
     name = "summeval"
     version = "1"
-    per_call = true            # one judge call per criterion
+    # per_call = true          # one judge call per criterion (default: one call for all)
 
     [scale]                    # shared by every criterion unless it has its own
     kind = "ordinal"
@@ -14,7 +14,7 @@ declare criteria instead of one scale::
     max = 5
     levels = { "1" = "Very poor.", "2" = "Poor.", "3" = "Fair.", "4" = "Good.", "5" = "Very good." }
 
-    [prompt]                   # shared; the criterion is named in the system prompt
+    [prompt]                   # shared
     system = "You rate summaries."
     user = "Document: {input}\\n\\nSummary: {response}\\n\\n{scale}"
 
@@ -34,10 +34,23 @@ scale, prompt and sha256), written out as TOML text so the store keeps a file
 that loads on its own. Verdicts and labels of a criterion are those of its
 derived rubric, so every command works on one criterion unchanged: a rubric
 argument ``FILE#CRITERION`` (or ``--criterion`` where a command has it) names
-it; ``judge`` on the whole file judges every criterion, one call each
-(``per_call = true``; a single call answering every criterion in one JSON
-object is not implemented, and a file without ``per_call = true`` says so);
-``report`` on the whole file ends with a table across criteria.
+it; ``report`` on the whole file ends with a table across criteria.
+
+``judge`` on the whole file judges every criterion, in one of two ways:
+
+- **one call per item** (``per_call`` absent or false, the default): the call
+  lists every criterion with its description and levels and asks for one JSON
+  object with a verdict per criterion (:mod:`judgekit.criteria_joint`,
+  :mod:`judgekit.judging.joint`). Every criterion is asked with the shared
+  ``[prompt]``, so a criterion's own ``prompt`` is an error here (it needs
+  ``per_call = true``); its own scale is fine.
+- **one call per criterion** (``per_call = true``): each criterion's rubric is
+  judged on its own; a criterion without a prompt of its own gets the shared one
+  with "Criterion: NAME. DESCRIPTION" added to the system prompt.
+
+The derived rubrics are the same either way (``per_call`` is not part of them),
+so human labels serve both; the judgments of the two ways are two judges (their
+provenance and cache keys differ), never mixed.
 """
 
 from __future__ import annotations

@@ -344,3 +344,16 @@ def test_a_killed_run_resumes_and_concurrent_runs_pay_once(study: tuple[Path, st
     with open_store(db) as store:
         final = store.judgments(dataset="news")
     assert len(final) == 3 * N and {j.status for j in final} == {"ok"}
+
+
+def test_rubric_show_prints_the_one_call(study: tuple[Path, str]) -> None:
+    rubric, _ = study
+    code, out, err = run_cli("rubric", "show", str(rubric), "--format", "json")
+    assert code == 0, err
+    shown = json.loads(out)
+    user = shown["messages"][-1]["content"]
+    assert "Summary: <the response>" in user and "- 3: Fluent." in user
+    assert user.endswith('"verdict": "1" or "2" or "3" or "4" or "5"}}')
+    assert shown["verdict_schema"]["required"] == list(CRITERIA)
+    code, _, err = run_cli("rubric", "show", str(rubric), "--reverse-levels")
+    assert code == 2 and "--reverse-levels" in err
