@@ -121,17 +121,21 @@ def plan_of(source_text: str, path: str, data: Mapping[str, Any]) -> JointPlan:
 
 
 def joint_plan(path_or_name: str | Path) -> JointPlan | None:
-    """The joint plan of a criteria file judged in one call; None for anything else.
+    """The joint plan of a criteria file judged in one call; None for any other valid rubric.
 
     ``FILE#CRITERION`` names one criterion: judged with its own call, so None too.
+    A file that is no valid rubric raises the loader's :class:`RubricError`.
     """
-    from judgekit.rubrics import read_source
+    from judgekit.rubrics import read_source, rubric_from_text
 
     if split_reference(path_or_name)[1] is not None and not Path(str(path_or_name)).is_file():
         return None
     path, text = read_source(path_or_name)
     data = criteria_data(text, str(path))
-    if data is None or not is_joint(data):
+    if data is None:
+        rubric_from_text(text, path=str(path))  # an error names the file and line
+        return None
+    if not is_joint(data):
         return None
     return plan_of(text, str(path), data)
 

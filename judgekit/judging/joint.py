@@ -47,7 +47,6 @@ from judgekit.errors import EndpointError
 from judgekit.judging.cache import cache_key, needs_call
 from judgekit.judging.claims import POLL_S, owner_alive
 from judgekit.judging.interrupt import blocking_form
-from judgekit.judging.joint_answer import for_criterion, read_joint
 from judgekit.judging.lookup import CHUNK_SIZE, new_run_id
 from judgekit.judging.outcomes import CallRef, judgment_of
 from judgekit.judging.progress import Progress, RunSummary
@@ -141,7 +140,6 @@ class _JointRun(_Run):
             for rubric in plan.rubrics[1:]]
         self.joint_links: dict[str, list[int]] = {s.run_id: [] for s in self.summaries}
         self.waiting: list[_Group] = []
-        self.read = partial(read_joint, scales=plan.scales)
 
     @property
     def sampling(self) -> dict[str, Any]:
@@ -155,6 +153,10 @@ class _JointRun(_Run):
     async def start(self) -> None:
         if self.started:
             return
+        # imports the openai client, like the base start: a run with every call cached never does
+        from judgekit.judging.joint_answer import read_joint
+
+        self.read = partial(read_joint, scales=self.plan.scales)
         await super().start()
         assert self.capabilities is not None
         self.response_format = response_format_for(self.capabilities.response_format_mode,
@@ -268,6 +270,8 @@ class _JointRun(_Run):
 
     def record(self, task: Any, result: CallResult) -> None:
         """Store every criterion's outcome of one call together; a fatal failure stops the run."""
+        from judgekit.judging.joint_answer import for_criterion
+
         group: _Group = task.group
         outcomes = []
         for index, ((name, rubric), summary) in enumerate(

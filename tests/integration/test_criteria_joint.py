@@ -357,3 +357,11 @@ def test_rubric_show_prints_the_one_call(study: tuple[Path, str]) -> None:
     assert shown["verdict_schema"]["required"] == list(CRITERIA)
     code, _, err = run_cli("rubric", "show", str(rubric), "--reverse-levels")
     assert code == 2 and "--reverse-levels" in err
+
+
+def test_a_joint_run_with_every_call_cached_needs_no_http_client() -> None:
+    code = ("import sys, judgekit.judging.joint, judgekit.criteria_joint, judgekit.cli.judge; "
+            "print('openai' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    assert out.stdout.strip() == "False"
