@@ -331,7 +331,8 @@ class JointSummary:
 
     def format(self) -> str:
         lines = self.runs[0].format().splitlines()
-        lines[0] += f" (one call per item for all {len(self.runs)} criteria)"
+        lines[0] = (lines[0].replace(" judgments (", " items (", 1)
+                    + f"; one call per item answers all {len(self.runs)} criteria")
         lines[1:2] = [f"  criterion {name}: run {summary.run_id}: {summary.status_line()}"
                       for name, summary in zip(self.plan.names, self.runs, strict=True)]
         return "\n".join(lines)

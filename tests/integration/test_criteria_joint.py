@@ -137,7 +137,8 @@ def test_three_criteria_are_judged_in_one_call_per_item_and_reported_per_criteri
         code, out2, err = judge(rubric, db, server)
         assert code == 0, err
         assert len(server.judge_requests()) == N
-    assert "one call per item for all 3 criteria" in out
+    assert f"{N} items (0 cached, {N} judged now, {N} requests); one call per item answers " \
+        "all 3 criteria" in out
     assert f"{N} cached" in out2
     with open_store(db) as store:
         runs = store.list_runs()
