@@ -248,6 +248,14 @@ def test_one_call_and_one_call_per_criterion_never_share_the_cache(
     import_labels(rubric, db)
     code, _, err = run_cli("report", "-r", f"{rubric}#coherence", "--db", db)
     assert code == 2 and "judgments of 2 judges" in err and "joint_rubric" in err
+    # editing another criterion changes what coherence was asked with: every item again
+    edited = rubric.parent / "edited.toml"
+    edited.write_text(RUBRIC.replace("reads naturally", "reads well"))
+    with OpenAIServer(answer) as server:
+        assert judge(edited, db, server)[0] == 0
+        assert len(server.judge_requests()) == N
+    code, _, err = run_cli("report", "-r", f"{edited}#coherence", "--db", db)
+    assert code == 2 and "judgments of 3 judges" in err
 
 
 def test_a_criterion_prompt_needs_per_call_and_per_call_is_a_boolean(tmp_path: Path) -> None:
