@@ -374,3 +374,36 @@ def test_a_joint_run_with_every_call_cached_needs_no_http_client() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
     assert out.stdout.strip() == "False"
+
+
+def test_a_reasoning_model_s_drafts_and_fences_read_as_for_one_verdict(
+    study: tuple[Path, str],
+) -> None:
+    rubric, db = study
+
+    def thinking(body: dict[str, Any]) -> Reply:
+        if is_probe(body):
+            return default_responder(body)
+        i = index_of(body)
+        draft = json.dumps({"coherence": {"verdict": "5"}})  # a draft in the think block
+        return Reply(f"<think>First try: {draft}. No, look again.</think>\n```json\n"
+                     f"{json.dumps(verdicts(i))}\n```")
+
+    with OpenAIServer(thinking, reasoning_model=True, json_schema=False,
+                      json_object=False) as server:
+        code, _, err = judge(rubric, db, server, "--limit", "10")
+        assert code == 0, err
+        assert all("max_tokens" not in b for b in server.judge_requests())
+    # a budget spent on reasoning truncates every criterion's verdict, never a parse_error
+    with OpenAIServer(thinking, reasoning_model=True, reasoning_tokens=64) as server:
+        code, _, err = judge(rubric, db, server, "--limit", "2", "--max-completion-tokens", "32")
+        assert code == 0, err
+    with open_store(db) as store:
+        rows = store.judgments(dataset="news")
+    plain = [j for j in rows if j.sampling.get("max_completion_tokens") == 512]
+    assert len(plain) == 30 and {j.status for j in plain} == {"ok"}
+    assert {(j.item_id, j.label) for j in plain if j.rubric_name == "summeval.coherence"} == {
+        (f"s{i}", str(human("coherence", i))) for i in range(10)}
+    short = [j for j in rows if j.sampling.get("max_completion_tokens") == 32]
+    assert len(short) == 6 and {j.status for j in short} == {"truncated"}
+    assert all("no visible text" in (j.error or "") for j in short)
