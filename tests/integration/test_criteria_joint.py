@@ -407,3 +407,31 @@ def test_a_reasoning_model_s_drafts_and_fences_read_as_for_one_verdict(
     short = [j for j in rows if j.sampling.get("max_completion_tokens") == 32]
     assert len(short) == 6 and {j.status for j in short} == {"truncated"}
     assert all("no visible text" in (j.error or "") for j in short)
+
+
+@pytest.mark.slow
+def test_ctrl_c_stores_the_calls_in_flight_on_every_criterion_s_run(
+    study: tuple[Path, str],
+) -> None:
+    rubric, db = study
+    with OpenAIServer(answer, latency=0.5) as server:
+        proc = _judge_process(rubric, db, server)
+        deadline = time.monotonic() + 60
+        while len(server.judge_requests()) < 6 and time.monotonic() < deadline:
+            time.sleep(0.02)
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 130, err.decode()
+        asked = len(server.judge_requests())
+        with open_store(db) as store:
+            kept = store.judgments(dataset="news")
+            runs = store.list_runs()
+        answered = len({j.item_id for j in kept})
+        assert len(kept) == 3 * answered and answered == asked  # nothing paid is lost
+        assert len(runs) == 3
+        assert all(r.summary["interrupted"] and r.finished_at is not None for r in runs)
+        assert {r.summary["abandoned"] for r in runs} == {N - answered}
+        proc = _judge_process(rubric, db, server)
+        _, err = proc.communicate(timeout=120)
+        assert proc.returncode == 0, err.decode()
+        assert len(server.judge_requests()) - asked == N - answered
