@@ -6,7 +6,7 @@ declare criteria instead of one scale::
 
     name = "summeval"
     version = "1"
-    per_call = true            # one judge call per criterion
+    # per_call = true          # one judge call per criterion (default: one call for all)
 
     [scale]                    # shared by every criterion unless it has its own
     kind = "ordinal"
@@ -14,7 +14,7 @@ declare criteria instead of one scale::
     max = 5
     levels = { "1" = "Very poor.", "2" = "Poor.", "3" = "Fair.", "4" = "Good.", "5" = "Very good." }
 
-    [prompt]                   # shared; the criterion is named in the system prompt
+    [prompt]                   # shared
     system = "You rate summaries."
     user = "Document: {input}\\n\\nSummary: {response}\\n\\n{scale}"
 
@@ -34,10 +34,23 @@ scale, prompt and sha256), written out as TOML text so the store keeps a file
 that loads on its own. Verdicts and labels of a criterion are those of its
 derived rubric, so every command works on one criterion unchanged: a rubric
 argument ``FILE#CRITERION`` (or ``--criterion`` where a command has it) names
-it; ``judge`` on the whole file judges every criterion, one call each
-(``per_call = true``; a single call answering every criterion in one JSON
-object is not implemented, and a file without ``per_call = true`` says so);
-``report`` on the whole file ends with a table across criteria.
+it; ``report`` on the whole file ends with a table across criteria.
+
+``judge`` on the whole file judges every criterion, in one of two ways:
+
+- **one call per item** (``per_call`` absent or false, the default): the call
+  lists every criterion with its description and levels and asks for one JSON
+  object with a verdict per criterion (:mod:`judgekit.criteria_joint`,
+  :mod:`judgekit.judging.joint`). Every criterion is asked with the shared
+  ``[prompt]``, so a criterion's own ``prompt`` is an error here (it needs
+  ``per_call = true``); its own scale is fine.
+- **one call per criterion** (``per_call = true``): each criterion's rubric is
+  judged on its own; a criterion without a prompt of its own gets the shared one
+  with "Criterion: NAME. DESCRIPTION" added to the system prompt.
+
+The derived rubrics are the same either way (``per_call`` is not part of them),
+so human labels serve both; the judgments of the two ways are two judges (their
+provenance and cache keys differ), never mixed.
 """
 
 from __future__ import annotations
@@ -84,12 +97,23 @@ def criteria_data(source_text: str, path: str) -> dict[str, Any] | None:
         if unknown:
             raise RubricError(f"{path}: criteria.{name}.{unknown[0]}: unknown field "
                               f"(a criterion takes {', '.join(_CRITERION_KEYS)})")
-    if data.get("per_call") is not True:
-        raise RubricError(
-            f"{path}: per_call: judging every criterion in one call is not supported yet; "
-            "set per_call = true (one call per criterion)"
-        )
+    per_call = data.get("per_call", False)
+    if not isinstance(per_call, bool):
+        raise RubricError(f"{path}: per_call: true (one call per criterion) or false "
+                          "(every criterion in one call, the default)")
+    if not per_call:
+        for name, spec in criteria.items():
+            if "prompt" in spec:
+                raise RubricError(
+                    f"{path}: criteria.{name}.prompt: a criterion's own prompt needs "
+                    "per_call = true (one call per criterion); in one call every criterion "
+                    "is asked with the shared [prompt]")
     return data
+
+
+def is_joint(data: Mapping[str, Any]) -> bool:
+    """Whether a criteria file is judged in one call per item (``per_call`` absent or false)."""
+    return data.get("per_call", False) is False
 
 
 def criterion_names(data: Mapping[str, Any]) -> tuple[str, ...]:
@@ -169,5 +193,5 @@ def pick_criterion(source_text: str, path: str, data: Mapping[str, Any],
     return rubric_from_text(derived_text(data, criterion, path), path=f"{path}#{criterion}")
 
 
-__all__ = ["criteria_data", "criterion_names", "derived_text", "load_criteria",
+__all__ = ["criteria_data", "criterion_names", "derived_text", "is_joint", "load_criteria",
            "pick_criterion", "split_reference"]

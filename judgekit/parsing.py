@@ -44,7 +44,7 @@ FALLBACK_PATTERNS: tuple[re.Pattern[str], ...] = (
     ),  # verdict: X, "verdict": "X", Score: 4, GRADE: pass, **Verdict:** pass
 )
 
-_REFUSAL_RE = re.compile(
+REFUSAL_RE = re.compile(
     r"\b(?:I\s*(?:can(?:no|['’])t|cannot|won['’]t|will\s+not|am\s+(?:not\s+able|unable)"
     r"|['’]m\s+(?:not\s+able|unable))\s+(?:to\s+)?"
     r"(?:help|assist|comply|provide|do\s+that|evaluate|judge|answer)"
@@ -98,7 +98,7 @@ def _pick(obj: dict[str, Any], keys: tuple[str, ...]) -> tuple[str, Any] | None:
     return None
 
 
-def _from_object(obj: dict[str, Any], scale: Scale, method: str) -> Verdict | None:
+def verdict_from_object(obj: dict[str, Any], scale: Scale, method: str) -> Verdict | None:
     """A verdict from a JSON object, or None when it has no verdict key at all."""
     found = _pick(obj, VERDICT_KEYS)
     if found is None:
@@ -118,9 +118,9 @@ def _from_object(obj: dict[str, Any], scale: Scale, method: str) -> Verdict | No
     return Verdict(status="ok", label=label, reasoning=reasoning, method=method)
 
 
-def _json_objects(text: str) -> list[tuple[int, dict[str, Any]]]:
-    """Every top-level JSON object in ``text`` (code fences included) with its end offset."""
-    objects: list[tuple[int, dict[str, Any]]] = []
+def json_objects(text: str) -> list[tuple[int, int, dict[str, Any]]]:
+    """Every top-level JSON object in ``text`` (code fences included): (start, end, object)."""
+    objects: list[tuple[int, int, dict[str, Any]]] = []
     pos = text.find("{")
     while pos != -1:
         try:
@@ -129,12 +129,12 @@ def _json_objects(text: str) -> list[tuple[int, dict[str, Any]]]:
             pos = text.find("{", pos + 1)
             continue
         if isinstance(value, dict):
-            objects.append((end, value))
+            objects.append((pos, end, value))
         pos = text.find("{", end)
     return objects
 
 
-def _leading_object(text: str) -> dict[str, Any] | None:
+def leading_object(text: str) -> dict[str, Any] | None:
     """The JSON object the answer opens with (bare or first in a code fence), if any.
 
     Only leading whitespace may come before it: a preface ("Here is my answer:")
@@ -183,6 +183,28 @@ def _bare_verdict(text: str, scale: Scale) -> Verdict | None:
     return None if label is None else Verdict(status="ok", label=label, method="regex")
 
 
+def answer_failure(
+    text: str | None, *, finish_reason: str | None = None, refusal: str | None = None
+) -> Verdict | None:
+    """What a whole answer failed as before any verdict is read (rules 1-3), else None.
+
+    A refusal, a content filter, a truncation or an empty text: the same for every
+    verdict the answer was asked for (one call judging several criteria fails for all).
+    """
+    if refusal:
+        return Verdict(status="refusal", detail=refusal.strip()[:500])
+    if finish_reason == "content_filter":
+        return Verdict(status="refusal", detail="finish_reason=content_filter")
+    if finish_reason == "length":
+        return Verdict(
+            status="truncated",
+            detail="finish_reason=length: the completion hit max_tokens",
+        )
+    if text is None or not text.strip():
+        return Verdict(status="parse_error", detail="empty completion")
+    return None
+
+
 def parse_completion(
     text: str | None,
     scale: Scale,
@@ -196,40 +218,33 @@ def parse_completion(
     ``structured=True`` says the endpoint enforced the verdict schema, which only
     changes the recorded ``method`` of a strict-JSON answer to ``"structured"``.
     """
-    if refusal:
-        return Verdict(status="refusal", detail=refusal.strip()[:500])
-    if finish_reason == "content_filter":
-        return Verdict(status="refusal", detail="finish_reason=content_filter")
-    if finish_reason == "length":
-        return Verdict(
-            status="truncated",
-            detail="finish_reason=length: the completion hit max_tokens",
-        )
-    if text is None or not text.strip():
-        return Verdict(status="parse_error", detail="empty completion")
+    failed = answer_failure(text, finish_reason=finish_reason, refusal=refusal)
+    if failed is not None:
+        return failed
+    assert text is not None
 
     try:
         whole = json.loads(text)
     except json.JSONDecodeError:
         whole = None
     if isinstance(whole, dict):
-        verdict = _from_object(whole, scale, "structured" if structured else "json")
+        verdict = verdict_from_object(whole, scale, "structured" if structured else "json")
         if verdict is not None:
             return verdict
 
     # An answer that opens with the requested object has answered; the rest is commentary.
-    leading = _leading_object(text)
+    leading = leading_object(text)
     if leading is not None:
-        verdict = _from_object(leading, scale, "json")
+        verdict = verdict_from_object(leading, scale, "json")
         if verdict is not None:
             return verdict
 
     # Whatever verdict comes last in the text wins: a JSON object with a verdict
     # key, or a pattern match that starts after that object ends.
-    candidates = [(end, obj) for end, obj in _json_objects(text) if _pick(obj, VERDICT_KEYS)]
+    candidates = [(end, obj) for _, end, obj in json_objects(text) if _pick(obj, VERDICT_KEYS)]
     pattern = _last_pattern_match(text)
     if candidates and (pattern is None or pattern[0] < candidates[-1][0]):
-        verdict = _from_object(candidates[-1][1], scale, "json")
+        verdict = verdict_from_object(candidates[-1][1], scale, "json")
         if verdict is not None:
             return verdict
     if pattern is not None:
@@ -237,7 +252,7 @@ def parse_completion(
     verdict = _bare_verdict(text, scale)
     if verdict is not None:
         return verdict
-    if _REFUSAL_RE.search(text):
+    if REFUSAL_RE.search(text):
         return Verdict(status="refusal", detail=text.strip()[:500])
     return Verdict(
         status="parse_error",

@@ -209,9 +209,14 @@ def check_items_render(rubric: Rubric, items: Iterable[Item]) -> None:
 
 
 def render_messages(
-    rubric: Rubric, item: Item, *, reverse_levels: bool = False
+    rubric: Rubric, item: Item, *, reverse_levels: bool = False,
+    scale_text: str | None = None, instructions: str | None = None,
 ) -> list[dict[str, str]]:
-    """System and user chat messages for one item (``reverse_levels`` lists levels last-first)."""
+    """System and user chat messages for one item (``reverse_levels`` lists levels last-first).
+
+    ``scale_text`` and ``instructions`` replace the ``{scale}`` text and the answer-format
+    line (a call judging several criteria at once lists them all and asks for one object).
+    """
     layout = _Layout.of(rubric, reverse_levels)
     check_item(rubric, item, layout.used)
     values = {
@@ -220,7 +225,7 @@ def render_messages(
         "response_a": item.response_a or "",
         "response_b": item.response_b or "",
         "reference": item.reference or "",
-        "scale": layout.scale_text,
+        "scale": layout.scale_text if scale_text is None else scale_text,
         "examples": examples_text(rubric.examples),
     }
     messages: list[dict[str, str]] = []
@@ -230,7 +235,8 @@ def render_messages(
         system_text = f"{system_text}\n\n{values['examples']}"
     messages.append({"role": "system", "content": system_text})
     user_text = _fill(layout.user, values, rubric, item).rstrip()
-    messages.append({"role": "user", "content": f"{user_text}\n\n{layout.instructions}"})
+    answer = layout.instructions if instructions is None else instructions
+    messages.append({"role": "user", "content": f"{user_text}\n\n{answer}"})
     return messages
 
 

@@ -149,7 +149,7 @@ def load_rubric(path_or_name: str | Path) -> Rubric:
     target, criterion = split_reference(path_or_name)
     if criterion is not None and not Path(str(path_or_name)).is_file():
         path_or_name = target
-    path, source_text = _read(path_or_name)
+    path, source_text = read_source(path_or_name)
     multi = criteria_data(source_text, str(path))
     if multi is not None:
         return pick_criterion(source_text, str(path), multi, criterion)
@@ -160,14 +160,15 @@ def load_rubrics(path_or_name: str | Path) -> list[Rubric]:
     """Every rubric a file stands for: its criteria's (multi-criteria), else the one."""
     if split_reference(path_or_name)[1] is not None and not Path(str(path_or_name)).is_file():
         return [load_rubric(path_or_name)]
-    path, source_text = _read(path_or_name)
+    path, source_text = read_source(path_or_name)
     multi = criteria_data(source_text, str(path))
     if multi is not None:
         return load_criteria(source_text, str(path), multi)
     return [rubric_from_text(source_text, path=str(path))]
 
 
-def _read(path_or_name: str | Path) -> tuple[Path, str]:
+def read_source(path_or_name: str | Path) -> tuple[Path, str]:
+    """A rubric file's path and text (named by path or bare name); errors name the file."""
     path = resolve_rubric_path(path_or_name)
     try:
         return path, path.read_bytes().decode("utf-8")
@@ -388,6 +389,7 @@ __all__ = [
     "load_rubric",
     "load_rubrics",
     "parse_template",
+    "read_source",
     "render_messages",
     "render_scale",
     "resolve_rubric_path",

@@ -108,8 +108,9 @@ def sampling_options(temperature_help: str | None = None) -> list[Decorator]:
 LOGPROBS_OPTION: Decorator = click.option(
     "--logprobs/--no-logprobs", default=True, show_default=True,
     help="Ask for token logprobs, when the endpoint offers them, to store each "
-         "verdict's confidence (used by `annotate --strategy uncertain`). "
-         "On llama.cpp they can double the time per call.",
+         "verdict's confidence (used by `annotate --strategy uncertain`) and, on ordinal "
+         "scales, its expected score (G-Eval); with several criteria in one call, each "
+         "criterion's at its own verdict. On llama.cpp they can double the time per call.",
 )
 
 

@@ -222,12 +222,14 @@ def prepare(**params: Any) -> None:
     exact request `judgekit judge` would send. The batch is recorded in the store;
     collect its answers with `judgekit batch collect`.
     """
+    from judgekit.criteria_joint import refuse_one_call
     from judgekit.judging.batch.prepare import new_batch_id, prepare_batch, request_shape
     from judgekit.rubrics import load_rubric
 
     if params["out"] is not None:
         check_out_suffix(params["out"], "jsonl", also=("json",))
     endpoint = EndpointOptions.take(params)
+    refuse_one_call(params["rubric"], "batch prepare")
     rubric = load_rubric(params["rubric"])
     loaded = _check_probe(params, rubric)
     spec = _spec(endpoint)

@@ -39,14 +39,24 @@ def _saved(store: Store, rubric_hash: str, dataset: str) -> str:
 @click.command("judge")
 @endpoint_options(verb="Judge", after_concurrency=[_SAMPLES])
 def command(**params: Any) -> None:
-    """Judge a dataset with a rubric; finished judgments are reused on reruns."""
+    """Judge a dataset with a rubric; finished judgments are reused on reruns.
+
+    A rubric file with several criteria is judged on every criterion: with one
+    call per item answering all of them (the default), or one call per criterion
+    (`per_call = true` in the file). `-r FILE#CRITERION` judges one criterion with
+    its own calls.
+    """
+    from judgekit.criteria_joint import joint_plan
     from judgekit.io.items import load_items
+    from judgekit.judging.joint import has_pending_joint, run_joint
     from judgekit.judging.runner import has_pending_calls, run_judgments
     from judgekit.prompts import check_items_render
     from judgekit.rubrics import load_rubrics
 
     endpoint = EndpointOptions.take(params)
-    rubrics = load_rubrics(params["rubric"])  # a multi-criteria file: one per criterion
+    plan = joint_plan(params["rubric"])  # every criterion of a file in one call per item
+    # a multi-criteria file: one rubric per criterion
+    rubrics = plan.rubrics if plan is not None else load_rubrics(params["rubric"])
     run_args = {"samples": params["samples"], "force": params["force"],
                 "retry_failed": params["retry_failed"]}
     read = None
@@ -59,11 +69,24 @@ def command(**params: Any) -> None:
                                    read)
 
         def has_work(spec: JudgeSpec) -> bool:
+            if plan is not None:
+                return has_pending_joint(store, plan, items, spec, dataset=name, **run_args)
             return any(has_pending_calls(store, loaded, items, spec, dataset=name, **run_args)
                        for loaded in rubrics)
 
         with open_endpoint(endpoint, has_work=has_work) as spec:
-            for loaded in rubrics:
+            if plan is not None:
+                echo(f"judging {len(items)} item(s) of {name!r} on criteria "
+                     f"{', '.join(plan.names)} of {plan.whole.name} "
+                     f"[{plan.whole.sha256[:12]}] in one call per item, judge {spec.model}",
+                     err=True)
+                try:
+                    joint = run_joint(store, plan, items, spec, dataset=name,
+                                      progress=params["progress"], **run_args)
+                except StoreError as exc:
+                    raise StoreError(f"{exc}: {_saved(store, rubrics[0].sha256, name)}") from exc
+                echo(joint.format())
+            for loaded in rubrics if plan is None else []:
                 echo(f"judging {len(items)} item(s) of {name!r} with rubric {loaded.name} "
                      f"[{loaded.sha256[:12]}], judge {spec.model}", err=True)
                 try:

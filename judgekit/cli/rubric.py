@@ -6,6 +6,7 @@ exact messages a judge will receive for one item, and the verdict schema.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import click
@@ -87,11 +88,21 @@ def check_command(rubrics: tuple[str, ...]) -> None:
               show_default=True, help="Output format.")
 def show_command(rubric: str, data: Path | None, item_id: str | None, reverse_levels: bool,
                  fmt: str) -> None:
-    """Print the messages the judge receives for one item, and the verdict JSON schema."""
+    """Print the messages the judge receives for one item, and the verdict JSON schema.
+
+    A criteria file judged in one call per item shows that call: every criterion, and
+    the schema of the object with a verdict per criterion.
+    """
+    from judgekit.criteria_joint import joint_plan
     from judgekit.rubrics import load_rubric, render_messages, verdict_json_schema
 
-    loaded = load_rubric(rubric)
-    item = EXAMPLE_ITEM
+    plan = joint_plan(rubric)
+    if plan is not None and reverse_levels:
+        raise InputError("--reverse-levels: not for a file judging every criterion in one call")
+    loaded = plan.whole if plan is not None else load_rubric(rubric)
+    # the example fills the placeholders of the rubric's kind: one response, or a pair
+    item = EXAMPLE_ITEM if loaded.scale.kind == "pairwise" else replace(
+        EXAMPLE_ITEM, response_a=None, response_b=None)
     if data is not None:
         items = load_items(data)
         if item_id is None:
@@ -101,8 +112,11 @@ def show_command(rubric: str, data: Path | None, item_id: str | None, reverse_le
             if not found:
                 raise InputError(f"--item: no item {item_id!r} in {data}")
             item = found[0]
-    messages = render_messages(loaded, item, reverse_levels=reverse_levels)
-    schema = verdict_json_schema(loaded)
+    if plan is not None:
+        messages, schema = plan.messages(item), plan.schema()
+    else:
+        messages = render_messages(loaded, item, reverse_levels=reverse_levels)
+        schema = verdict_json_schema(loaded)
     if fmt == "json":
         echo_json({"rubric": loaded.name, "version": loaded.version,
                    "sha256": loaded.sha256, "item": item.id,
@@ -110,7 +124,11 @@ def show_command(rubric: str, data: Path | None, item_id: str | None, reverse_le
                   indent=2, ensure_ascii=False)
         return
     # the item's text is printed as the judge gets it, but with controls shown escaped
-    echo(_describe(loaded))
+    if plan is not None:
+        echo(f"{loaded.name} v{loaded.version} (criteria {', '.join(plan.names)}, one call per "
+             f"item) sha256 {loaded.sha256[:12]}")
+    else:
+        echo(_describe(loaded))
     echo(f"item: {item.id}")
     for message in messages:
         echo(f"\n--- {message['role']} ---\n{message['content']}")

@@ -43,19 +43,23 @@ TOP_LOGPROBS = 5
 
 
 def verdict_confidence(
-    text: str | None, logprobs: Any, scale: Scale, label: str | None
+    text: str | None, logprobs: Any, scale: Scale, label: str | None, *,
+    start: int | None = None,
 ) -> float | None:
     """P(verdict) renormalised over the scale's labels at the verdict's first token.
 
     ``logprobs`` is a chat completion choice's ``logprobs`` object
     (``{"content": [{"token", "logprob", "bytes", "top_logprobs": [...]}, ...]}``).
+    ``start``: where the verdict's value starts in ``text`` when the caller located it
+    (one verdict among several in one answer); by default :func:`verdict_offset`.
     """
     if not text or label is None or not scale.is_valid(label):
         return None
     tokens = _content(logprobs)
     if not tokens:
         return None
-    start = verdict_offset(text, scale, label)
+    if start is None:
+        start = verdict_offset(text, scale, label)
     if start is None:
         return None
     located = _token_at(tokens, text, start)
@@ -74,7 +78,8 @@ def verdict_confidence(
 
 
 def expected_score(
-    text: str | None, logprobs: Any, scale: Scale, label: str | None
+    text: str | None, logprobs: Any, scale: Scale, label: str | None, *,
+    start: int | None = None,
 ) -> float | None:
     """The probability-weighted mean of the level values at the verdict's first token.
 
@@ -85,10 +90,12 @@ def expected_score(
     verdict never gets a score its own token does not support. Stored as the
     judgment's ``score``; the report's correlations and means use it, kappa the label.
     """
-    if scale.kind != "ordinal" or verdict_confidence(text, logprobs, scale, label) is None:
+    if scale.kind != "ordinal" or verdict_confidence(
+            text, logprobs, scale, label, start=start) is None:
         return None
     assert text is not None and label is not None
-    start = verdict_offset(text, scale, label)
+    if start is None:
+        start = verdict_offset(text, scale, label)
     located = None if start is None else _token_at(_content(logprobs), text, start)
     if located is None:
         return None

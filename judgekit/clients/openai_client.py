@@ -205,8 +205,12 @@ class JudgeClient:
         before_attempt: Callable[[], Awaitable[None]] | None = None,
         logprobs: bool = False,
         sleep: Callable[[float], Awaitable[None]] = asyncio.sleep,
+        read: Callable[..., CallResult] | None = None,
     ) -> CallResult:
         """Call the judge with retries and parse its answer against ``scale``.
+
+        ``read`` replaces :func:`completion_result` (same arguments) for an answer of
+        another shape (one verdict per criterion, ``judgekit.judging.joint_answer``).
 
         With ``logprobs`` (only for endpoints known to support them) the result
         carries the verdict's confidence when it can be computed. ``before_attempt``
@@ -259,9 +263,9 @@ class JudgeClient:
             return CallResult(None, outcome.failure.redacted(self._secrets),
                               latency_ms=latency_ms, attempts=outcome.attempts)
         completion = outcome.value if outcome.value is not None else {}
-        result = completion_result(completion, scale, structured=response_format is not None,
-                                   latency_ms=latency_ms, attempts=outcome.attempts,
-                                   secrets=self._secrets)
+        result = (read or completion_result)(
+            completion, scale, structured=response_format is not None, latency_ms=latency_ms,
+            attempts=outcome.attempts, secrets=self._secrets)
         if result.prompt_tokens is not None and result.completion_tokens is not None:
             replica, planned = current[0]
             replica.pacer.settle(planned, result.prompt_tokens + result.completion_tokens)

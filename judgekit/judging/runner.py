@@ -27,12 +27,9 @@ verdict is mapped back to the original orientation (A<->B) before it is stored.
 from __future__ import annotations
 
 import asyncio
-import datetime as dt
 import time
-import uuid
 from collections.abc import Awaitable, Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import islice
 from typing import TYPE_CHECKING, Any
 
 from judgekit import __version__
@@ -42,6 +39,7 @@ from judgekit.errors import EndpointError
 from judgekit.judging.cache import needs_call
 from judgekit.judging.claims import POLL_S, Call, Claims, capability_claim
 from judgekit.judging.interrupt import CallStopped, Stopper, blocking_form, supervise
+from judgekit.judging.lookup import CHUNK_SIZE, lookup, new_run_id, units_of
 from judgekit.judging.outcomes import CallRef, judgment_of, utc_now
 from judgekit.judging.progress import Progress, RunSummary
 from judgekit.judging.units import (
@@ -68,36 +66,6 @@ __all__ = [
     "has_pending_calls", "new_run_id", "run_judgments", "swapped_pair", "unit_for", "unit_key",
 ]
 
-#: Units whose cache keys are looked up per query.
-CHUNK_SIZE = 1000
-
-
-def new_run_id() -> str:
-    """Sortable and unique: UTC timestamp plus random suffix."""
-    return f"{dt.datetime.now(dt.UTC):%Y%m%dT%H%M%S}-{uuid.uuid4().hex[:8]}"
-
-
-def _units(items: Iterable[Item | WorkUnit], variants: Sequence[str]) -> Iterator[WorkUnit]:
-    for entry in items:
-        if isinstance(entry, WorkUnit):
-            yield entry
-        else:
-            for variant in variants:
-                yield unit_for(entry, variant)
-
-
-def _lookup(
-    store: Store, units: Iterator[WorkUnit], samples: int, key_for: Callable[[WorkUnit, int], str]
-) -> Iterator[Call]:
-    """Every call (unit, sample) with its key and latest stored outcome, one query per chunk."""
-    while chunk := list(islice(units, CHUNK_SIZE)):
-        keyed = [(u, s, key_for(u, s)) for u in chunk for s in range(samples)]
-        found = store.latest_judgments_by_key(k for _, _, k in keyed)
-        for unit, sample, key in keyed:
-            row_id, previous = found.get(key, (None, None))
-            yield Call(unit, sample, key, row_id, previous)
-
-
 def has_pending_calls(
     store: Store, rubric: Rubric, items: Iterable[Item | WorkUnit], spec: JudgeSpec, *,
     dataset: str, variants: Sequence[str] = ("",), samples: int = 1, force: bool = False,
@@ -114,7 +82,7 @@ def has_pending_calls(
 
     return any(
         needs_call(call.seen, force=force, retry_failed=retry_failed)
-        for call in _lookup(store, _units(items, variants), samples, key_for)
+        for call in lookup(store, units_of(items, variants), samples, key_for)
     )
 
 
@@ -159,6 +127,8 @@ class _Run:
         self.calling: set[asyncio.Task[None]] = set()
         #: run before every attempt and after its pacing wait: none once stopping
         self.before_attempt: Callable[[], Awaitable[None]] = self.stopper.gate(None)
+        #: how an answer is read (None: one verdict; a joint run reads one per criterion)
+        self.read: Callable[..., CallResult] | None = None
 
     async def start(self) -> None:
         """Probe (or recall) capabilities and record them on the run row; once, lazily.
@@ -230,6 +200,19 @@ class _Run:
         if self.client is not None:
             await self.client.close()
 
+    def finish(self, elapsed_s: float) -> None:
+        """Record how the run ended: its row (all cached: recorded, endpoint untouched),
+        the outcomes it stands for, and its summary with each URL's figures."""
+        self.summary.elapsed_s = elapsed_s
+        failed_early = not self.row_created and (self.summary.error or self.summary.interrupted)
+        if not failed_early or self.links:
+            self.create_row()
+        self.flush_links()
+        if self.client is not None:  # per URL: attempts, failures, pacing waits
+            self.summary.replicas = self.client.replica_stats()
+        if self.row_created:
+            self.store.finish_run(self.summary.run_id, self.summary.as_dict())
+
     def key_for(self, unit: WorkUnit, sample: int) -> str:
         return unit_key(self.rubric, unit, self.spec, dataset=self.dataset, sample=sample)
 
@@ -250,7 +233,7 @@ class _Run:
         Calls another run is making are deferred, then waited for at the end.
         """
         batch: list[Call] = []
-        for call in _lookup(self.store, units, samples, self.key_for):
+        for call in lookup(self.store, units, samples, self.key_for):
             self.summary.total += 1
             if call.seen is not None and not needs_call(
                 call.seen, force=force, retry_failed=retry_failed
@@ -306,7 +289,7 @@ class _Run:
                 result = await self.client.judge(
                     task.messages, self.rubric.scale,
                     response_format=self.response_format, before_attempt=self.before_attempt,
-                    logprobs=self.logprobs, sleep=self.stopper.sleep,
+                    logprobs=self.logprobs, sleep=self.stopper.sleep, read=self.read,
                 )
             except CallStopped:
                 return
@@ -375,7 +358,6 @@ async def arun_judgments(
     if total is None and isinstance(items, Sequence):
         total = len(items) * samples * (1 if _all_units(items) else len(variants))
     store.save_rubric(rubric)
-    started = time.perf_counter()
     bar = Progress(total, enabled=progress)
     try:
         run = _Run(store, rubric, spec, dataset, kind, bar, http_client)
@@ -383,11 +365,23 @@ async def arun_judgments(
         bar.close()  # a live bar stops drawing (and gives the cursor back)
         raise
     run.summary.planned = total
-    queue: asyncio.Queue[_Task | None] = asyncio.Queue(maxsize=spec.concurrency * 2)
+    await execute(run, units_of(items, variants), samples, force, retry_failed)
+    return run.summary
+
+
+async def execute(run: _Run, units: Iterator[Any], samples: int, force: bool,
+                  retry_failed: bool) -> None:
+    """Run ``run``'s workers and producer to the end (or a stop) and record how it ended.
+
+    Shared with :mod:`judgekit.judging.joint`, whose run makes one call per item
+    for every criterion of a file (``units`` are whatever its producer takes).
+    """
+    started, spec = time.perf_counter(), run.spec
+    queue: asyncio.Queue[Any] = asyncio.Queue(maxsize=spec.concurrency * 2)
     with run.stopper.on_sigint():
         tasks = [asyncio.create_task(run.work(queue)) for _ in range(spec.concurrency)]
         tasks.append(asyncio.create_task(run.produce(
-            _units(items, variants), samples, force, retry_failed, queue, spec.concurrency)))
+            units, samples, force, retry_failed, queue, spec.concurrency)))
         renewals = asyncio.create_task(run.claims.keep_alive())
         try:
             await supervise(tasks, run.stopper, run.calling.__contains__)
@@ -398,21 +392,12 @@ async def arun_judgments(
         finally:
             renewals.cancel()
             await asyncio.gather(renewals, return_exceptions=True)
-            bar.close()
+            run.progress.close()
             run.claims.release()
-            run.summary.elapsed_s = time.perf_counter() - started
-            failed_early = not run.row_created and (run.summary.error or run.summary.interrupted)
-            if not failed_early or run.links:
-                run.create_row()  # all cached: recorded, endpoint untouched
-            run.flush_links()
-            if run.client is not None:  # per URL: attempts, failures, pacing waits
-                run.summary.replicas = run.client.replica_stats()
-            if run.row_created:
-                store.finish_run(run.summary.run_id, run.summary.as_dict())
+            run.finish(time.perf_counter() - started)
             await run.close()
             if run.summary.interrupted and run.stopper.by_signal:
-                bar.note(run.summary.format())
-    return run.summary
+                run.progress.note(run.summary.format())
 
 
 def _all_units(items: Sequence[Item | WorkUnit]) -> bool:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import sqlite3
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from judgekit.store import rows as R
@@ -124,19 +124,33 @@ class ClaimsMixin(StoreBase):
         has a finished outcome with that predecessor (the claim was lost to another
         run), the row is refused and False returned: the store keeps one outcome.
         """
-        row = R.judgment_to_row(judgment)
-        row["supersedes"] = supersedes
+        return self.record_claimed_many([(judgment, supersedes)], owner)[0]
+
+    def record_claimed_many(
+        self, outcomes: Sequence[tuple[Judgment, int | None]], owner: str
+    ) -> list[bool]:
+        """:meth:`record_claimed` for several outcomes of one call, in one transaction.
+
+        A call that judged several criteria at once stores every criterion's
+        judgment or none (a kill in between would lose a paid answer). Each is
+        refused on its own when its key already has that outcome; returns which
+        were stored.
+        """
+        stored: list[bool] = []
         with self._write() as conn:
-            conn.execute("SAVEPOINT outcome")
-            try:
-                conn.execute(R.CLAIMED_INSERT_SQL, row)
-                stored = True
-            except sqlite3.IntegrityError:
-                conn.execute("ROLLBACK TO outcome")
-                stored = False
-            conn.execute("RELEASE outcome")
-            conn.execute("DELETE FROM claims WHERE cache_key = ? AND owner = ?",
-                         [judgment.cache_key, owner])
+            for judgment, supersedes in outcomes:
+                row = R.judgment_to_row(judgment)
+                row["supersedes"] = supersedes
+                conn.execute("SAVEPOINT outcome")
+                try:
+                    conn.execute(R.CLAIMED_INSERT_SQL, row)
+                    stored.append(True)
+                except sqlite3.IntegrityError:
+                    conn.execute("ROLLBACK TO outcome")
+                    stored.append(False)
+                conn.execute("RELEASE outcome")
+                conn.execute("DELETE FROM claims WHERE cache_key = ? AND owner = ?",
+                             [judgment.cache_key, owner])
         return stored
 
 

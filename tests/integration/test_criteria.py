@@ -115,14 +115,31 @@ def test_every_criterion_is_judged_labeled_reported_and_summarised(
     assert code == 2 and "no criterion 'nosuch' (criteria: coherence, fluency)" in err
 
 
-def test_a_criteria_file_without_per_call_says_what_is_supported(tmp_path: Path) -> None:
-    rubric = tmp_path / "one_call.toml"
+def test_a_criteria_file_without_per_call_is_judged_in_one_call_per_item(
+    study: tuple[Path, str],
+) -> None:
+    rubric, db = study
     rubric.write_text(RUBRIC.replace("per_call = true\n", ""))
-    labels = tmp_path / "x.jsonl"
+
+    def both(body: dict[str, Any]) -> Reply:
+        if is_probe(body):
+            return default_responder(body)
+        return Reply(json.dumps({"coherence": {"reasoning": "Ordered.", "verdict": "4"},
+                                 "fluency": {"reasoning": "Fine.", "verdict": "3"}}))
+
+    with OpenAIServer(both) as server:
+        code, _, err = run_cli("judge", "-r", str(rubric), "--dataset", "news", "--db", db,
+                               "--base-url", server.base_url, "--model", "judge-m")
+        assert code == 0, err
+        assert len(server.judge_requests()) == N
+    labels = rubric.parent / "x.jsonl"
     labels.write_text(json.dumps({"item_id": "s0", "annotator": "h1", "label": "3"}) + "\n")
     code, _, err = run_cli("labels", "import", str(labels), "--rubric",
-                           f"{rubric}#coherence", "--db", str(tmp_path / "a.db"))
-    assert code == 2 and "set per_call = true" in err
+                           f"{rubric}#coherence", "--db", db)
+    assert code == 0, err
+    code, out, _ = run_cli("export", "--rubric", f"{rubric}#fluency", "--db", db,
+                           "--format", "jsonl")
+    assert code == 0 and len(out.splitlines()) == N and '"label": "3"' in out
 
 
 async def test_each_criterion_is_annotated_in_the_app_under_its_own_rubric(
