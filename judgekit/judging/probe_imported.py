@@ -5,7 +5,9 @@
 probe's swapped call. This module reads those rows for one imported judge and
 stores a position result of the same shape as :func:`run_position_probe` (plus
 ``"imported": true``) under a run of kind ``probe:position``, so ``judgekit
-report`` shows it like a live probe.
+report`` shows it like a live probe. The run stands for the imported verdicts it
+read (``run_outcomes``), so ``runs``, ``export --run`` and a report selecting by
+the run see exactly the outcomes its figures came from.
 """
 
 from __future__ import annotations
@@ -42,16 +44,20 @@ def imported_judges(store: Store, rubric: Rubric, dataset: str) -> list[str]:
     return sorted({j.model for j in found if j.endpoint == IMPORTED_ENDPOINT})
 
 
+#: One verdict as the probe reads it: (status, label, judgment row id).
+_Verdict = tuple[str, str | None, int | None]
+
+
 def _both_orders(store: Store, rubric: Rubric, dataset: str,
-                 judge: str) -> dict[str, dict[str, tuple[str, str | None]]]:
+                 judge: str) -> dict[str, dict[str, _Verdict]]:
     """Per item id, per variant (``""``, ``"swapped"``): the latest sample-0 verdict's
-    (status, label), read as lean rows (no full judgment objects at 100k items)."""
-    by: dict[str, dict[str, tuple[str, str | None]]] = defaultdict(dict)
-    for row in store.judgment_rows(rubric_hash=rubric.sha256, dataset=dataset,
-                                   endpoint=IMPORTED_ENDPOINT, model=judge,
-                                   run_kinds=("import",)):
-        if row.sample_index == 0 and row.variant in ("", SWAPPED_VARIANT):
-            by[row.item_id][row.variant] = (row.status, row.label)
+    (status, label, row id), read as lean rows (no full judgment objects at 100k items)."""
+    by: dict[str, dict[str, _Verdict]] = defaultdict(dict)
+    for row_id, item_id, variant, sample_index, status, label in store.judgment_outcomes(
+            rubric_hash=rubric.sha256, dataset=dataset, endpoint=IMPORTED_ENDPOINT,
+            model=judge, run_kinds=("import",)):
+        if sample_index == 0 and variant in ("", SWAPPED_VARIANT):
+            by[item_id][variant] = (status, label, row_id)
     return by
 
 
@@ -78,15 +84,17 @@ def imported_position_probe(
     phase("reading both orders")
     by = _both_orders(store, rubric, dataset, judge)
     ids = [i for i in store.item_ids(dataset) if SWAPPED_VARIANT in by.get(i, {})]
-    missing = ("missing", None)
+    missing: _Verdict = ("missing", None, None)
 
     phase("measuring")
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     columns: dict[str, list[str | None]] = {}
+    used: list[int] = []  # the verdicts the figures come from, failures included
     for variant in ("", SWAPPED_VARIANT):
         found = [by[i].get(variant, missing) for i in ids]
-        counts[variant].update(status for status, _ in found)
-        columns[variant] = [label if status == "ok" else None for status, label in found]
+        counts[variant].update(status for status, _, _ in found)
+        columns[variant] = [label if status == "ok" else None for status, label, _ in found]
+        used.extend(row_id for _, _, row_id in found if row_id is not None)
     del by
     original, swapped = columns[""], columns[SWAPPED_VARIANT]
     outcome = bias.position_bias(original, swapped)
@@ -115,8 +123,9 @@ def imported_position_probe(
         id=run_id, kind="probe:position", dataset=dataset, rubric_hash=rubric.sha256,
         model=judge, base_url=IMPORTED_ENDPOINT, sampling={}, capabilities={},
         judgekit_version=__version__, started_at=now, finished_at=now,
-        summary={"imported": True, "pairs": len(ids)},
+        summary={"imported": True, "pairs": len(ids), "verdicts": len(used)},
     ))
+    store.stand_for(run_id, used)
     store.save_rubric(rubric)
     store.save_probe_result(run_id, "position", rubric.sha256, result)
     return ImportedPosition(result, warning)
