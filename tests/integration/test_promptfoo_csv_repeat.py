@@ -1,0 +1,179 @@
+"""promptfoo's CSV output and ``--repeat N`` runs, from files promptfoo wrote
+(tests/fixtures/promptfoo/csv/ and repeat3/; their README says how), and the CSV a
+user's editor or spreadsheet can break: each refused with one ``file:line`` line."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from judgekit.rubrics import load_rubric
+from judgekit.store import open_store
+from tests.adversarial.conftest import fingerprint
+from tests.adversarial.conftest import run as run_inproc
+from tests.support.cli import run_cli as run
+
+PROMPTFOO = Path(__file__).resolve().parents[1] / "fixtures" / "promptfoo"
+CSV = PROMPTFOO / "csv"
+REPEAT = PROMPTFOO / "repeat3"
+
+
+def _import(path: Path, db: Path, *extra: str) -> str:
+    code, out, err = run("import", str(path), "--from", "promptfoo", "--rubric", "correctness",
+                         "--name", "run", "--db", str(db), *extra)
+    assert code == 0, err
+    return out
+
+
+def _verdicts(db: Path) -> dict[tuple[str, int], tuple[str, str | None, str | None]]:
+    """(item id, sample) -> (judge, label, reasoning) of the stored verdicts."""
+    rubric = load_rubric("correctness")
+    with open_store(db) as store:
+        return {(j.item_id, j.sample_index): (j.model_requested, j.label, j.reasoning)
+                for j in store.judgments(rubric_hash=rubric.sha256)}
+
+
+def test_csv_from_promptfoo_imports_the_same_answers_as_its_json(tmp_path: Path) -> None:
+    csv_db, json_db = tmp_path / "csv.db", tmp_path / "json.db"
+    out = _import(CSV / "results.csv", csv_db)
+    assert "grader: column 'Status' -> judge promptfoo-csv-grader" in out
+    _import(CSV / "results.json", json_db)
+    found = _verdicts(csv_db)
+    # the CSV has no metadata ids: the tests' descriptions (unique) name the items
+    assert found == {
+        ("capital-france", 0): ("promptfoo-csv-grader", "pass", None),
+        ("capital-japan", 0): ("promptfoo-csv-grader", "pass", None),
+        ("arithmetic", 0): ("promptfoo-csv-grader", "fail", "Wrong answer."),
+        ("planet", 0): ("promptfoo-csv-grader", "fail", "Wrong answer."),
+    }
+    with open_store(csv_db) as store:
+        from_csv = {i.id: i for i in store.iter_items("run")}
+    with open_store(json_db) as store:
+        from_json = {i.meta["promptfoo"]["vars"]["question"]: i for i in store.iter_items("run")}
+    assert len(from_csv) == len(from_json) == 4
+    for item in from_csv.values():
+        twin = from_json[item.meta["promptfoo"]["vars"]["question"]]
+        # the prompt filled in as promptfoo rendered it (a quoted comma and newline kept)
+        assert (item.input, item.response, item.reference) == (
+            twin.input, twin.response, twin.reference)
+    # promptfoo wrote the reference "=4" as "'=4" (spreadsheet-formula escaping)
+    assert from_csv["arithmetic"].reference == "=4"
+    assert "\n" in from_csv["capital-japan"].input
+
+
+def test_csv_names_the_judge_with_judge_and_keeps_named_scores(tmp_path: Path) -> None:
+    db = tmp_path / "pf.db"
+    out = _import(PROMPTFOO / "two-graders" / "results.csv", db, "--judge", "grader-model")
+    assert "imported 4 verdict(s)" in out
+    rubric = load_rubric("correctness")
+    with open_store(db) as store:
+        rows = {j.item_id: j for j in store.judgments(rubric_hash=rubric.sha256)}
+    assert {j.model_requested for j in rows.values()} == {"grader-model"}
+    raw = json.loads(rows["planet"].raw_text or "{}")
+    assert raw["status"] == "FAIL" and json.loads(raw["named_scores"]) == {
+        "correctness": 0, "concise": 0}
+
+
+@pytest.mark.parametrize("form", ["results.json", "results.jsonl", "results.csv"])
+def test_repeat_runs_are_samples_of_one_item(form: str, tmp_path: Path) -> None:
+    """``--repeat 3``: 12 results, 4 tests; each test one item with samples 0, 1, 2."""
+    db = tmp_path / "pf.db"
+    out = _import(REPEAT / form, db)
+    assert "imported 4 item(s)" in out and "imported 12 verdict(s)" in out
+    found = _verdicts(db)
+    first = "capital-france" if form.endswith(".csv") else "q1"
+    assert {sample for item, sample in found if item == first} == {0, 1, 2}
+    assert len({item for item, _ in found}) == 4
+    with open_store(db) as store:
+        items = {i.id: i for i in store.iter_items("run")}
+        # one verdict per item where a statistic counts items (the lowest sample)
+        per_item = store.status_counts(rubric_hash=load_rubric("correctness").sha256,
+                                       one_per_item=True)
+    assert per_item == {"ok": 4}
+    assert items[first].meta["promptfoo"]["test_index"] == 0
+
+
+def test_repeat_items_are_the_single_runs_items(tmp_path: Path) -> None:
+    """A repeated run adds samples to the items one run made, not new items."""
+    db = tmp_path / "pf.db"
+    _import(CSV / "results.json", db)
+    out = _import(REPEAT / "results.json", db)
+    # the items are the single run's; its verdicts are the repeats' sample 0
+    assert "(0 new or changed)" in out and "(4 already stored)" in out, out
+    with open_store(db) as store:
+        assert len(list(store.iter_items("run"))) == 4
+    assert len(_verdicts(db)) == 12
+
+
+def test_repeats_with_different_answers_are_items_of_one_cluster(tmp_path: Path) -> None:
+    data = json.loads((REPEAT / "results.json").read_text())
+    results = data["results"]["results"]
+    second = next(r for r in results if r["testIdx"] == 1)  # q1's second run
+    second["response"]["output"] = "Paris, France"
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    db = tmp_path / "pf.db"
+    out = _import(path, db)
+    assert "imported 6 item(s)" in out
+    with open_store(db) as store:
+        items = {i.id: i for i in store.iter_items("run")}
+    assert {i for i in items if i.startswith("q1")} == {"q1-r0", "q1-r1", "q1-r2"}
+    assert {items[f"q1-r{k}"].cluster for k in range(3)} == {"q1"}
+    assert items["q1-r1"].response == "Paris, France"
+    assert {s for i, s in _verdicts(db) if i.startswith("q1")} == {0}
+    assert items["q2"].cluster is None
+
+
+HEADER = ("Description,question,expected,[openai:chat:answer-model] Answer: {{question}},"
+          "Status,Score,Named Scores,Grader Reason,Comment\n")
+ROW = "d1,What is 2 + 2?,4,5,FAIL,0.00,,Wrong answer.,\n"
+
+
+@pytest.mark.parametrize(("text", "needles"), [
+    ("Description,question,output,Score\nd1,q,a,1\n",
+     ["results.csv:1: not promptfoo's CSV header: no 'Status' column"]),
+    (HEADER.replace("Score,Named Scores", "Named Scores,Score") + ROW,
+     ["results.csv:1:", "expected ['Status', 'Score', 'Named Scores']"]),
+    (HEADER.replace(",Comment", ",Comment,Extra") + ROW.replace(",\n", ",,x\n"),
+     ["results.csv:1:", "unexpected column 'Extra'"]),
+    (HEADER + ROW + "d2,What is 3 + 3?,6,6,PASS\n",
+     ["results.csv:3: 5 fields, but the header has 9"]),
+    (HEADER + ROW.replace("FAIL", "MAYBE"),
+     ["results.csv:2: column 'Status': expected PASS, FAIL or ERROR, got 'MAYBE'"]),
+    (HEADER + 'd1,"What is\n2 + 2?,4,5,FAIL,0.00,,Wrong answer.,\n',
+     ["results.csv:", "malformed CSV"]),
+    (HEADER + "\n".join(f'd{n},"q\n{n}",4,5,FAIL,0.00,,r,' for n in range(3)) + "\nd9,q,4\n",
+     ["results.csv:8: 3 fields"]),
+    (HEADER, ["results.csv: no rows after the header"]),
+    ("", ["results.csv: empty file"]),
+    (HEADER + ROW.replace("FAIL", "ERROR"), ["results.csv: no PASS or FAIL status"]),
+])
+def test_broken_csv_is_one_line_and_the_store_unchanged(
+    text: str, needles: list[str], tmp_path: Path
+) -> None:
+    db = tmp_path / "pf.db"
+    _import(CSV / "results.json", db)
+    before = fingerprint(db)
+    path = tmp_path / "results.csv"
+    path.write_text(text, encoding="utf-8")
+    outcome = run_inproc("import", str(path), "--from", "promptfoo", "--rubric", "correctness",
+                         "--name", "run", "--db", str(db))
+    outcome.assert_clean_error(*needles)
+    assert fingerprint(db) == before
+
+
+def test_a_bom_from_a_spreadsheet_is_dropped(tmp_path: Path) -> None:
+    """Excel saves CSV as UTF-8 with a BOM; the header still reads as promptfoo's."""
+    path = tmp_path / "results.csv"
+    path.write_bytes(b"\xef\xbb\xbf" + (CSV / "results.csv").read_bytes())
+    plain, with_bom = tmp_path / "plain.db", tmp_path / "bom.db"
+    _import(CSV / "results.csv", plain)
+    _import(path, with_bom)
+    assert _verdicts(plain) == _verdicts(with_bom)
+    bad = tmp_path / "latin1.csv"
+    bad.write_bytes((CSV / "results.csv").read_bytes().replace(b"Paris", b"Par\xeds"))
+    outcome = run_inproc("import", str(bad), "--from", "promptfoo", "--rubric", "correctness",
+                         "--db", str(tmp_path / "x.db"))
+    outcome.assert_clean_error("latin1.csv:2: not valid UTF-8")
