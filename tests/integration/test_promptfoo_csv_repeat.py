@@ -177,3 +177,43 @@ def test_a_bom_from_a_spreadsheet_is_dropped(tmp_path: Path) -> None:
     outcome = run_inproc("import", str(bad), "--from", "promptfoo", "--rubric", "correctness",
                          "--db", str(tmp_path / "x.db"))
     outcome.assert_clean_error("latin1.csv:2: not valid UTF-8")
+
+
+def test_consistency_probe_reads_the_repeats(tmp_path: Path) -> None:
+    """A grader that flips on one of four tests: flip rate 1/4, RS (1 + 1 + 1 + 2/3) / 4."""
+    data = json.loads((REPEAT / "results.json").read_text())
+    third = next(r for r in data["results"]["results"] if r["testIdx"] == 2)  # q1, repeat 2
+    third["gradingResult"]["componentResults"][0]["pass"] = False
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(data))
+    db = tmp_path / "pf.db"
+    _import(path, db)
+    code, out, err = run("probe", "consistency", "--imported", "--rubric", "correctness",
+                         "--dataset", "run", "--db", str(db), "--json")
+    assert code == 0, err
+    result = json.loads(out)
+    assert result["imported"] is True and result["samples"] == 3 and result["n_items"] == 4
+    assert result["flip_rate"]["statistic"] == pytest.approx(0.25)
+    assert result["repetition_stability"]["statistic"] == pytest.approx((3 + 2 / 3) / 4)
+    assert result["unstable_items"] == ["q1"]
+    code, out, _ = run("runs", "--kind", "probe:consistency", "--db", str(db), "--format",
+                       "json")
+    (listed,) = json.loads(out)
+    assert listed["cached"] == 12 and listed["judged"] == 0
+    code, out, _ = run("report", "--rubric", "correctness", "--db", str(db))
+    assert code != 2 and f"consistency probe, run {result['run_id']}" in out  # 3: no labels
+
+
+def test_consistency_probe_needs_repeats(tmp_path: Path) -> None:
+    db = tmp_path / "pf.db"
+    _import(CSV / "results.json", db)
+    before = fingerprint(db)
+    args = ("probe", "consistency", "--imported", "--rubric", "correctness", "--db", str(db))
+    run_inproc(*args, "--dataset", "run").assert_clean_error("one verdict per item",
+                                                             "promptfoo --repeat N")
+    run_inproc(*args, "--dataset", "run", "--samples", "3").assert_clean_error(
+        "--samples is for a live probe")
+    run_inproc(*args).assert_clean_error("--imported needs --dataset NAME")
+    run_inproc(*args, "--dataset", "run", "--judge", "nobody").assert_clean_error(
+        "no imported verdicts of judge 'nobody'")
+    assert fingerprint(db) == before
