@@ -6,6 +6,10 @@ provider, a block of columns::
     [Description,] VAR..., [PROVIDER] PROMPT, Status, Score, Named Scores,
     Metric: NAME..., Grader Reason, Comment          (the block again per prompt)
 
+Older releases (0.118 checked) write the vars (sorted by name) and one column per
+prompt, each cell ``[PASS] (1.00)\n\nANSWER\n\nPass Reason: REASON`` (a failed test:
+``[FAIL] (0.00)\n\nREASONS\n---\nANSWER\n\nFail Reason: REASON``); both are read.
+
 ``Status`` is ``PASS``, ``FAIL`` or ``ERROR`` (the call failed; no verdict). The CSV
 holds the test's outcome over all its assertions, not each assertion's, and names no
 grader model, so one judge is imported per file: the test's status is its verdict
@@ -48,6 +52,9 @@ _REDTEAM = ("Messages", "RedteamHistory", "RedteamTreeHistory", "pluginId", "str
 _STATUSES = ("PASS", "FAIL", "ERROR")
 _ALL_PASSED = "All assertions passed"
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+_PROMPT_COLUMN = re.compile(r"\[([^\]]*)\] (.*)", re.DOTALL)
+#: An older release's cell: status, scores, then the answer and the grader's reason.
+_LEGACY_CELL = re.compile(r"\[(PASS|FAIL|ERROR)\] \(([^)]*)\)(.*)", re.DOTALL)
 _HEADER_FORM = ("[Description,] vars..., [provider] prompt, Status, Score, Named Scores, "
                 "[Metric: NAME...,] Grader Reason, Comment")
 
@@ -60,6 +67,8 @@ class _Block:
     provider: str
     template: str
     end: int  # one past the block's last column
+    #: the older form: the output column's cell holds status, score, answer and reason
+    legacy: bool = False
 
 
 def _unescape(cell: str) -> str:
@@ -94,8 +103,13 @@ def _blocks(path: Path, header: Sequence[str]) -> tuple[list[_Block], int]:
             _header_error(path, f"column {name!r} appears twice")
         seen.add(name)
     starts = [n - 1 for n, name in enumerate(header) if name == "Status"]
+    if not starts:
+        legacy = _legacy_blocks(header)
+        if legacy:
+            return legacy, legacy[0].output
     if not starts or starts[0] < 0:
-        _header_error(path, "no 'Status' column after a prompt's output column")
+        _header_error(path, "no 'Status' column after a prompt's output column, and no "
+                      "'[provider] prompt' columns of an older release")
     blocks: list[_Block] = []
     for number, output in enumerate(starts):
         n = output + 1
@@ -114,11 +128,24 @@ def _blocks(path: Path, header: Sequence[str]) -> tuple[list[_Block], int]:
                                    and set(header[n:]) <= set(_REDTEAM)):
             _header_error(path, f"unexpected column {header[n]!r} after prompt {number}'s "
                           "'Comment'")
-        label = header[output]
-        match = re.fullmatch(r"\[([^\]]*)\] (.*)", label, re.DOTALL)
-        provider, template = (match.group(1), match.group(2)) if match else ("", label)
+        provider, template = _prompt_label(header[output])
         blocks.append(_Block(output, provider, template, n))
     return blocks, starts[0]
+
+
+def _prompt_label(label: str) -> tuple[str, str]:
+    """(provider, prompt template) of a prompt column's header ``[provider] template``."""
+    match = _PROMPT_COLUMN.fullmatch(label)
+    return (match.group(1), match.group(2)) if match else ("", label)
+
+
+def _legacy_blocks(header: Sequence[str]) -> list[_Block]:
+    """An older release's header: the trailing ``[provider] prompt`` columns, one per prompt."""
+    first = len(header)
+    while first > 0 and _PROMPT_COLUMN.fullmatch(header[first - 1]):
+        first -= 1
+    return [_Block(n, *_prompt_label(header[n]), end=n + 1, legacy=True)
+            for n in range(first, len(header))]
 
 
 def _rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
@@ -155,7 +182,8 @@ def read_csv(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
         at = At(f"{path}:{line}")
         if len(cells) != len(header):
             at.fail(f"{len(cells)} fields, but the header has {len(header)}")
-        cells = [_unescape(cell) for cell in cells]
+        if not blocks[0].legacy:  # older releases wrote cells as they were
+            cells = [_unescape(cell) for cell in cells]
         description = cells[0] if has_description else ""
         vars_ = dict(zip(var_names, cells[first_output - len(var_names):first_output],
                          strict=True))
@@ -190,11 +218,15 @@ def _answer(at: At, header: Sequence[str], cells: Sequence[str], block: _Block, 
     own = cells[block.output:block.end]
     if not any(own):
         return None
-    named = {header[n]: cells[n] for n in range(block.output, block.end)}
+    column = at.key(f"column {header[block.output]!r}")
+    if block.legacy:
+        named = _legacy_cell(column, cells[block.output])
+    else:
+        named = {header[n]: cells[n] for n in range(block.output, block.end)}
     status = named["Status"].strip()
     if status not in _STATUSES:
         at.key("column 'Status'").fail(f"expected PASS, FAIL or ERROR, got {status!r}")
-    response = at.key(f"column {header[block.output]!r}").text(cells[block.output])
+    response = column.text(named.get("Output", cells[block.output]))
     reason = at.key("column 'Grader Reason'").text(named["Grader Reason"])
     item = Item(id="", input=_rendered(block.template, vars_),
                 response=response, reference=_reference(vars_))
@@ -215,6 +247,26 @@ def _answer(at: At, header: Sequence[str], cells: Sequence[str], block: _Block, 
         "raw": raw,
     })
     return answer
+
+
+def _legacy_cell(at: At, cell: str) -> dict[str, str]:
+    """An older release's cell as the newer columns (Status, Score, Named Scores, Output,
+    Grader Reason, Comment); the answer of a failed test follows its reasons and ``---``."""
+    match = _LEGACY_CELL.fullmatch(cell)
+    if match is None:
+        shown = cell[:40] + ("..." if len(cell) > 40 else "")
+        at.fail(f"expected an older promptfoo's '[PASS] (score)' or '[FAIL] (score)' cell, "
+                f"got {shown!r}")
+    status, scores, rest = match.groups()
+    score, _, named = scores.partition(", ")
+    marker = "\n\nPass Reason: " if status == "PASS" else "\n\nFail Reason: "
+    cut = rest.rfind(marker)
+    text, reason = (rest[:cut], rest[cut + len(marker):]) if cut >= 0 else (rest, "")
+    text = text.removeprefix("\n\n")
+    if status != "PASS" and "\n---\n" in text:
+        text = text.split("\n---\n", 1)[1]
+    return {"Status": status, "Score": score, "Named Scores": named, "Output": text,
+            "Grader Reason": reason, "Comment": ""}
 
 
 def _rendered(template: str, vars_: dict[str, str]) -> str:

@@ -63,6 +63,21 @@ def test_csv_from_promptfoo_imports_the_same_answers_as_its_json(tmp_path: Path)
     assert "\n" in from_csv["capital-japan"].input
 
 
+def test_an_older_releases_csv_gives_the_same_items_and_verdicts(tmp_path: Path) -> None:
+    """promptfoo 0.118 wrote status, answer and reason into one cell per prompt."""
+    old_db, new_db = tmp_path / "old.db", tmp_path / "new.db"
+    _import(PROMPTFOO / "csv-0.118" / "results.csv", old_db)
+    _import(CSV / "results.csv", new_db)
+    with open_store(old_db) as store:
+        old = sorted((i.input, i.response, i.reference) for i in store.iter_items("run"))
+        ids = {i.id for i in store.iter_items("run")}
+    with open_store(new_db) as store:
+        new = sorted((i.input, i.response, i.reference) for i in store.iter_items("run"))
+    assert old == new and ids == {"t0", "t1", "t2", "t3"}  # no descriptions in that form
+    assert sorted(v[1:] for v in _verdicts(old_db).values()) == sorted(
+        v[1:] for v in _verdicts(new_db).values())
+
+
 def test_csv_names_the_judge_with_judge_and_keeps_named_scores(tmp_path: Path) -> None:
     db = tmp_path / "pf.db"
     out = _import(PROMPTFOO / "two-graders" / "results.csv", db, "--judge", "grader-model")
@@ -149,6 +164,9 @@ ROW = "d1,What is 2 + 2?,4,5,FAIL,0.00,,Wrong answer.,\n"
     (HEADER, ["results.csv: no rows after the header"]),
     ("", ["results.csv: empty file"]),
     (HEADER + ROW.replace("FAIL", "ERROR"), ["results.csv: no PASS or FAIL status"]),
+    ('question,[p] Answer: {{question}}\nq1,"[PASS] (1.00)\n\nParis"\nq2,"[MAYBE] x"\n',
+     ["results.csv:5: column '[p] Answer: {{question}}': expected an older promptfoo's "
+      "'[PASS] (score)'"]),
 ])
 def test_broken_csv_is_one_line_and_the_store_unchanged(
     text: str, needles: list[str], tmp_path: Path
