@@ -52,6 +52,10 @@ _REDTEAM = ("Messages", "RedteamHistory", "RedteamTreeHistory", "pluginId", "str
 _STATUSES = ("PASS", "FAIL", "ERROR")
 _ALL_PASSED = "All assertions passed"
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
+#: What promptfoo skips before looking for a formula's first character (JavaScript's \s).
+_LEADING_BLANKS = re.compile(r"^[\s\u200b\u200c\u200d\ufeff]+")
+#: A finite number as JavaScript's Number() reads one with a sign (no hex, no Infinity).
+_JS_NUMBER = re.compile(r"[+-](\d+\.?\d*|\.\d+)([eE][+-]?\d+)?")
 _PROMPT_COLUMN = re.compile(r"\[([^\]]*)\] (.*)", re.DOTALL)
 #: An older release's cell: status, scores, then the answer and the grader's reason.
 _LEGACY_CELL = re.compile(r"\[(PASS|FAIL|ERROR)\] \(([^)]*)\)(.*)", re.DOTALL)
@@ -72,21 +76,17 @@ class _Block:
 
 
 def _unescape(cell: str) -> str:
-    """The cell as promptfoo had it before its spreadsheet-formula escaping."""
+    """The cell as promptfoo had it before its spreadsheet-formula escaping (its
+    ``escapeCsvFormula``: a ``'`` before a value whose first non-blank character is ``=``,
+    ``@``, or ``+``/``-`` of something that is not a finite number)."""
     if not cell.startswith("'"):
         return cell
     rest = cell[1:]
-    unpadded = rest.lstrip(" \t\r\n\u200b\u200c\u200d")
+    unpadded = _LEADING_BLANKS.sub("", rest)
     first = unpadded[:1]
-    escaped = first in ("=", "@") or (first in ("+", "-") and not _numeric(unpadded))
+    escaped = first in ("=", "@") or (first in ("+", "-") and not _JS_NUMBER.fullmatch(
+        unpadded.strip()))
     return rest if escaped else cell
-
-
-def _numeric(text: str) -> bool:
-    try:
-        return text.strip() != "" and float(text) not in (float("inf"), float("-inf"))
-    except ValueError:
-        return False
 
 
 def _header_error(path: Path, message: str) -> NoReturn:

@@ -235,3 +235,23 @@ def test_consistency_probe_needs_repeats(tmp_path: Path) -> None:
     run_inproc(*args, "--dataset", "run", "--judge", "nobody").assert_clean_error(
         "no imported verdicts of judge 'nobody'")
     assert fingerprint(db) == before
+
+
+#: (value, as promptfoo 0.123.1's escapeCsvFormula writes it), computed by running that
+#: function (copied from its dist/src/util-*.js) under Node on these values.
+PROMPTFOO_ESCAPED = [
+    ("=4", "'=4"), (" =SUM(A1)", "' =SUM(A1)"), ("@x", "'@x"), ("-1.5", "-1.5"),
+    ("-abc", "'-abc"), ("+1e5", "+1e5"), ("+", "'+"), ("-", "'-"), ("hello", "hello"),
+    ("-1_000", "'-1_000"), ("\u200b=x", "'\u200b=x"), ("\ufeff=x", "'\ufeff=x"),
+    ("-0x10", "'-0x10"), ("+Infinity", "'+Infinity"), ("-.5", "-.5"), ("- 3", "'- 3"),
+    ("\t@t", "'\t@t"), ("", ""),
+]
+
+
+@pytest.mark.parametrize(("value", "escaped"), PROMPTFOO_ESCAPED)
+def test_formula_escaping_is_undone_as_promptfoo_did_it(value: str, escaped: str) -> None:
+    """The one value it cannot give back is one that began with ``'=`` (promptfoo leaves
+    it as it is, and it reads as an escaped ``=``); docs/import.md says so."""
+    from judgekit.io.promptfoo_csv import _unescape
+
+    assert _unescape(escaped) == value
