@@ -253,8 +253,8 @@ class JudgesMixin(StoreBase):
         Those are the judgments of the run's judge (model, endpoint, sampling) on its
         rubric and dataset. For a judge or import run only rows written by judge or
         import runs count; naming a probe run takes the rows of any run. A probe over
-        imported verdicts (``probe position --imported``) stands for exactly the verdicts
-        it read (``run_outcomes``), so its selection is those rows only. Raises
+        imported verdicts (``probe position|consistency --imported``) stands for exactly
+        the verdicts it read (``run_outcomes``), so its selection is those rows only. Raises
         :class:`InputError` for an unknown run, or when ``rubric_hash`` / ``dataset``
         contradict the run's own.
         """
