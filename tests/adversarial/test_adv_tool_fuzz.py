@@ -245,7 +245,8 @@ CSV_CELLS = ["", "PASS", "FAIL", "ERROR", "MAYBE", "'=x", "'", '"', "a\nb", "\uf
 @pytest.mark.parametrize("source", [FIXTURES / "promptfoo" / "csv" / "results.csv",
                                     FIXTURES / "promptfoo" / "repeat3" / "results.csv",
                                     FIXTURES / "promptfoo" / "two-graders" / "results.csv",
-                                    FIXTURES / "promptfoo" / "csv-0.118" / "results.csv"],
+                                    FIXTURES / "promptfoo" / "csv-0.118" / "results.csv",
+                                    FIXTURES / "promptfoo" / "csv-providers" / "results.csv"],
                          ids=lambda v: v.parent.name)
 @FUZZ
 @given(data=st.data())

@@ -63,6 +63,22 @@ def test_csv_from_promptfoo_imports_the_same_answers_as_its_json(tmp_path: Path)
     assert "\n" in from_csv["capital-japan"].input
 
 
+def test_csv_with_two_providers_names_items_as_the_json_does(tmp_path: Path) -> None:
+    """One block of columns per provider: items ``<id>-p<n>-<provider>`` as from the JSON."""
+    csv_db, json_db = tmp_path / "csv.db", tmp_path / "json.db"
+    assert "imported 8 verdict(s)" in _import(PROMPTFOO / "csv-providers" / "results.csv",
+                                             csv_db)
+    _import(PROMPTFOO / "csv-providers" / "results.json", json_db)
+    with open_store(csv_db) as store:
+        from_csv = {(i.id.split("-p", 1)[1], i.input, i.response) for i in store.iter_items("run")}
+    with open_store(json_db) as store:
+        from_json = {(i.id.split("-p", 1)[1], i.input, i.response)
+                     for i in store.iter_items("run")}
+    assert from_csv == from_json and len(from_csv) == 8
+    assert {suffix for suffix, _, _ in from_csv} == {"0-openai:chat:second-model",
+                                                     "1-openai:chat:answer-model"}
+
+
 def test_an_older_releases_csv_gives_the_same_items_and_verdicts(tmp_path: Path) -> None:
     """promptfoo 0.118 wrote status, answer and reason into one cell per prompt."""
     old_db, new_db = tmp_path / "old.db", tmp_path / "new.db"
