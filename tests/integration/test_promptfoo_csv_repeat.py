@@ -234,6 +234,12 @@ def test_consistency_probe_reads_the_repeats(tmp_path: Path) -> None:
                        "json")
     (listed,) = json.loads(out)
     assert listed["cached"] == 12 and listed["judged"] == 0
+    code, out, _ = run("export", "--run", result["run_id"], "--rubric", "correctness",
+                       "--db", str(db))
+    exported = [json.loads(line) for line in out.splitlines()]
+    assert code == 0 and len(exported) == 12
+    assert {(r["item_id"], r["sample_index"]) for r in exported} == {
+        (f"q{n}", k) for n in range(1, 5) for k in range(3)}
     code, out, _ = run("report", "--rubric", "correctness", "--db", str(db))
     assert code != 2 and f"consistency probe, run {result['run_id']}" in out  # 3: no labels
 
