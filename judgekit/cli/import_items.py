@@ -28,7 +28,7 @@ TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "lm-eval", "openai-batch")
 )
 @click.option("--from", "tool", type=click.Choice(TOOL_CHOICES), default=None,
               help="FILE is this tool's output: import its items and its graders' verdicts as "
-                   "imported judge runs (promptfoo eval -o results.json/.jsonl/.yaml, an "
+                   "imported judge runs (promptfoo eval -o results.json/.jsonl/.yaml/.csv, an "
                    "Inspect AI .eval log, DeepEval's .deepeval/.latest_test_run.json or "
                    "evaluate() result as JSON, lm-eval --log_samples JSONL, an OpenAI Batch "
                    "output file). Needs --rubric.")

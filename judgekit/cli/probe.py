@@ -364,9 +364,30 @@ def length(levels: str, filler: Path | None, min_gap: int, **opts: Any) -> None:
 @probe_options
 @click.option("--samples", type=click.IntRange(min=2), default=5, show_default=True,
               help="Repeated samples per item (K).")
-def consistency(samples: int, **opts: Any) -> None:
-    """K repeated samples per item: repetition stability, flip rate, kappa and alpha."""
+@click.option("--imported", is_flag=True,
+              help="Measure from imported repeated verdicts (samples of one item: promptfoo "
+                   "--repeat, Inspect epochs) instead of calling an endpoint; needs --dataset.")
+@click.option("--judge", default=None, metavar="NAME",
+              help="With --imported: the imported judge (needed when there are several).")
+def consistency(samples: int, imported: bool, judge: str | None, **opts: Any) -> None:
+    """K repeated samples per item: repetition stability, flip rate, kappa and alpha.
+
+    With --imported nothing is called: an imported judge's repeated verdicts of each
+    item are read from the store, and the result is stored like a live probe's.
+    """
     from judgekit.judging.probes import run_consistency_probe
+
+    if imported:
+        from click.core import ParameterSource
+
+        from judgekit.cli.probe_imported import imported_consistency
+
+        source = click.get_current_context().get_parameter_source("samples")
+        imported_consistency(opts, judge, source in (ParameterSource.COMMANDLINE,
+                                                     ParameterSource.ENVIRONMENT))
+        return
+    if judge is not None:
+        raise InputError("--judge is only for --imported (name the model with --model)")
 
     with _prepared(opts, lambda rubric, items: ([WorkUnit(i) for i in items], samples)) as ctx:
         outcome = run_consistency_probe(ctx.store, ctx.rubric, ctx.items, ctx.spec,

@@ -3,8 +3,8 @@
 promptfoo writes the same results as ``.json`` (``{"evalId", "results": {"version",
 "results": [...]}, "config", "metadata": {"promptfooVersion"}}``), ``.yaml`` (the
 same document; needs PyYAML) and ``.jsonl`` (one result per line, no metadata). Its
-``.csv`` keeps only each test's overall pass/fail, not the grader's verdicts, and is
-refused with the forms that are read.
+``.csv`` (each test's status and grader reason, no grader model) is read by
+:mod:`judgekit.io.promptfoo_csv`; ``.html`` is refused with the forms that are read.
 
 Each result is one test case run through one prompt and provider: ``testIdx``,
 ``promptIdx``, ``provider.id``, ``vars``, ``prompt.raw`` (the rendered prompt),
@@ -18,8 +18,9 @@ the raw output. A grader is named by the assertion's ``metric`` (else its type, 
 promptfoo version (the default changes between releases).
 
 Item ids are the test's ``metadata.id`` (else ``description``) when unique across the
-file's tests, else ``t<testIdx>``; several prompts or providers add
-``-p<promptIdx>-<provider>``.
+file's tests, else ``t<testIdx>`` of the test's first run; several prompts or providers
+add ``-p<promptIdx>-<provider>``. The runs of one test (``--repeat N``) are one item
+with N samples (:mod:`judgekit.io.promptfoo_tests`).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from typing import Any
 from judgekit.errors import InputError
 from judgekit.io.file_checks import load_json, read_text
 from judgekit.io.jsonline import loads_document, loads_line
+from judgekit.io.promptfoo_tests import Answer, assemble, test_ids, test_numbers
 from judgekit.io.tool_shape import At
 from judgekit.io.tools import Grader, ToolRun, binary_label, judge_names, pick_graders, sha256_text
 from judgekit.types import Item, Rubric
@@ -41,7 +43,7 @@ MODEL_GRADED = ("llm-rubric", "model-graded-closedqa", "factuality", "g-eval",
                 "answer-relevance", "context-faithfulness", "context-recall",
                 "context-relevance", "select-best", "search-rubric")
 DEFAULT_GRADER = "promptfoo-default-grader"
-FORMS = "-o results.json, results.jsonl or results.yaml"
+FORMS = "-o results.json, results.jsonl, results.yaml or results.csv"
 
 
 def _yaml(path: Path) -> Any:
@@ -83,7 +85,7 @@ def _jsonl(path: Path) -> Iterator[tuple[At, Any]]:
 def _load(path: Path) -> tuple[list[tuple[At, dict[str, Any]]], dict[str, Any]]:
     """The results (each with its place in the file) and the document around them."""
     suffix = path.suffix.lower()
-    if suffix in (".csv", ".html", ".xml", ".txt"):
+    if suffix in (".html", ".xml", ".txt"):
         raise InputError(f"{path}: promptfoo's {suffix} output has no grader verdicts; "
                          f"write {FORMS}")
     if suffix in (".jsonl", ".ndjson"):
@@ -151,68 +153,73 @@ def _reference(at: At, vars_: dict[str, Any], test: dict[str, Any]) -> str | Non
     return None
 
 
-def _ids(results: list[tuple[At, dict[str, Any]]]) -> dict[int, str]:
-    """testIdx -> item id: the test's metadata id, else description, when unique."""
-    per_test: dict[int, dict[str, Any]] = {}
+def _test_key(at: At, result: dict[str, Any]) -> str:
+    """The test a result ran: its test case and vars, the same for each ``--repeat`` run."""
+    return json.dumps([at.obj(result, "testCase"), at.obj(result, "vars")], sort_keys=True,
+                      default=str)
+
+
+def _ids(results: list[tuple[At, dict[str, Any]]], numbers: dict[str, int]) -> dict[str, str]:
+    """test key -> item id: the test's metadata id, else description, when unique."""
+    candidates: dict[str, list[str | None]] = {}
     for at, result in results:
-        test = at.integer(result, "testIdx", len(per_test))
-        per_test.setdefault(test, at.obj(result, "testCase"))
-    for source in ("metadata", "description"):
-        chosen: dict[int, str] = {}
-        for test, case in per_test.items():
-            value = case.get(source)
-            if source == "metadata":
-                value = value.get("id") if isinstance(value, dict) else None
+        key = _test_key(at, result)
+        if key in candidates:
+            continue
+        case = at.obj(result, "testCase")
+        metadata = case.get("metadata")
+        found: list[str | None] = []
+        for value in (metadata.get("id") if isinstance(metadata, dict) else None,
+                      case.get("description")):
             if isinstance(value, int) and not isinstance(value, bool):
                 value = str(value)
-            if isinstance(value, str) and value.strip():
-                chosen[test] = value.strip()
-        if len(chosen) == len(per_test) and len(set(chosen.values())) == len(chosen):
-            return chosen
-    return {test: f"t{test}" for test in per_test}
+            found.append(value.strip() if isinstance(value, str) and value.strip() else None)
+        candidates[key] = found
+    return test_ids(candidates, numbers)
 
 
 def read(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
-    """Items (one per test, prompt and provider) and each model-graded assertion's verdicts."""
+    """Items (one per test, prompt and provider) and each model-graded assertion's verdicts;
+    the runs of one test (``--repeat``) are samples of one item (:mod:`promptfoo_tests`)."""
+    if path.suffix.lower() == ".csv":
+        from judgekit.io.promptfoo_csv import read_csv
+
+        return read_csv(path, rubric, grader)
     results, data = _load(path)
     version = At(path).obj(data, "metadata").get("promptfooVersion")
     default = DEFAULT_GRADER + (f"@{version}" if isinstance(version, str) else "")
-    ids = _ids(results)
-    several = len({(at.integer(r, "promptIdx", 0), _provider_id(at, r))
-                   for at, r in results}) > 1
-    items: dict[str, Item] = {}
-    graded: list[tuple[str, str, str, At, dict[str, Any], dict[str, Any]]] = []
+    answers: list[Answer] = []
+    graded: list[tuple[str, str, Answer, At, dict[str, Any], dict[str, Any]]] = []
     for number, (at, result) in enumerate(results):
         test = at.integer(result, "testIdx", number)
         provider_id = _provider_id(at, result)
-        item_id = ids.get(test, f"t{test}")
-        if several:
-            item_id += f"-p{at.integer(result, 'promptIdx', 0)}-{provider_id}"
         vars_ = at.obj(result, "vars")
         response = at.obj(result, "response").get("output")
-        item = Item(
-            id=item_id,
-            input=at.key("prompt").optional_text(at.obj(result, "prompt"), "raw") or "",
-            response="" if response is None else at.key("response").text(response, "output"),
-            reference=_reference(at, vars_, at.obj(result, "testCase")),
-            meta={"promptfoo": {"test_index": test, "provider": provider_id, "vars": vars_}},
+        answer = Answer(
+            test_index=test, test_key=_test_key(at, result),
+            column=(at.integer(result, "promptIdx", 0), provider_id),
+            item=Item(
+                id="",
+                input=at.key("prompt").optional_text(at.obj(result, "prompt"), "raw") or "",
+                response="" if response is None else at.key("response").text(response, "output"),
+                reference=_reference(at, vars_, at.obj(result, "testCase")),
+            ),
+            vars=vars_, fail=at.fail,
         )
-        if items.setdefault(item_id, item) != item:
-            at.fail(f"a second result for item {item_id!r} (test {test}) with other content")
+        answers.append(answer)
         components = at.key("gradingResult").each_obj(at.obj(result, "gradingResult"),
                                                        "componentResults")
         model = _grader_model(at, result, default)
         for name, place, component, assertion in _assertion_names(at, components):
-            graded.append((name, model, item_id, place, component, assertion))
+            graded.append((name, model, answer, place, component, assertion))
     names = list(dict.fromkeys(name for name, *_ in graded))
     if not names:
         raise InputError(f"{path}: no model-graded assertion in the file "
                          f"({', '.join(MODEL_GRADED[:3])}, ...): nothing to import as a judge")
     wanted = set(pick_graders(names, grader, path, "assertion"))
     judges = judge_names((name, model) for name, model, *_ in graded)
-    verdicts: list[dict[str, Any]] = []
     facts: dict[str, dict[str, set[str]]] = {}
-    for name, model, item_id, place, component, assertion in graded:
+    for name, model, answer, place, component, assertion in graded:
         if name not in wanted:
             continue
         passed = component.get("pass")
@@ -227,17 +234,19 @@ def read(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
         rendered = place.obj(component, "metadata").get("renderedGradingPrompt")
         if isinstance(rendered, str):
             fact["prompt"].add(_system_part(rendered))
-        verdicts.append({
-            "item_id": item_id, "judge": judge,
+        answer.verdicts.append({
+            "judge": judge,
             "label": binary_label(passed, rubric.scale, "promptfoo"),
             "reasoning": place.optional_text(component, "reason") or None,
             "raw": {k: component.get(k) for k in ("pass", "score", "reason")},
         })
+    numbers = test_numbers(answers)
+    items, verdicts = assemble(answers, _ids(results, numbers), numbers)
     graders = [Grader("assertion", ", ".join(sorted(f["name"])), judge, _provenance(f))
                for judge, f in facts.items()]
     provenance: dict[str, Any] = {"tool_version": version if isinstance(version, str) else None,
                                   "eval_id": data.get("evalId")}
-    return ToolRun("promptfoo", list(items.values()), verdicts, provenance, graders=graders)
+    return ToolRun("promptfoo", items, verdicts, provenance, graders=graders)
 
 
 def _provenance(fact: dict[str, set[str]]) -> dict[str, Any]:

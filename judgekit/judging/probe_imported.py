@@ -1,11 +1,16 @@
-"""The position probe from imported both-order verdicts: no endpoint, nothing paid again.
+"""Probes from imported verdicts: no endpoint, nothing paid again.
+
+Position (:func:`imported_position_probe`) and self-consistency
+(:func:`imported_consistency_probe`, from repeated verdicts of one item).
 
 ``judgments import`` (and the tool adapters) store a ``BA`` verdict as variant
 ``"swapped"``, mapped back to the original orientation, exactly as the live
 probe's swapped call. This module reads those rows for one imported judge and
 stores a position result of the same shape as :func:`run_position_probe` (plus
 ``"imported": true``) under a run of kind ``probe:position``, so ``judgekit
-report`` shows it like a live probe.
+report`` shows it like a live probe. The run stands for the imported verdicts it
+read (``run_outcomes``), so ``runs``, ``export --run`` and a report selecting by
+the run see exactly the outcomes its figures came from.
 """
 
 from __future__ import annotations
@@ -35,6 +40,13 @@ class ImportedPosition:
     warning: str | None
 
 
+@dataclass(frozen=True)
+class ImportedConsistency:
+    """The stored self-consistency result of an imported judge."""
+
+    result: dict[str, Any]
+
+
 def imported_judges(store: Store, rubric: Rubric, dataset: str) -> list[str]:
     """Names of the imported judges with swapped verdicts on ``dataset``."""
     found = store.judges(rubric_hash=rubric.sha256, dataset=dataset, variant=SWAPPED_VARIANT,
@@ -42,16 +54,20 @@ def imported_judges(store: Store, rubric: Rubric, dataset: str) -> list[str]:
     return sorted({j.model for j in found if j.endpoint == IMPORTED_ENDPOINT})
 
 
+#: One verdict as the probe reads it: (status, label, judgment row id).
+_Verdict = tuple[str, str | None, int | None]
+
+
 def _both_orders(store: Store, rubric: Rubric, dataset: str,
-                 judge: str) -> dict[str, dict[str, tuple[str, str | None]]]:
+                 judge: str) -> dict[str, dict[str, _Verdict]]:
     """Per item id, per variant (``""``, ``"swapped"``): the latest sample-0 verdict's
-    (status, label), read as lean rows (no full judgment objects at 100k items)."""
-    by: dict[str, dict[str, tuple[str, str | None]]] = defaultdict(dict)
-    for row in store.judgment_rows(rubric_hash=rubric.sha256, dataset=dataset,
-                                   endpoint=IMPORTED_ENDPOINT, model=judge,
-                                   run_kinds=("import",)):
-        if row.sample_index == 0 and row.variant in ("", SWAPPED_VARIANT):
-            by[row.item_id][row.variant] = (row.status, row.label)
+    (status, label, row id), read as lean rows (no full judgment objects at 100k items)."""
+    by: dict[str, dict[str, _Verdict]] = defaultdict(dict)
+    for row_id, item_id, variant, sample_index, status, label in store.judgment_outcomes(
+            rubric_hash=rubric.sha256, dataset=dataset, endpoint=IMPORTED_ENDPOINT,
+            model=judge, run_kinds=("import",)):
+        if sample_index == 0 and variant in ("", SWAPPED_VARIANT):
+            by[item_id][variant] = (status, label, row_id)
     return by
 
 
@@ -78,15 +94,17 @@ def imported_position_probe(
     phase("reading both orders")
     by = _both_orders(store, rubric, dataset, judge)
     ids = [i for i in store.item_ids(dataset) if SWAPPED_VARIANT in by.get(i, {})]
-    missing = ("missing", None)
+    missing: _Verdict = ("missing", None, None)
 
     phase("measuring")
     counts: dict[str, Counter[str]] = defaultdict(Counter)
     columns: dict[str, list[str | None]] = {}
+    used: list[int] = []  # the verdicts the figures come from, failures included
     for variant in ("", SWAPPED_VARIANT):
         found = [by[i].get(variant, missing) for i in ids]
-        counts[variant].update(status for status, _ in found)
-        columns[variant] = [label if status == "ok" else None for status, label in found]
+        counts[variant].update(status for status, _, _ in found)
+        columns[variant] = [label if status == "ok" else None for status, label, _ in found]
+        used.extend(row_id for _, _, row_id in found if row_id is not None)
     del by
     original, swapped = columns[""], columns[SWAPPED_VARIANT]
     outcome = bias.position_bias(original, swapped)
@@ -115,8 +133,91 @@ def imported_position_probe(
         id=run_id, kind="probe:position", dataset=dataset, rubric_hash=rubric.sha256,
         model=judge, base_url=IMPORTED_ENDPOINT, sampling={}, capabilities={},
         judgekit_version=__version__, started_at=now, finished_at=now,
-        summary={"imported": True, "pairs": len(ids)},
+        summary={"imported": True, "pairs": len(ids), "verdicts": len(used)},
     ))
+    store.stand_for(run_id, used)
     store.save_rubric(rubric)
     store.save_probe_result(run_id, "position", rubric.sha256, result)
     return ImportedPosition(result, warning)
+
+
+# -- self-consistency from imported repeated verdicts ----------------------------------
+
+
+def imported_consistency_probe(
+    store: Store, rubric: Rubric, dataset: str, judge: str | None = None
+) -> ImportedConsistency:
+    """Repetition stability, flip rate, kappa and alpha of an imported judge's repeated
+    verdicts (samples 0..K-1 of one item: promptfoo ``--repeat``, Inspect epochs, a
+    ``sample`` field), stored like a live ``probe consistency`` under a run that stands for
+    exactly the verdicts it read."""
+    phase("finding the imported judge")
+    found = store.judges(rubric_hash=rubric.sha256, dataset=dataset, variant="",
+                         run_kinds=None)
+    judges = sorted({j.model for j in found if j.endpoint == IMPORTED_ENDPOINT})
+    if not judges:
+        raise InputError(f"no imported verdicts for rubric {rubric.name!r} on dataset "
+                         f"{dataset!r}; import them with: judgekit judgments import, or "
+                         "judgekit import --from TOOL")
+    if judge is None:
+        if len(judges) > 1:
+            raise InputError(f"several imported judges ({', '.join(judges)}): choose one "
+                             "with --judge NAME")
+        judge = judges[0]
+    elif judge not in judges:
+        raise InputError(f"no imported verdicts of judge {judge!r} (imported judges: "
+                         f"{', '.join(judges)})")
+    phase("reading the repeated verdicts")
+    by: dict[str, dict[int, _Verdict]] = defaultdict(dict)
+    for row_id, item_id, _, sample, status, label in store.judgment_outcomes(
+            rubric_hash=rubric.sha256, dataset=dataset, variant="",
+            endpoint=IMPORTED_ENDPOINT, model=judge, run_kinds=("import",)):
+        by[item_id][sample] = (status, label, row_id)
+    ids = [i for i in store.item_ids(dataset) if len(by.get(i, {})) >= 2]
+    if not ids:
+        raise InputError(f"judge {judge!r} has one verdict per item on dataset {dataset!r}: "
+                         "self-consistency needs repeated verdicts of one item (promptfoo "
+                         "--repeat N, Inspect epochs, a 'sample' field in judgments import)")
+    samples = max(max(by[i]) for i in ids) + 1
+    phase("measuring")
+    counts: Counter[str] = Counter()
+    matrix: list[list[str | None]] = []
+    used: list[int] = []
+    for item_id in ids:
+        row: list[str | None] = []
+        for sample in range(samples):
+            status, label, judgment_id = by[item_id].get(sample, ("missing", None, None))
+            counts[status] += 1
+            row.append(label if status == "ok" else None)
+            if judgment_id is not None:
+                used.append(judgment_id)
+        matrix.append(row)
+    del by
+    outcome = bias.repetition_stability(
+        matrix, level="ordinal" if rubric.scale.kind == "ordinal" else "nominal",
+        labels=list(rubric.scale.labels))
+    now = utc_now()
+    run_id = f"probe-imported-{now[:19].replace(':', '').replace('-', '')}-{secrets.token_hex(4)}"
+    result: dict[str, Any] = {
+        "probe": "consistency", "schema_version": SCHEMA_VERSION,
+        "mode": "pairwise" if rubric.scale.kind == "pairwise" else "pointwise",
+        "dataset": dataset, "run_id": run_id,
+        "rubric": {"name": rubric.name, "version": rubric.version, "sha256": rubric.sha256,
+                   "kind": rubric.scale.kind},
+        "model": judge, "base_url": IMPORTED_ENDPOINT, "sampling": {}, "imported": True,
+        "n_items": len(ids), "samples": samples, "temperature": None,
+        "status_counts": {"": dict(sorted(counts.items()))}, "confidence_level": 0.95,
+    }
+    result.update(outcome.to_dict())
+    result["unstable_items"] = [ids[i] for i in outcome.unstable[:MAX_LISTED_IDS]]
+    phase("saving the probe run")
+    store.create_run(RunRecord(
+        id=run_id, kind="probe:consistency", dataset=dataset, rubric_hash=rubric.sha256,
+        model=judge, base_url=IMPORTED_ENDPOINT, sampling={}, capabilities={},
+        judgekit_version=__version__, started_at=now, finished_at=now,
+        summary={"imported": True, "items": len(ids), "verdicts": len(used)},
+    ))
+    store.stand_for(run_id, used)
+    store.save_rubric(rubric)
+    store.save_probe_result(run_id, "consistency", rubric.sha256, result)
+    return ImportedConsistency(result)

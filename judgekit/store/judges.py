@@ -252,7 +252,9 @@ class JudgesMixin(StoreBase):
 
         Those are the judgments of the run's judge (model, endpoint, sampling) on its
         rubric and dataset. For a judge or import run only rows written by judge or
-        import runs count; naming a probe run takes the rows of any run. Raises
+        import runs count; naming a probe run takes the rows of any run. A probe over
+        imported verdicts (``probe position|consistency --imported``) stands for exactly
+        the verdicts it read (``run_outcomes``), so its selection is those rows only. Raises
         :class:`InputError` for an unknown run, or when ``rubric_hash`` / ``dataset``
         contradict the run's own.
         """
@@ -279,7 +281,13 @@ class JudgesMixin(StoreBase):
             [run_id],
         )
         judge = row if written is None else written
+        # a probe of imported verdicts: the rows it used, not every verdict of its judge
+        # (older probes of imports linked none and keep the judge's rows)
+        used_only = (is_probe_kind(kind) and judge_endpoint(row["base_url"]) == IMPORTED_ENDPOINT
+                     and self._one("SELECT 1 FROM run_outcomes WHERE run_id = ? LIMIT 1",
+                                   [run_id]) is not None)
         return JudgmentSelection(
+            run_id=run_id if used_only else None,
             rubric_hash=row["rubric_hash"],
             dataset=row["dataset"],
             variant=variant,

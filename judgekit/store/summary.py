@@ -299,6 +299,25 @@ class JudgmentSummaryMixin(StoreBase):
                         score,
                     )
 
+    def judgment_outcomes(
+        self, **filters: Unpack[JudgmentFilters]
+    ) -> Iterator[tuple[int, str, str, int, str, str | None]]:
+        """``(id, item_id, variant, sample_index, status, label)`` of the latest judgment per
+        cache key matching the filters, in id order, a page at a time.
+
+        The row id lets a run that uses outcomes other runs wrote (a probe over imported
+        verdicts) stand for exactly those rows (:meth:`stand_for`).
+        """
+        where, params = selection_of(filters).where()
+        share = shared()
+        sql = ("SELECT id, item_id, variant, sample_index, status, label FROM judgments "
+               f"WHERE id IN (SELECT MAX(id) FROM judgments {where} GROUP BY cache_key) "
+               "ORDER BY id")
+        for page in self._paged(sql, params):
+            for row_id, item_id, variant, sample_index, status, label in page:
+                yield (row_id, item_id, share(variant, variant), sample_index,
+                       share(status, status), share(label, label))
+
     def judged_items(self, **filters: Unpack[JudgmentFilters]) -> Iterator[JudgedItem]:
         """Every item's verdict under the one-per-item rule, without loading full rows.
 

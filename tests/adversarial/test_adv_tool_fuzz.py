@@ -143,7 +143,8 @@ def _fuzz_document(source: Path, suffix: str, tool: str, rubric: str, template: 
 
 JSON_FIXTURES = {
     "promptfoo": [FIXTURES / "promptfoo" / "results.json",
-                  FIXTURES / "promptfoo" / "two-graders" / "results.json"],
+                  FIXTURES / "promptfoo" / "two-graders" / "results.json",
+                  FIXTURES / "promptfoo" / "repeat3" / "results.json"],
     "deepeval": [FIXTURES / "deepeval" / "test_run.json",
                  FIXTURES / "deepeval" / "two-metrics" / "latest_test_run.json",
                  FIXTURES / "deepeval" / "two-metrics" / "evaluation_result.json"],
@@ -233,6 +234,53 @@ def test_damaged_inspect_archives(cut: int, flips: list[int], template: Path) ->
         path = Path(scratch) / "damaged.eval"
         path.write_bytes(bytes(raw[: len(raw) - cut % len(raw)] if cut else raw))
         check(path, "inspect", "correctness", template)
+
+
+#: What a cell of promptfoo's CSV becomes: statuses it never writes, formula escapes, a
+#: quote, a newline, a BOM, a header name in a row, a lone surrogate's escape as text.
+CSV_CELLS = ["", "PASS", "FAIL", "ERROR", "MAYBE", "'=x", "'", '"', "a\nb", "\ufeff",
+             "Status", "[p] {{question}}", "1e308", "\\ud800"]
+
+
+@pytest.mark.parametrize("source", [FIXTURES / "promptfoo" / "csv" / "results.csv",
+                                    FIXTURES / "promptfoo" / "repeat3" / "results.csv",
+                                    FIXTURES / "promptfoo" / "two-graders" / "results.csv",
+                                    FIXTURES / "promptfoo" / "csv-0.118" / "results.csv",
+                                    FIXTURES / "promptfoo" / "csv-providers" / "results.csv"],
+                         ids=lambda v: v.parent.name)
+@FUZZ
+@given(data=st.data())
+def test_mutated_promptfoo_csv(source: Path, template: Path, data: st.DataObject) -> None:
+    """Cells removed, added or replaced, rows dropped or doubled, the text cut or given a
+    stray quote: imported, or one clean error naming the file."""
+    import csv
+    import io
+
+    text = source.read_text(encoding="utf-8")
+    rows = list(csv.reader(io.StringIO(text, newline="")))
+    for _ in range(data.draw(st.integers(1, 3))):
+        how = data.draw(st.integers(0, 5))
+        row = rows[data.draw(st.integers(0, len(rows) - 1))] if rows else []
+        if how == 0 and row:
+            del row[data.draw(st.integers(0, len(row) - 1))]
+        elif how == 1:
+            row.insert(data.draw(st.integers(0, len(row))), data.draw(st.sampled_from(CSV_CELLS)))
+        elif how == 2 and row:
+            row[data.draw(st.integers(0, len(row) - 1))] = data.draw(st.sampled_from(CSV_CELLS))
+        elif how == 3 and rows:
+            rows.pop(data.draw(st.integers(0, len(rows) - 1)))
+        elif how == 4 and rows:
+            rows.append(list(data.draw(st.sampled_from(rows))))
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    written = out.getvalue()
+    if data.draw(st.booleans()):  # damage the text itself: cut it, or a stray quote
+        at = data.draw(st.integers(0, max(0, len(written) - 1)))
+        written = written[:at] if data.draw(st.booleans()) else written[:at] + '"' + written[at:]
+    with tempfile.TemporaryDirectory() as scratch:
+        path = Path(scratch) / "results.csv"
+        path.write_text(written, encoding="utf-8")
+        check(path, "promptfoo", "correctness", template)
 
 
 def test_the_yaml_output_is_fuzzed_as_json_too() -> None:

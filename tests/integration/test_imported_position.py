@@ -153,3 +153,51 @@ def test_llmbar_gpt4_both_conventions(tmp_path: Path) -> None:
         result = json.loads(out)
         assert result["position_consistency"]["statistic"] == pytest.approx(expected)
         assert result["n_items"] == 100
+
+
+def test_probe_run_stands_for_exactly_the_verdicts_it_used(
+    tmp_path: Path, setup: tuple[Path, Path]
+) -> None:
+    """``runs``, ``export --run`` and a report by the probe's run see the 60 verdicts it read:
+    not a second sample, not an item judged in one order only, not another judge's."""
+    rubric, db = setup
+    with open_store(db) as store:
+        store.import_items("pairs", [Item(id="solo", input="q", response_a="a", response_b="b")])
+    rows = [json.loads(line) for line in verdicts(
+        tmp_path, mapped_back=True, with_field=True).read_text().splitlines()]
+    rows[11] = {"item_id": "p5", "judge": "j", "order": "BA", "status": "parse_error"}
+    rows += [{"item_id": "p0", "judge": "j", "label": "A", "sample": 1},
+             {"item_id": "solo", "judge": "j", "label": "A"},
+             {"item_id": "p0", "judge": "k", "label": "A"},
+             {"item_id": "p0", "judge": "k", "label": "A", "order": "BA"}]
+    path = write_jsonl(tmp_path / "mixed.jsonl", rows)
+    code, _, err = invoke("judgments", "import", str(path), "--rubric", str(rubric),
+                          "--db", str(db))
+    assert code == 0, err
+    code, out, err = invoke("probe", "position", "--imported", "--judge", "j", "--rubric",
+                            str(rubric), "--dataset", "pairs", "--db", str(db), "--json")
+    assert code == 0, err
+    run_id = json.loads(out)["run_id"]
+    used = {(f"p{n}", variant) for n in range(N) for variant in ("", "swapped")}
+
+    code, out, err = invoke("runs", "--kind", "probe:position", "--db", str(db),
+                            "--format", "json")
+    assert code == 0, err
+    (listed,) = json.loads(out)
+    assert listed["id"] == run_id and listed["judged"] == 0 and listed["cached"] == 60
+    assert listed["counts"] == {"ok": 59, "parse_error": 1}
+
+    code, out, err = invoke("export", "--run", run_id, "--rubric", str(rubric), "--db", str(db))
+    assert code == 0, err
+    exported = [json.loads(line) for line in out.splitlines()]
+    assert {(r["item_id"], r["variant"]) for r in exported} == used and len(exported) == 60
+    assert {r["sample_index"] for r in exported} == {0}
+    assert {r["model_requested"] for r in exported} == {"j"}
+
+    with open_store(db) as store:
+        loaded = load_rubric(rubric)
+        assert len(store.judgments(run_id=run_id)) == 60
+        report = build_report(store, loaded, ReportOptions(judge_run=run_id, n_resamples=50))
+    # the plain (AB) verdicts it used, one per item: not "solo", not sample 1, not judge k
+    assert report.provenance.n_judgments == N and report.health.total == N
+    assert report.provenance.judge_models_requested == ("j",)

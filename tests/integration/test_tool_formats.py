@@ -58,7 +58,7 @@ def test_promptfoo_output_forms_and_two_assertions(form: str, tmp_path: Path) ->
     assert provenances(db)[correct]["assertion"] == "correctness"
 
 
-def test_promptfoo_one_assertion_and_the_csv_refusal(tmp_path: Path) -> None:
+def test_promptfoo_one_assertion_and_the_html_refusal(tmp_path: Path) -> None:
     db = tmp_path / "pf.db"
     code, out, err = run("import", str(TWO / "results.json"), "--from", "promptfoo",
                          "--rubric", "correctness", "--assertion", "correctness",
@@ -70,9 +70,11 @@ def test_promptfoo_one_assertion_and_the_csv_refusal(tmp_path: Path) -> None:
     code, _, err = run("import", str(TWO / "results.json"), "--from", "promptfoo",
                        "--rubric", "correctness", "--assertion", "nope", "--db", str(db))
     assert code == 2 and "no assertion 'nope' in the file" in err and "'concise'" in err
-    code, _, err = run("import", str(TWO / "results.csv"), "--from", "promptfoo", "--rubric",
+    html = tmp_path / "results.html"
+    html.write_text("<html></html>")
+    code, _, err = run("import", str(html), "--from", "promptfoo", "--rubric",
                        "correctness", "--db", str(db))
-    assert code == 2 and "results.json, results.jsonl or results.yaml" in err
+    assert code == 2 and "results.json, results.jsonl, results.yaml or results.csv" in err
 
 
 def test_promptfoo_changed_content_under_the_same_id_is_refused(tmp_path: Path) -> None:
