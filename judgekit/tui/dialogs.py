@@ -94,7 +94,8 @@ class HelpScreen(ModalScreen[None]):
             )
 
     def on_mount(self) -> None:
-        self.query_one("#help-scale", ScalePanel).show(self._session.rubric, None)
+        for panel in self.query("#help-scale").results(ScalePanel):  # none: drawn in compose
+            panel.show(self._session.rubric, None)
 
     def action_page(self, direction: int) -> None:
         body = self.query_one("#help-body", VerticalScroll)
