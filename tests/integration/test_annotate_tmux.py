@@ -212,7 +212,7 @@ max = 5
 user = "Article: {input}\\n\\nSummary: {response}\\n\\n{scale}"
 
 [criteria.coherence]
-description = "The summary is well structured and organised: it builds from sentence to sentence to a coherent body of information about a topic."
+description = "COHERENCE"
 
 [criteria.consistency]
 description = "Every fact in the summary is supported by the article; nothing is hallucinated."
@@ -228,7 +228,8 @@ levels = { "1" = "Broken.", "2" = "Some slips.", "3" = "Fluent." }
 
 [criteria.relevance]
 description = "The summary keeps the important content of the article and leaves out the rest."
-"""
+""".replace("COHERENCE", "The summary is well structured and organised: it builds from sentence "
+            "to sentence to a coherent body of information about a topic.")
 
 
 def test_every_criterion_on_one_screen_at_80x24_survives_a_kill(
