@@ -20,22 +20,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--annotator", required=True)
     args = parser.parse_args(argv)
 
-    from judgekit.rubrics import rubric_from_text
     from judgekit.store import open_store
-    from judgekit.tui.app import make_app
+    from judgekit.tui.criteria_app import app_for_queue
 
     try:
         with open_store(args.db) as store:
-            found = store.get_queue(args.queue)
-            if found is None:
-                raise JudgekitError(f"no labeling queue named {args.queue!r}")
-            sha = found[0]["rubric_hash"]
-            text = store.get_rubric_text(sha)
-            if text is None:
-                raise JudgekitError(f"queue {args.queue!r} names a rubric not in the store")
-            rubric = rubric_from_text(text, path=f"<store:{sha[:12]}>")
+            # a queue of a multi-criteria file opens every criterion on one screen
+            app = app_for_queue(store, args.queue, annotator=args.annotator)
             store.note_queue_opened(args.queue, args.annotator)
-            app = make_app(store, rubric, args.queue, annotator=args.annotator, show_judge=False)
             app.run()
             return int(app.return_code or 0)
     except JudgekitError as exc:

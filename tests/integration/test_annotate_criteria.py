@@ -259,3 +259,43 @@ def test_the_cli_opens_a_whole_file_draws_one_queue_and_resumes_it(
         main([*argv, "--show-judge"])
     assert exited.value.code == 2
     assert f"name it as {rubric_file}#coherence" in capsys.readouterr().err
+
+
+def test_an_assigned_queue_of_the_whole_file_opens_every_criterion_in_the_serve_session(
+    tmp_path: Path, rubric_file: Path, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``queue assign`` takes the whole file, and the process ``judgekit serve`` starts per
+    browser session opens its queue with every criterion on one screen."""
+    from judgekit.serve.session import main as session_main
+    from judgekit.tui.criteria_app import CriteriaApp
+    from tests.support.cli import run_cli
+
+    db = tmp_path / "serve.db"
+    with open_store(db) as setup:
+        setup.import_items("news", [Item(id=f"s{i}", input=f"doc {i}", response=f"r {i}")
+                                    for i in range(4)])
+    code, out, err = run_cli("queue", "assign", "--rubric", str(rubric_file), "--db", str(db),
+                             "--annotators", "ann,bob")
+    assert code == 0, err
+    queue = next(line.rsplit(": ", 1)[0] for line in out.splitlines() if "items for ann" in line)
+    assert queue.startswith("assign:summeval:")
+    opened: list[AnnotateApp] = []
+
+    def drive(self: AnnotateApp) -> None:
+        async def session() -> None:
+            async with self.run_test(size=SIZE) as pilot:
+                opened.append(self)
+                await keys(pilot, self, "escape", "4", "2", "q")
+
+        asyncio.run(session())
+
+    monkeypatch.setattr(AnnotateApp, "run", drive)
+    assert session_main(["--db", str(db), "--queue", queue, "--annotator", "ann"]) == 0
+    assert isinstance(opened[0], CriteriaApp)
+    assert [r[1] for r in rows(db, "coherence")] == ["4"]
+    assert [r[1] for r in rows(db, "fluency")] == ["2"]
+    # the same queue from the command line, by name, with the whole file
+    main(["annotate", "--rubric", str(rubric_file), "--db", str(db), "--annotator", "ann",
+          "--queue", queue])
+    assert isinstance(opened[1], CriteriaApp)
+    assert [r[1] for r in rows(db, "coherence")] == ["4", "4"]
