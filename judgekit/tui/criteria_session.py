@@ -79,6 +79,7 @@ class CriteriaSession:
         self.parts = [LabelingSession(store, c.rubric, self.entries, annotator=annotator,
                                       clock=clock, notices=notices) for c in self.criteria]
         self._keys: list[Key] = [(e.dataset, e.item_id) for e in self.entries]
+        self._count_cache: tuple[int, list[int]] | None = None  # cleared by every row applied
         self.started_at = clock()
         self.index = self._opening_position()
         self.focus = 0
@@ -138,13 +139,26 @@ class CriteriaSession:
         key = self.current_key
         return 0 if key is None else sum(part.is_labeled(key) for part in self.parts)
 
+    def _counts(self) -> tuple[int, list[int]]:
+        """(complete items, labeled items per criterion), one pass over the queue per change."""
+        if self._count_cache is None:
+            per = [0] * len(self.parts)
+            complete = 0
+            for key in self._keys:
+                labeled = [part.is_labeled(key) for part in self.parts]
+                complete += all(labeled)
+                for c, done in enumerate(labeled):
+                    per[c] += done
+            self._count_cache = (complete, per)
+        return self._count_cache
+
     def left(self, criterion: int) -> int:
         """Items of the queue still without a label of ``criterion``."""
-        return self.total - self.parts[criterion].labeled_count
+        return self.total - self._counts()[1][criterion]
 
     @property
     def labeled_count(self) -> int:
-        return sum(1 for key in self._keys if self.is_complete(key))
+        return self._counts()[0]
 
     @property
     def session_labels(self) -> int:
@@ -264,6 +278,7 @@ class CriteriaSession:
         criterion = self.focus
         if row is not None:
             self.parts[criterion].apply(row, advance=False)
+            self._count_cache = None
         self._done_with(criterion, labeled=True)
 
     def skip_row(self) -> Label | None:
@@ -275,6 +290,7 @@ class CriteriaSession:
         criterion = self.focus
         if row is not None:
             self.parts[criterion].apply(row, advance=False)
+            self._count_cache = None
         self._done_with(criterion, labeled=False)
 
     def item_skip_rows(self) -> list[Label]:
@@ -286,6 +302,7 @@ class CriteriaSession:
         by_hash = {part.rubric.sha256: part for part in self.parts}
         for row in rows:
             by_hash[row.rubric_hash].apply(row, advance=False)
+        self._count_cache = None
         self.pending = []
         following = self.index + 1
         self._move_to(following if following < len(self.entries) else self._first_incomplete(0))
@@ -297,6 +314,7 @@ class CriteriaSession:
 
     def annotated(self, row: Label) -> None:
         self.focused.apply(row, advance=False)
+        self._count_cache = None
 
     # -- what was done -------------------------------------------------------------
     def exit_line(self, queue: str, path: str) -> str:

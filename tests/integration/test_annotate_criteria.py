@@ -299,3 +299,36 @@ def test_an_assigned_queue_of_the_whole_file_opens_every_criterion_in_the_serve_
           "--queue", queue])
     assert isinstance(opened[1], CriteriaApp)
     assert [r[1] for r in rows(db, "coherence")] == ["4", "4"]
+
+
+def test_the_queue_is_drawn_as_the_first_criterion_alone_would_draw_it(
+    tmp_path: Path, rubric_file: Path, monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Same strategy, sample and seed: the same items in the same order as a single-criterion
+    queue of the first criterion, strata from its verdicts (and the command says so)."""
+    from judgekit.cli.annotate import prepare_queue
+    from judgekit.rubrics import load_rubric
+    from tests.support.annotate import judgment, record_judgments
+
+    db = tmp_path / "draw.db"
+    coherence = load_rubric(f"{rubric_file}#coherence")
+    with open_store(db) as setup:
+        setup.import_items("news", [Item(id=f"s{i}", input=f"doc {i}", response=f"r {i}",
+                                         slice="a" if i % 3 else "b") for i in range(40)])
+        setup.save_rubric(coherence)
+        record_judgments(setup, coherence, [judgment(coherence, "news", f"s{i}", str(1 + i % 5))
+                                            for i in range(40)])
+    monkeypatch.setattr(AnnotateApp, "run", lambda self: None)
+    main(["annotate", "--rubric", str(rubric_file), "--db", str(db), "--annotator", "alice",
+          "--strategy", "stratified", "--sample", "12", "--seed", "5"])
+    err = capsys.readouterr().err
+    assert "the stratified draw ranks items by the verdicts of the first criterion" in err
+    with open_store(db) as check:
+        [name] = check.list_queues()
+        whole = check.get_queue(name)[1]
+        alone = prepare_queue(check, coherence, dataset=None, strategy="stratified", sample=12,
+                              seed=5, name="coherence-alone")
+    assert [(e.item_id, e.inclusion_prob, e.stratum) for e in whole] == [
+        (e.item_id, e.inclusion_prob, e.stratum) for e in alone.entries]
+    assert len(whole) == 12 and {e.stratum for e in whole} != {"random"}
