@@ -223,7 +223,16 @@ def command(
     u or backspace back, ! flag, n note, ] and [ next/previous section,
     PgDn/PgUp/space/Home/End scroll, ? guidelines and help, q quit. Every label,
     note and flag is saved the moment it is given; run the same command again
-    to resume. See docs/annotate.md.
+    to resume.
+
+    A multi-criteria rubric file (its [criteria.NAME] tables) shows every
+    criterion of an item on one screen: a level key labels the focused
+    criterion (stored under its rubric NAME.CRITERION) and moves the focus to
+    the next one still to do; the next item comes once every criterion has a
+    level. Up/down move the focus, s skips the criterion, S the item, u goes
+    back a criterion, shift+up/down scroll a row. FILE#CRITERION labels one
+    criterion alone (needed for --show-judge and --adjudicate). See
+    docs/annotate.md.
     """
     from judgekit.cli._annotate_criteria import criteria_file, run_criteria
     from judgekit.rubrics import load_rubric
