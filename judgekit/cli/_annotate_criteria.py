@@ -93,6 +93,9 @@ def run_criteria(
     from judgekit.tui.criteria_app import make_criteria_app, title_rubric
 
     first = found.criteria[0].rubric
+    if len({c.rubric.scale.kind == "pairwise" for c in found.criteria}) > 1:
+        raise InputError(f"{found.name}: the criteria mix pairwise and single-response scales; "
+                         "annotate them one criterion at a time (--rubric FILE#CRITERION)")
     name = queue_name or default_queue_name(found.name, found.sha256, dataset, strategy,
                                             seed, sample)
     existing = store.get_queue(name)

@@ -125,6 +125,10 @@ CRITERIA_COMMANDS: tuple[Command, ...] = (
             show=False),
     Command("back", ("u", "backspace"), "back",
             "back to the previous criterion; from the first one, to the previous item"),
+    Command("page(1)", ("pagedown", "space"), "scroll",
+            "scroll the item down a page (shift+up / shift+down: a row)", show=False),
+    Command("descriptions", ("d",), "descriptions",
+            "show / hide the focused criterion's level descriptions", show=False),
     Command("scroll(-1)", ("shift+up",), "up", "scroll the item up a row", show=False),
     Command("scroll(1)", ("shift+down",), "down", "scroll the item down a row", show=False),
 )

@@ -332,3 +332,45 @@ def test_the_queue_is_drawn_as_the_first_criterion_alone_would_draw_it(
     assert [(e.item_id, e.inclusion_prob, e.stratum) for e in whole] == [
         (e.item_id, e.inclusion_prob, e.stratum) for e in alone.entries]
     assert len(whole) == 12 and {e.stratum for e in whole} != {"random"}
+
+
+async def test_help_lists_every_criterion_and_the_criteria_keys(
+    store: Store, rubric_file: Path,
+) -> None:
+    app = build(store, rubric_file)
+    async with app.run_test(size=(100, 60)) as pilot:
+        await keys(pilot, app, "escape", "question_mark")
+        text = screen_text(app)
+        assert "summeval v1 · 2 criteria on one screen" in text
+        for needle in ("coherence (ordinal)", "fluency (ordinal)", "Some slips.",
+                       "focus the next criterion", "skip the focused criterion",
+                       "back to the previous criterion", "shift+up / shift+down: a row"):
+            assert needle in text, needle
+        assert "up/down arrows: a row" not in text  # the arrows move the focus here
+
+
+def test_a_file_mixing_pairwise_and_single_criteria_is_refused_before_any_draw(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    mixed = tmp_path / "mixed.toml"
+    mixed.write_text(RUBRIC + """
+[criteria.preference]
+description = "Which summary is better."
+[criteria.preference.scale]
+kind = "pairwise"
+allow_tie = true
+levels = { A = "A is better.", B = "B is better.", tie = "Equal." }
+[criteria.preference.prompt]
+user = "{input} A: {response_a} B: {response_b} {scale}"
+""", encoding="utf-8")
+    db = tmp_path / "mixed.db"
+    with open_store(db) as setup:
+        setup.import_items("news", [Item(id="s0", input="doc", response="r")])
+    with pytest.raises(SystemExit) as exited:
+        main(["annotate", "--rubric", str(mixed), "--db", str(db), "--annotator", "alice"])
+    assert exited.value.code == 2
+    err = capsys.readouterr().err
+    assert "the criteria mix pairwise and single-response scales" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    with open_store(db) as check:
+        assert check.list_queues() == []
