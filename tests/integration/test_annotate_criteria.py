@@ -374,3 +374,40 @@ user = "{input} A: {response_a} B: {response_b} {scale}"
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
     with open_store(db) as check:
         assert check.list_queues() == []
+
+
+async def test_keys_typed_ahead_apply_in_order_to_the_criterion_in_focus_at_their_turn(
+    store: Store, rubric_file: Path,
+) -> None:
+    app = build(store, rubric_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await keys(pilot, app, "escape")
+        await pilot.press("4", "2", "5", "s", "1", "3")  # no wait between them
+        await app.label_screen.settled()
+        await pilot.pause()
+        # item 3 done, the queue wraps round to item 2's skipped criterion
+        assert "item 2/3" in screen_text(app) and "2/3 labeled" in screen_text(app)
+        assert level(app, "coherence") == "5" and focused(app) == "fluency"
+    assert rows(store.path, "coherence") == [("s0", "4", 0, None), ("s1", "5", 0, None),
+                                             ("s2", "1", 0, None)]
+    assert rows(store.path, "fluency") == [("s0", "2", 0, None), ("s1", None, 0, None),
+                                           ("s2", "3", 0, None)]
+
+
+async def test_shift_arrows_scroll_the_item_and_d_folds_the_levels(
+    tmp_db: Store, rubric_file: Path,
+) -> None:
+    tmp_db.import_items("news", [Item(id=f"s{i}", input="\n".join(f"line {n}" for n in range(80)),
+                                      response="short") for i in range(N)])
+    app = build(tmp_db, rubric_file)
+    async with app.run_test(size=SIZE) as pilot:
+        await keys(pilot, app, "escape")
+        document = app.label_screen.document
+        assert document.scroll_y == 0
+        await keys(pilot, app, "shift+down", "shift+down")
+        assert document.scroll_y == 2 and focused(app) == "coherence"
+        await keys(pilot, app, "shift+up")
+        assert document.scroll_y == 1
+        assert "Very good." in screen_text(app)
+        await keys(pilot, app, "d")
+        assert "Very good." not in screen_text(app) and "(d: descriptions)" in screen_text(app)
