@@ -199,7 +199,8 @@ class CriteriaScreen(LabelScreen):
 
             self.enqueue(operation)
 
-        self.app.push_screen(NoteScreen(session.focused.current_note() or ""), done)
+        about = session.criteria[session.focus].name
+        self.app.push_screen(NoteScreen(session.focused.current_note() or "", about), done)
 
     def action_help(self) -> None:
         self.app.push_screen(CriteriaHelpScreen(self.criteria))

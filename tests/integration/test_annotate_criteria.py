@@ -183,6 +183,7 @@ async def test_flag_and_note_belong_to_the_focused_criterion(
         assert rows(store.path, "fluency") == [("s0", None, 1, None)]  # a note row, at once
         assert "⚑ fluency" in screen_text(app) and "⚑" in panel(app)[1].split()
         await keys(pilot, app, "n")
+        assert "Note on fluency" in screen_text(app)
         await pilot.press(*"run-on")
         await keys(pilot, app, "enter")
         assert rows(store.path, "fluency")[-1] == ("s0", None, 1, "run-on")
