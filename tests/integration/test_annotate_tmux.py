@@ -294,3 +294,40 @@ def test_every_criterion_on_one_screen_at_80x24_survives_a_kill(
     finally:
         pane.close()
     assert [r[0] for r in committed(tmp_db.path)] == ["4", "5", "3", "2"]
+
+
+def test_the_serve_session_process_opens_a_whole_file_queue_in_a_terminal(
+    tmp_path: Path, tmp_db: Store
+) -> None:
+    """The process ``judgekit serve`` runs behind each browser session, on a queue assigned
+    from a whole multi-criteria file: every criterion on one screen, each level committed."""
+    from judgekit.types import Item
+    from tests.support.cli import run_cli
+
+    tmp_db.import_items("news", [Item(id=f"s{i}", input=f"Article number {i}.",
+                                      response=f"Summary number {i}.") for i in range(2)])
+    tmp_db.close()
+    rubric_file = tmp_path / "summeval.toml"
+    rubric_file.write_text(FOUR_CRITERIA)
+    code, out, err = run_cli("queue", "assign", "--rubric", str(rubric_file), "--db",
+                             str(tmp_db.path), "--annotators", "ann")
+    assert code == 0, err
+    queue = out.splitlines()[0].rsplit(": ", 1)[0]
+    command = (f"cd {ROOT} && {sys.executable} -m judgekit.serve.session --db {tmp_db.path} "
+               f"--queue '{queue}' --annotator ann")
+    pane = Pane(command, (80, 24), tmp_path)
+    try:
+        pane.wait_for("closes this help", FIRST_SCREEN_S)
+        pane.send("?")
+        screen = pane.wait_for("item 1/2")
+        assert "▶ coherence" in screen and "relevance" in screen and "0/4 criteria" in screen
+        for key in ("4", "5", "3", "2"):
+            pane.send(key)
+        pane.wait_for("item 2/2")
+        pane.send("q")
+        deadline = time.monotonic() + 30
+        while "Pane is dead" not in pane.text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        pane.close()
+    assert [r[0] for r in committed(tmp_db.path)] == ["4", "5", "3", "2"]
