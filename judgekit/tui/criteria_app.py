@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal
@@ -22,7 +23,8 @@ from textual.widgets import Footer
 from judgekit.errors import InputError, StoreError
 from judgekit.rubrics import rubric_from_text
 from judgekit.store import QueueEntry, Store
-from judgekit.tui.app import AnnotateApp
+from judgekit.textsafe import one_line
+from judgekit.tui.app import AnnotateApp, make_app
 from judgekit.tui.criteria_session import CriteriaSession, Criterion
 from judgekit.tui.criteria_view import (
     CriteriaHelpScreen,
@@ -112,7 +114,7 @@ class CriteriaScreen(LabelScreen):
                 return
             label = session.label_for_key(key)
             if label is None:
-                name = session.criteria[session.focus].name
+                name = one_line(session.criteria[session.focus].name)
                 keys = "/".join(level.key for level in session.focused.rubric.scale.levels)
                 self.notify(f"{key} is not a level of {name} ({keys})", timeout=3,
                             markup=False)
@@ -214,7 +216,7 @@ class CriteriaApp(AnnotateApp):
         self.animation_level = "none"
         self.criteria = criteria
         self.session = criteria.parts[0]
-        self.sub_title = f"{criteria.title.name} · {criteria.annotator}"
+        self.sub_title = one_line(f"{criteria.title.name} · {criteria.annotator}")
         bindings = criteria_bindings([c.rubric.scale for c in criteria.criteria])
         self._screen_class = type("CriteriaScreen", (CriteriaScreen,), {"BINDINGS": bindings})
 
@@ -265,8 +267,6 @@ def stored_criteria(store: Store, params: dict[str, object], queue: str) -> list
 def app_for_queue(store: Store, queue: str, *, annotator: str) -> AnnotateApp:
     """The blind app for a stored queue: every criterion on one screen when the queue was
     drawn for a multi-criteria file, else the single-rubric app (``judgekit serve``)."""
-    from judgekit.tui.app import make_app
-
     found = store.get_queue(queue)
     if found is None:
         raise StoreError(f"no labeling queue named {queue!r}")
@@ -288,8 +288,6 @@ def title_rubric(name: str, criteria: Sequence[Criterion], description: str = ""
                  guidelines: str = "") -> Rubric:
     """The header's rubric: the file's name (and its shared text), with the first
     criterion's version and display settings."""
-    from dataclasses import replace
-
     return replace(criteria[0].rubric, name=name, description=description,
                    guidelines=guidelines)
 

@@ -154,7 +154,7 @@ class CriteriaHelpScreen(HelpScreen):
         with Vertical():
             with VerticalScroll(id="help-body"):
                 yield Static(Content.assemble(
-                    (f"{title.name} v{title.version}", "bold"),
+                    (one_line(f"{title.name} v{title.version}"), "bold"),
                     f" · {len(session.criteria)} criteria on one screen"), markup=False)
                 if title.description.strip():
                     yield Static(plain(title.description.strip()), markup=False)
@@ -163,7 +163,7 @@ class CriteriaHelpScreen(HelpScreen):
                     yield Markdown(title.guidelines, open_links=False)
                 for criterion in session.criteria:
                     rubric = criterion.rubric
-                    yield Static(f"{criterion.name} ({rubric.scale.kind})",
+                    yield Static(one_line(f"{criterion.name} ({rubric.scale.kind})"),
                                  classes="help-heading", markup=False)
                     if rubric.description.strip():
                         yield Static(plain(rubric.description.strip()), markup=False)
