@@ -412,3 +412,34 @@ async def test_shift_arrows_scroll_the_item_and_d_folds_the_levels(
         assert "Very good." in screen_text(app)
         await keys(pilot, app, "d")
         assert "Very good." not in screen_text(app) and "(d: descriptions)" in screen_text(app)
+
+
+async def test_each_level_stores_its_own_time_and_a_repeated_level_writes_nothing(
+    store: Store, rubric_file: Path,
+) -> None:
+    """A criterion's time runs from the item appearing or the previous criterion's key, so an
+    item's times add up to the time spent on it; pressing the level a criterion already has
+    (after going back) appends no row, as on a single rubric."""
+    from judgekit.cli._annotate_criteria import criteria_file
+    from judgekit.tui.criteria_app import make_criteria_app, title_rubric
+
+    now = [100.0]
+    found = criteria_file(str(rubric_file))
+    assert found is not None
+    for criterion in found.criteria:
+        store.save_rubric(criterion.rubric)
+    queue = [QueueEntry(i, "news", f"s{i}", 1.0, "random") for i in range(N)]
+    app = make_criteria_app(store, title_rubric(found.name, found.criteria), found.criteria,
+                            queue, annotator="h2", clock=lambda: now[0])
+    async with app.run_test(size=SIZE) as pilot:
+        await keys(pilot, app, "escape")
+        now[0] += 7.0
+        await keys(pilot, app, "4")
+        now[0] += 2.5
+        await keys(pilot, app, "2", "u", "u")
+        assert "item 1/3" in screen_text(app) and focused(app) == "coherence"
+        await keys(pilot, app, "4")  # the level it has: nothing to write; a complete item
+        assert "item 2/3" in screen_text(app)  # moves on, as a single label would
+    with sqlite3.connect(store.path) as conn:
+        stored = conn.execute("SELECT label, seconds FROM labels ORDER BY id").fetchall()
+    assert stored == [("4", 7.0), ("2", 2.5)]
