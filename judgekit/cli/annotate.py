@@ -79,8 +79,12 @@ def prepare_queue(
     sample: int,
     seed: int,
     name: str | None = None,
+    extra_params: dict[str, object] | None = None,
 ) -> PreparedQueue:
-    """Load the named (or default-named) queue, drawing and saving it on first use."""
+    """Load the named (or default-named) queue, drawing and saving it on first use.
+
+    ``extra_params`` are stored with a queue drawn here (a multi-criteria file's criteria).
+    """
     from judgekit.sampling import Candidate, default_queue_name, plan_queue
     from judgekit.store.exports import candidate_rows
 
@@ -136,6 +140,7 @@ def prepare_queue(
             "population": plan.population,
             "strata": {k: list(v) for k, v in plan.strata.items()},
             "notices": list(notices),
+            **(extra_params or {}),
         },
     )
     return PreparedQueue(queue_name, plan.entries, created=True, notices=notices)
@@ -218,13 +223,33 @@ def command(
     u or backspace back, ! flag, n note, ] and [ next/previous section,
     PgDn/PgUp/space/Home/End scroll, ? guidelines and help, q quit. Every label,
     note and flag is saved the moment it is given; run the same command again
-    to resume. See docs/annotate.md.
+    to resume.
+
+    A multi-criteria rubric file (its [criteria.NAME] tables) shows every
+    criterion of an item on one screen: a level key labels the focused
+    criterion (stored under its rubric NAME.CRITERION) and moves the focus to
+    the next one still to do; the next item comes once every criterion has a
+    level. Up/down move the focus, s skips the criterion, S the item, u goes
+    back a criterion, shift+up/down scroll a row. FILE#CRITERION labels one
+    criterion alone (needed for --show-judge and --adjudicate). See
+    docs/annotate.md.
     """
+    from judgekit.cli._annotate_criteria import criteria_file, run_criteria
     from judgekit.rubrics import load_rubric
     from judgekit.tui.app import make_app  # Textual loads only when the app opens
 
     if not annotator.strip():
         raise InputError("--annotator must not be empty")
+    whole = criteria_file(rubric)
+    if whole is not None:
+        if adjudicate or show_judge:
+            first = whole.criteria[0].name
+            raise InputError(f"{'--adjudicate' if adjudicate else '--show-judge'} works on "
+                             f"one criterion at a time: name it as {rubric}#{first}")
+        with read_store(db) as store:
+            run_criteria(store, whole, annotator=annotator.strip(), dataset=dataset,
+                         strategy=strategy, sample=sample, seed=seed, queue_name=queue_name)
+        return
     loaded = load_rubric(rubric)
     if adjudicate and show_judge:
         raise InputError("--adjudicate never shows the judge: drop --show-judge")

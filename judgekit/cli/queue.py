@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import click
 
-from judgekit.cli._common import db_option, echo, read_store, resolve_rubric, rubric_option
+from judgekit.cli._common import SHA256, db_option, echo, read_store, resolve_rubric, rubric_option
 from judgekit.cli._progress import progress_bar
 from judgekit.progress import phase
 
@@ -43,6 +43,7 @@ def assign(rubric: str, db: str, annotators: str, overlap: float | None, dataset
         parse_annotators,
         plan_assignment,
     )
+    from judgekit.cli._annotate_criteria import criteria_file
     from judgekit.store import QueueEntry
 
     names = parse_annotators(annotators)
@@ -54,7 +55,8 @@ def assign(rubric: str, db: str, annotators: str, overlap: float | None, dataset
                          "has no human-human agreement; add annotators for it)")
     saved: list[str] = []
     with read_store(db) as store, progress_bar("queue assign", 1 + len(names)):
-        rub = resolve_rubric(store, rubric)
+        whole = None if SHA256.match(rubric) else criteria_file(rubric)  # every criterion
+        rub = whole.criteria[0].rubric if whole else resolve_rubric(store, rubric)
         phase("reading item ids")
         from judgekit.report_inputs import require_dataset
 
@@ -63,18 +65,22 @@ def assign(rubric: str, db: str, annotators: str, overlap: float | None, dataset
         keys = [(name, item_id) for name in ([dataset] if dataset else known)
                 for item_id in store.item_ids(name)]
         plan = plan_assignment(keys, names, overlap=overlap, seed=seed)
-        store.save_rubric(rub)
+        for saved_rubric in [c.rubric for c in whole.criteria] if whole else [rub]:
+            store.save_rubric(saved_rubric)
+        extra = {"criteria": whole.listed, "criteria_file": whole.name} if whole else {}
         for annotator in names:
             phase(f"saving {annotator}'s queue")
             entries = [
                 QueueEntry(position=i, dataset=ds, item_id=item_id, inclusion_prob=1.0)
                 for i, (ds, item_id) in enumerate(plan.items[annotator])
             ]
-            queue = assignment_queue_name(rub.name, rub.sha256, annotator)
+            queue = assignment_queue_name(whole.name if whole else rub.name,
+                                          whole.sha256 if whole else rub.sha256, annotator)
             store.save_queue(
                 queue, rub.sha256, ASSIGNED_STRATEGY, seed, entries, replace=True,
                 params={"annotator": annotator, "annotators": list(names), "overlap": overlap,
-                        "dataset": dataset, "shared_items": len(plan.overlap_items)},
+                        "dataset": dataset, "shared_items": len(plan.overlap_items),
+                        **extra},
             )
             saved.append(f"{queue}: {len(entries)} items for {annotator}")
     for line in saved:  # after the progress bar is gone

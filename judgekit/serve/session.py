@@ -2,7 +2,8 @@
 
 Started by the web bridge (never by a person): the server has already checked the
 session's token, chosen the annotator from it and checked the queue is theirs.
-The app is always blind, exactly as ``judgekit annotate`` without ``--show-judge``.
+The app is always blind, exactly as ``judgekit annotate`` without ``--show-judge``;
+a queue drawn for a multi-criteria file opens every criterion on one screen.
 """
 
 from __future__ import annotations
@@ -10,8 +11,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
-from judgekit.errors import JudgekitError
-from judgekit.serve.session_launch import launch, stored_rubric
+from judgekit.serve.session_launch import launch
 
 if TYPE_CHECKING:
     from judgekit.store import Store
@@ -20,15 +20,11 @@ if TYPE_CHECKING:
 
 def queue_app(store: Store, queue: str, annotator: str) -> AnnotateApp:
     """The blind annotate app over the stored queue ``queue``."""
-    from judgekit.tui.app import make_app
+    from judgekit.tui.criteria_app import app_for_queue
 
-    found = store.get_queue(queue)
-    if found is None:
-        raise JudgekitError(f"no labeling queue named {queue!r}")
-    rubric = stored_rubric(store, found[0]["rubric_hash"],
-                           f"queue {queue!r} names a rubric not in the store")
+    app = app_for_queue(store, queue, annotator=annotator)
     store.note_queue_opened(queue, annotator)
-    return make_app(store, rubric, queue, annotator=annotator, show_judge=False)
+    return app
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -36,7 +36,11 @@ class AnnotateApp(App[None]):
         self._screen_class = type("LabelScreen", (LabelScreen,), {"BINDINGS": bindings})
 
     def on_mount(self) -> None:
-        self.push_screen(self._screen_class(self.session))
+        self.push_screen(self.first_screen())
+
+    def first_screen(self) -> LabelScreen:
+        """The labeling screen this app opens on."""
+        return self._screen_class(self.session)
 
     @property
     def label_screen(self) -> LabelScreen:

@@ -94,7 +94,8 @@ class HelpScreen(ModalScreen[None]):
             )
 
     def on_mount(self) -> None:
-        self.query_one("#help-scale", ScalePanel).show(self._session.rubric, None)
+        for panel in self.query("#help-scale").results(ScalePanel):  # none: drawn in compose
+            panel.show(self._session.rubric, None)
 
     def action_page(self, direction: int) -> None:
         body = self.query_one("#help-body", VerticalScroll)
@@ -120,13 +121,16 @@ class NoteScreen(ModalScreen[str | None]):
     }
     """
 
-    def __init__(self, note: str) -> None:
+    def __init__(self, note: str, about: str = "") -> None:
         super().__init__()
         self._note = note
+        self._about = about  # the criterion the note is on, on the multi-criteria screen
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static("Note (enter saves, escape cancels; empty clears)", markup=False)
+            on = f" on {self._about}" if self._about else ""
+            yield Static(plain(f"Note{on} (enter saves, escape cancels; empty clears)"),
+                         markup=False)
             yield Input(value=self._note, placeholder="why this label, what to review…",
                         id="note-input")
 

@@ -108,3 +108,64 @@ def scale_bindings(scale: Scale) -> list[BindingType]:
         bindings.append(Binding(",".join(free), command.action, command.description,
                                 key_display=shown_key, show=command.show))
     return bindings
+
+
+#: The multi-criteria screen's own commands; a command of the same action in
+#: :data:`COMMANDS` (skip, back) is replaced by its entry here. The arrows move the
+#: focus between criteria there (the item still scrolls a row with shift+arrows).
+CRITERIA_COMMANDS: tuple[Command, ...] = (
+    Command("criterion(1)", ("down",), "criterion",
+            "focus the next criterion (its level keys then label it)", show=True),
+    Command("criterion(-1)", ("up",), "previous criterion", "focus the previous criterion",
+            show=False),
+    Command("skip", ("s",), "skip",
+            "skip the focused criterion (it comes back when the item does)"),
+    Command("skip_item", ("S",), "skip item",
+            "skip the item: every criterion still to do (the item comes back at the end)",
+            show=False),
+    Command("back", ("u", "backspace"), "back",
+            "back to the previous criterion; from the first one, to the previous item"),
+    Command("page(1)", ("pagedown", "space"), "scroll",
+            "scroll the item down a page (shift+up / shift+down: a row)", show=False),
+    Command("descriptions", ("d",), "descriptions",
+            "show / hide the focused criterion's level descriptions", show=False),
+    Command("scroll(-1)", ("shift+up",), "up", "scroll the item up a row", show=False),
+    Command("scroll(1)", ("shift+down",), "down", "scroll the item down a row", show=False),
+)
+
+
+def criteria_commands() -> tuple[Command, ...]:
+    """Every command of the multi-criteria screen, its own first (the footer's order)."""
+    own = {command.action for command in CRITERIA_COMMANDS}
+    return (*CRITERIA_COMMANDS, *(c for c in COMMANDS if c.action not in own))
+
+
+def criteria_bindings(scales: list[Scale]) -> list[BindingType]:
+    """Footer bindings of the multi-criteria screen: every criterion's level keys (a key
+    labels the focused criterion, when its scale has it), then the commands."""
+    keys: list[str] = []
+    for scale in scales:
+        command_keys(scale)  # a scale key that is a command key is an error here too
+        keys += [level.key for level in scale.levels if level.key not in keys]
+    taken = {key for command in CRITERIA_COMMANDS for key in command.keys}
+    clash = sorted(taken.intersection(keys))
+    if clash:
+        raise JudgekitError(f"the scale key {clash[0]!r} is also a criteria screen key")
+    if all(k.isdigit() for k in keys) and len(keys) > 2:
+        digits = sorted(keys, key=int)
+        shown = f"{digits[0]}-{digits[-1]}"
+    else:
+        shown = "/".join(keys)
+    bindings: list[BindingType] = [
+        Binding(key, f"level({key!r})", "level", show=index == 0,
+                key_display=shown if index == 0 else None)
+        for index, key in enumerate(keys)
+    ]
+    for command in criteria_commands():
+        shown_key = "↑↓" if command.action == "criterion(1)" else display_key(command.keys[0])
+        if command.action == "jump(1)":
+            shown_key = "[ ]"
+        bindings.append(Binding(",".join(command.keys), command.action, command.description,
+                                key_display=shown_key,
+                                show=command.show and command.action != "jump(1)"))
+    return bindings

@@ -189,3 +189,145 @@ def test_three_items_of_one_story_labeled_with_search_in_tmux(
         pane.close()
     assert len(story_at) == 3 and story_at == list(range(story_at[0], story_at[0] + 3))
     assert [r[0] for r in committed(tmp_db.path)] == ["pass"] * 6
+
+
+FOUR_CRITERIA = """
+name = "summeval"
+version = "1"
+per_call = true
+
+[scale]
+kind = "ordinal"
+min = 1
+max = 5
+
+[scale.levels]
+"1" = "Very poor: the summary fails on this criterion almost everywhere."
+"2" = "Poor: more problems than strengths."
+"3" = "Fair: as many strengths as problems."
+"4" = "Good: small problems only."
+"5" = "Very good: nothing to fault."
+
+[prompt]
+user = "Article: {input}\\n\\nSummary: {response}\\n\\n{scale}"
+
+[criteria.coherence]
+description = "COHERENCE"
+
+[criteria.consistency]
+description = "Every fact in the summary is supported by the article; nothing is hallucinated."
+
+[criteria.fluency]
+description = "Every sentence is grammatical and reads naturally."
+
+[criteria.fluency.scale]
+kind = "ordinal"
+min = 1
+max = 3
+levels = { "1" = "Broken.", "2" = "Some slips.", "3" = "Fluent." }
+
+[criteria.relevance]
+description = "The summary keeps the important content of the article and leaves out the rest."
+""".replace("COHERENCE", "The summary is well structured and organised: it builds from sentence "
+            "to sentence to a coherent body of information about a topic.")
+
+
+def test_every_criterion_on_one_screen_at_80x24_survives_a_kill(
+    tmp_path: Path, tmp_db: Store
+) -> None:
+    """Four criteria at 80x24: every name, description, key range and the focused criterion's
+    levels are on screen in full; a level keyed just before the process is killed is kept, and
+    the restarted app asks for the criteria still to do."""
+    from judgekit.types import Item
+
+    tmp_db.import_items("news", [Item(id=f"s{i}", input=f"Article number {i}.",
+                                      response=f"Summary number {i}.") for i in range(3)])
+    tmp_db.close()
+    rubric_file = tmp_path / "summeval.toml"
+    rubric_file.write_text(FOUR_CRITERIA)
+    command = (f"cd {ROOT} && {sys.executable} -m judgekit annotate --rubric {rubric_file} "
+               f"--db {tmp_db.path} --annotator alice")
+
+    def flat(text: str) -> str:
+        return " ".join(text.split())
+
+    pane = Pane(command, (80, 24), tmp_path)
+    try:
+        pane.wait_for("closes this help", FIRST_SCREEN_S)  # a new queue: the help first
+        pane.send("?")
+        screen = pane.wait_for("item 1/3")
+        assert "q quit" in screen and "Article number 0." in screen and "item 1/3" in screen
+        text = flat(screen.split("item 1/3")[1])  # the status line, the criteria, the footer
+        for criterion in ("coherence", "consistency", "fluency", "relevance"):
+            assert criterion in text
+        for needle in ("it builds from sentence to sentence to a coherent body of information "
+                       "about a topic. (1-5; 3 left)",
+                       "nothing is hallucinated. (1-5; 3 left)",
+                       "reads naturally. (1-3; 3 left)",
+                       "leaves out the rest. (1-5; 3 left)",
+                       "1 Very poor: the summary fails on this criterion almost everywhere.",
+                       "5 Very good: nothing to fault."):
+            assert needle in text, screen
+        assert "…" not in screen
+        pane.send("4")
+        pane.wait_for("1/4 criteria labeled")
+        deadline = time.monotonic() + 30
+        while len(committed(tmp_db.path)) < 1 and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        pane.close()  # the terminal goes away under the app: no quit, no save path
+    assert [r[0] for r in committed(tmp_db.path)] == ["4"]
+    pane = Pane(command, (80, 24), tmp_path)
+    try:
+        screen = pane.wait_for("q quit", FIRST_SCREEN_S)
+        assert "item 1/3" in screen and "1/4 criteria labeled" in screen
+        assert "closes this help" not in screen  # a started queue opens on the item
+        rows = {line.split()[0]: line for line in screen.replace("▶", " ").splitlines()
+                if line.split() and line.split()[0] in ("coherence", "consistency")}
+        assert rows["coherence"].split()[1] == "4" and rows["consistency"].split()[1] == "–"
+        assert "▶ consistency" in screen
+        for key in ("5", "3", "2"):
+            pane.send(key)
+        pane.wait_for("item 2/3")
+        pane.send("q")
+        pane.wait_for("saved in")
+    finally:
+        pane.close()
+    assert [r[0] for r in committed(tmp_db.path)] == ["4", "5", "3", "2"]
+
+
+def test_the_serve_session_process_opens_a_whole_file_queue_in_a_terminal(
+    tmp_path: Path, tmp_db: Store
+) -> None:
+    """The process ``judgekit serve`` runs behind each browser session, on a queue assigned
+    from a whole multi-criteria file: every criterion on one screen, each level committed."""
+    from judgekit.types import Item
+    from tests.support.cli import run_cli
+
+    tmp_db.import_items("news", [Item(id=f"s{i}", input=f"Article number {i}.",
+                                      response=f"Summary number {i}.") for i in range(2)])
+    tmp_db.close()
+    rubric_file = tmp_path / "summeval.toml"
+    rubric_file.write_text(FOUR_CRITERIA)
+    code, out, err = run_cli("queue", "assign", "--rubric", str(rubric_file), "--db",
+                             str(tmp_db.path), "--annotators", "ann")
+    assert code == 0, err
+    queue = out.splitlines()[0].rsplit(": ", 1)[0]
+    command = (f"cd {ROOT} && {sys.executable} -m judgekit.serve.session --db {tmp_db.path} "
+               f"--queue '{queue}' --annotator ann")
+    pane = Pane(command, (80, 24), tmp_path)
+    try:
+        pane.wait_for("closes this help", FIRST_SCREEN_S)
+        pane.send("?")
+        screen = pane.wait_for("item 1/2")
+        assert "▶ coherence" in screen and "relevance" in screen and "0/4 criteria" in screen
+        for key in ("4", "5", "3", "2"):
+            pane.send(key)
+        pane.wait_for("item 2/2")
+        pane.send("q")
+        deadline = time.monotonic() + 30
+        while "Pane is dead" not in pane.text() and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        pane.close()
+    assert [r[0] for r in committed(tmp_db.path)] == ["4", "5", "3", "2"]
