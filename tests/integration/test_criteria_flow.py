@@ -1,7 +1,9 @@
 """A multi-criteria rubric from judging to the decision, through the real parts.
 
-One study, one test: two criteria judged one call each against the fault server (a
-transient 500, a call that keeps failing, an answer with no verdict in it), every
+One study, one test, in both ways of calling the judge (one call per item answering
+every criterion, the default, and one call per criterion): two criteria judged against
+the fault server (a transient 500, a call that keeps failing, an answer with no
+coherence verdict in it), every
 criterion of every item labeled on one annotate screen (the real command and app,
 driven with Pilot), a second annotator's labels imported, then one report per
 criterion and the table across criteria with the overall decision. The coherence
@@ -51,8 +53,10 @@ def judge(criterion: str, i: int) -> int:
 
 
 def item_of(body: dict[str, Any]) -> tuple[str, int]:
-    criterion = "coherence" if "Criterion: coherence." in body["messages"][0]["content"] \
-        else "fluency"
+    """(criterion, item) of a call; the criterion is "*" for a call asking every criterion."""
+    system = body["messages"][0]["content"]
+    criterion = ("coherence" if "Criterion: coherence." in system
+                 else "fluency" if "Criterion: fluency." in system else "*")
     found = re.search(r"Article: doc (\d+)", body["messages"][-1]["content"])
     assert found is not None
     return criterion, int(found.group(1))
@@ -62,6 +66,11 @@ def answer(body: dict[str, Any]) -> Reply:
     if is_probe(body):
         return default_responder(body)
     criterion, i = item_of(body)
+    if criterion == "*":  # one object for every criterion; coherence left out of one
+        entries = {name: {"reasoning": "Read it.", "verdict": str(judge(name, i))}
+                   for name in ("coherence", "fluency")
+                   if (name, i) != ("coherence", UNPARSEABLE)}
+        return Reply(json.dumps(entries))
     if (criterion, i) == ("coherence", UNPARSEABLE):
         return Reply("I would rather not put a number on this summary.")
     return Reply(json.dumps({"reasoning": "Read it.", "verdict": str(judge(criterion, i))}))
@@ -69,17 +78,18 @@ def answer(body: dict[str, Any]) -> Reply:
 
 class FaultServer(OpenAIServer):
     """The test server with two HTTP 500s of its own: the first coherence call of item 3
-    (retried, then answered) and every fluency call of item ``FAILING``."""
+    (retried, then answered) and every fluency call of item ``FAILING`` (in one-call
+    mode: the first call of item 3 and every call of item ``FAILING``)."""
 
     transient_left = 1
 
     def _completion(self, body: dict[str, Any]) -> tuple[int, dict[str, str], bytes]:
         if not is_probe(body):
             which = item_of(body)
-            if which == ("coherence", 3) and self.transient_left:
+            if which in (("coherence", 3), ("*", 3)) and self.transient_left:
                 self.transient_left -= 1
                 return _error(500, "The server had an error.", None)
-            if which == ("fluency", FAILING):
+            if which in (("fluency", FAILING), ("*", FAILING)):
                 return _error(500, "The server had an error.", None)
         return super()._completion(body)
 
@@ -89,14 +99,19 @@ def stored(db: str, sql: str, *params: object) -> list[tuple[Any, ...]]:
         return conn.execute(sql, params).fetchall()
 
 
+@pytest.mark.parametrize("per_call", [False, True], ids=["one-call-per-item", "per-criterion"])
 def test_a_multi_criteria_rubric_from_judge_to_the_decision(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, per_call: bool,
 ) -> None:
     from scipy.stats import spearmanr
     from sklearn.metrics import cohen_kappa_score
 
     rubric = tmp_path / "summeval.toml"
-    rubric.write_text(RUBRIC, encoding="utf-8")
+    assert "per_call = true\n" in RUBRIC
+    rubric.write_text(RUBRIC if per_call else RUBRIC.replace("per_call = true\n", ""),
+                      encoding="utf-8")
+    # one call per item: the failing call takes both criteria of its item
+    coherence_failed = set() if per_call else {f"s{FAILING}"}
     items = tmp_path / "items.jsonl"
     items.write_text("".join(json.dumps({"id": f"s{i}", "input": f"doc {i}",
                                          "response": f"summary {i}"}) + "\n"
@@ -104,19 +119,22 @@ def test_a_multi_criteria_rubric_from_judge_to_the_decision(
     db = str(tmp_path / "judgekit.db")
     assert run_cli("import", str(items), "--name", "news", "--db", db)[0] == 0
 
-    # 1. judge every criterion, one call each, through the faults: failures are data
+    # 1. judge every criterion through the faults: failures are data, per criterion
     with FaultServer(answer) as server:
         code, out, err = run_cli("judge", "-r", str(rubric), "--dataset", "news", "--db", db,
                                  "--base-url", server.base_url, "--model", "judge-m",
                                  "--max-retries", "1")
         assert code == 0, err
         # every call once, the transient 500 once more, the failing call twice (one retry)
-        assert len(server.judge_requests()) == 2 * N + 1 + 1
-    assert "status: ok 29, parse_error 1" in out and "status: ok 29, api_error 1" in out
+        calls = N if not per_call else 2 * N
+        assert len(server.judge_requests()) == calls + 1 + 1
+    coherence_counts = [("summeval.coherence", "ok", N - 1 - len(coherence_failed)),
+                        ("summeval.coherence", "parse_error", 1)]
+    if coherence_failed:
+        coherence_counts.insert(0, ("summeval.coherence", "api_error", 1))
     assert sorted(stored(db, "SELECT rubric_name, status, COUNT(*) FROM latest_judgments "
                              "GROUP BY 1, 2")) == [
-        ("summeval.coherence", "ok", 29), ("summeval.coherence", "parse_error", 1),
-        ("summeval.fluency", "api_error", 1), ("summeval.fluency", "ok", 29)]
+        *coherence_counts, ("summeval.fluency", "api_error", 1), ("summeval.fluency", "ok", 29)]
 
     # 2. the first annotator labels every criterion of every item on one screen, blind
     screens: list[str] = []
@@ -173,11 +191,14 @@ def test_a_multi_criteria_rubric_from_judge_to_the_decision(
     code, out, err = run_cli("report", "-r", f"{rubric}#coherence", "--db", db,
                              "--format", "json", "--resamples", "200")
     report = json.loads(out)
-    assert report["status_counts"]["parse_error"] == 1 and report["status_counts"]["ok"] == 29
+    n_ok = N - 1 - len(coherence_failed)
+    assert report["status_counts"]["parse_error"] == 1 and report["status_counts"]["ok"] == n_ok
+    assert report["status_counts"].get("api_error", 0) == len(coherence_failed)
     verdicts = {item: (int(label), score) for item, label, score in stored(
         db, "SELECT item_id, label, score FROM latest_judgments WHERE rubric_name = ? "
             "AND status = 'ok'", "summeval.coherence")}
-    assert len(verdicts) == N - 1 and f"s{UNPARSEABLE}" not in verdicts
+    assert len(verdicts) == n_ok and f"s{UNPARSEABLE}" not in verdicts
+    assert not coherence_failed & set(verdicts)
     keys = sorted(verdicts)
     # two annotators per item: the ordinal reference is their lower median, the smaller level
     reference = [min(first("coherence", int(k[1:])), second("coherence", int(k[1:])))
@@ -185,13 +206,13 @@ def test_a_multi_criteria_rubric_from_judge_to_the_decision(
     judged = [verdicts[k][0] for k in keys]
     figures = report["agreement"]["statistics"]
     assert report["agreement"]["primary"] == "weighted_kappa"
-    assert figures["weighted_kappa"]["n"] == N - 1
+    assert figures["weighted_kappa"]["n"] == n_ok
     assert figures["weighted_kappa"]["statistic"] == pytest.approx(
         cohen_kappa_score(reference, judged, weights="quadratic"), abs=1e-12)
     assert figures["cohen_kappa"]["statistic"] == pytest.approx(
         cohen_kappa_score(reference, judged), abs=1e-12)
     assert figures["exact_agreement"]["statistic"] == pytest.approx(
-        sum(a == b for a, b in zip(reference, judged, strict=True)) / (N - 1))
+        sum(a == b for a, b in zip(reference, judged, strict=True)) / n_ok)
     scores = [verdicts[k][1] if verdicts[k][1] is not None else verdicts[k][0] for k in keys]
     assert figures["spearman"]["statistic"] == pytest.approx(
         spearmanr(scores, reference).statistic, abs=1e-12)
