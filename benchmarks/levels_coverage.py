@@ -170,6 +170,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|---|")
     started = time.perf_counter()
     low_cells: list[str] = []
+    summary: dict[str, list[tuple[float, float]]] = {}
     for cell_no, (scale, agreement, n_sys, n_docs) in enumerate(designs(args.quick)):
         if (args.scale and scale not in args.scale) or (args.systems
                                                         and n_sys not in args.systems):
@@ -214,8 +215,16 @@ def main() -> None:
             row = (f"| {scale} | {agreement} | {n_sys} | {n_docs} | {name} | {target} | "
                    f"{cover:.3f}{flag} | {se:.3f} | {refused[name] / reps:.3f} | {width:.3f} |")
             print(row, flush=True)
+            summary.setdefault(name, []).append((cover, width))
             if flag and name != "kendall (basic)":
                 low_cells.append(row)
+    print("\n| figure | cells | lowest coverage | mean coverage | mean width |")
+    print("|---|---|---|---|---|")
+    for name, cells in summary.items():
+        covers = [c for c, _ in cells if np.isfinite(c)]
+        widths_all = [w for _, w in cells if np.isfinite(w)]
+        print(f"| {name} | {len(cells)} | {min(covers):.3f} | {np.mean(covers):.3f} | "
+              f"{np.mean(widths_all):.3f} |")
     print(f"\ncells below 0.93 (new intervals): {len(low_cells)}")
     for row in low_cells:
         print(row)

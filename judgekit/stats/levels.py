@@ -21,9 +21,10 @@ other two:
   "58.5 of 66"). The target is each figure at the systems' *population* mean
   scores: the systems are fixed, the inputs they were tried on are the sample
   (Deutsch et al. 2021, "boot-inputs"). Intervals resample whole groups
-  (documents); the rank figures take the projection of simultaneous pairwise
-  intervals and Pearson a disattenuated bootstrap (:mod:`judgekit.stats.system_intervals`
-  says why: the bootstrap of a rank figure itself does not cover).
+  (documents) and project simultaneous intervals onto each figure: for the pairwise
+  differences of means (the rank figures) or the centred means (Pearson);
+  :mod:`judgekit.stats.system_intervals` says why a bootstrap of the figure itself
+  does not cover.
 
 Figures are NaN with a reason when undefined (too few groups or systems); a
 bootstrap interval that never moves is refused, as everywhere in judgekit.
@@ -33,7 +34,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -54,6 +55,12 @@ FloatArray = npt.NDArray[np.float64]
 
 #: Per-system means equal to this many decimals are ties (summation order must not break one).
 TIE_DECIMALS = 9
+
+#: Why a system-level interval is a single value (the figure is discrete and then known).
+SETTLED_NOTE = (
+    "every system pair's order is settled on both sides at the stated level, so the "
+    "population figure is this value"
+)
 
 #: The correlations computed at each level, in the order they are shown.
 CORRELATIONS = ("spearman", "kendall_tau", "pearson")
@@ -294,9 +301,12 @@ def system_level(
         reason = None
         if not math.isfinite(estimate):
             reason = "the judge or people give every system the same mean score"
-        method = ("disattenuated bootstrap over groups" if name == "pearson"
+        method = ("simultaneous interval for the centred means over groups" if name == "pearson"
                   else "simultaneous pairwise intervals over groups")
-        figures[name] = _figure(estimate, intervals[name], n_sys, method, reason)
+        figure = _figure(estimate, intervals[name], n_sys, method, reason)
+        if math.isfinite(figure.ci_low) and figure.ci_low == figure.ci_high:
+            figure = replace(figure, note=SETTLED_NOTE)
+        figures[name] = figure
     return SystemLevel(
         tuple(str(n) for n in names),
         tuple(int(c) for c in totals),

@@ -201,6 +201,7 @@ def test_widely_separated_systems_settle_every_pair_to_the_point() -> None:
         fig = result.figures[name]
         assert fig.statistic == 1.0 and (fig.ci_low, fig.ci_high) == (1.0, 1.0), name
         assert fig.method == "simultaneous pairwise intervals over groups"
+        assert fig.note is not None and fig.note.startswith("every system pair's order")
 
 
 def test_close_systems_leave_pairs_open_and_the_interval_wide() -> None:
