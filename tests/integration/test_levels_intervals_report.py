@@ -39,3 +39,27 @@ def test_coverage_note_only_below_the_measured_range(tmp_path: Path, n_docs: int
     else:
         assert system["note"] is None
         assert not any(NOTE_START in out for out in outputs)
+
+
+def test_compare_judges_prints_the_coverage_note_below_20_groups(tmp_path: Path) -> None:
+    import json
+
+    data = _subset(summeval_like(), 12)
+    db = write_store(tmp_path, data)
+    rng = np.random.default_rng(3)
+    other = tmp_path / "other.jsonl"
+    with other.open("w") as f:
+        for i in range(data["doc"].size):
+            score = float(np.clip(data["score"][i] + rng.choice([-0.5, 0.0, 0.5]), 1, 5))
+            f.write(json.dumps({"item_id": f"d{data['doc'][i]:03d}-s{data['system'][i]}",
+                                "judge": "other-judge", "label": str(round(score)),
+                                "score": score}) + "\n")
+    code, out, err = run_cli("judgments", "import", str(other), "--rubric", str(RUBRIC),
+                             "--db", db)
+    assert code == 0, err
+    code, out, err = run_cli("compare", "judges", "-r", str(RUBRIC), "--db", db, "--model-a",
+                             "geval-gpt4", "--model-b", "other-judge", "--resamples", "200")
+    assert code == 0, err
+    text = " ".join(out.split())
+    assert "System level (by model; 8 systems, 28 pairs)" in text
+    assert text.count("System-level intervals rest on 12 groups") == 1
