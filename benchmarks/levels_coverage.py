@@ -13,7 +13,9 @@ each with every system's output; a document effect shared by all its outputs. Tw
 Agreement designs: ``strong`` (little judge noise, no judge bias: the judge orders systems as
 people do), ``weak`` (much judge noise and a fixed per-system judge bias, so its population
 order differs from people's), ``near-equal`` (two pairs of systems 0.02 apart in quality, a
-moderate judge with a small bias).
+moderate judge with a small bias), and, for 16 systems, ``flat`` (systems close together and a
+judge that barely separates them, though in people's order: the case that needs simultaneous
+rather than marginal pairwise intervals).
 
 **Targets.** System level: the figure (Kendall tau, Spearman, Pearson, pairwise accuracy) at
 the systems' *population* mean scores, computed exactly from the model (normal integrals,
@@ -23,7 +25,8 @@ sides vary, estimated on ``--population`` documents (its Monte Carlo error is pr
 
 Each replication draws D documents, computes the figures with their intervals over documents,
 and counts whether the interval holds the target. "basic" rows are the interval judgekit used
-before (the basic bootstrap of the figure), kept for comparison. Coverage is printed with its
+before (the basic bootstrap of the figure) and "marginal" rows the projection with marginal
+instead of simultaneous pairwise intervals, both kept for comparison. Coverage is printed with its
 Monte Carlo standard error; cells below 0.93 are marked with ``*``.
 """
 
@@ -39,18 +42,19 @@ from scipy import stats as sps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from judgekit.stats._resample import percentile_interval
+from judgekit.stats._resample import few_clusters_factor, percentile_interval, z_critical
 from judgekit.stats.levels import _system_figures, group_level, system_level
-from judgekit.stats.system_intervals import resampled_means
+from judgekit.stats.system_intervals import PairSigns, kendall_bounds, resampled_means
 
 DOC_SD, ITEM_SD, EXPERT_SD = 0.6, 0.7, 0.6
 #: (judge noise sd, sd of the judge's fixed per-system bias) of each agreement design
-AGREEMENT = {"strong": (0.5, 0.0), "weak": (1.4, 0.35), "near-equal": (0.9, 0.1)}
+AGREEMENT = {"strong": (0.5, 0.0), "weak": (1.4, 0.35), "near-equal": (0.9, 0.1),
+             "flat": (4.0, 0.0)}
 FIGURES = ("kendall_tau", "spearman", "pearson", "pairwise_accuracy")
 
 
 def qualities(n_sys: int, design: str) -> np.ndarray:
-    quality = np.linspace(-1.0, 1.0, n_sys)
+    quality = np.linspace(-1.0, 1.0, n_sys) * (0.3 if design == "flat" else 1.0)
     if design == "near-equal":  # two pairs of systems 0.02 apart
         quality[1] = quality[0] + 0.02
         quality[n_sys // 2 + 1] = quality[n_sys // 2] + 0.02
@@ -121,30 +125,42 @@ def targets(quality: np.ndarray, bias: np.ndarray, noise: float, scale: str, n_p
     return out, float(values.std(ddof=1) / np.sqrt(values.size))
 
 
-def basic_kendall(judge: np.ndarray, human: np.ndarray, system: np.ndarray, doc: np.ndarray,
-                  estimate: float, resamples: int, seed: int) -> tuple[float, float]:
-    """The interval used before: basic bootstrap of tau over documents, clipped to [-1, 1]."""
+def comparisons(judge: np.ndarray, human: np.ndarray, system: np.ndarray, doc: np.ndarray,
+                estimate: float, resamples: int, seed: int) -> dict[str, tuple[float, float]]:
+    """Two intervals for Kendall's tau that judgekit does not use, for comparison: the basic
+    bootstrap of tau over documents (the interval used before, clipped to [-1, 1]) and the
+    projection with *marginal* instead of simultaneous pairwise intervals."""
     n_sys, n_docs = int(system.max()) + 1, int(doc.max()) + 1
     cell = doc * n_sys + system
     shape = (n_docs, n_sys)
     sum_j = np.bincount(cell, judge, n_docs * n_sys).reshape(shape)
     sum_h = np.bincount(cell, human, n_docs * n_sys).reshape(shape)
     count = np.bincount(cell, minlength=n_docs * n_sys).reshape(shape).astype(float)
-    rep_j, rep_h = resampled_means(sum_j, sum_h, count, resamples,
-                                      np.random.default_rng(seed))
+    rep_j, rep_h = resampled_means(sum_j, sum_h, count, resamples, np.random.default_rng(seed))
     spread = percentile_interval(_system_figures(rep_j, rep_h)["kendall_tau"], 0.95)
-    if spread.reason:  # every resample alike: the old code refused the interval
-        return float("nan"), float("nan")
-    return max(-1.0, 2 * estimate - spread[1]), min(1.0, 2 * estimate - spread[0])
+    basic = ((float("nan"), float("nan")) if spread.reason  # the old code refused it
+             else (max(-1.0, 2 * estimate - spread[1]), min(1.0, 2 * estimate - spread[0])))
+    first, second = np.triu_indices(n_sys, 1)
+    signs = []
+    for means, reps in ((sum_j.sum(0) / count.sum(0), rep_j), (sum_h.sum(0) / count.sum(0), rep_h)):
+        diff = np.round(means[first] - means[second], 9)
+        sd = np.std(reps[:, first] - reps[:, second], axis=0, ddof=1)
+        settled = np.abs(diff) > z_critical(0.95) * few_clusters_factor(n_docs, 0.95) * sd
+        signs.append(np.where(settled, np.sign(diff), 0).astype(np.int64))
+    marginal = kendall_bounds(PairSigns(signs[0], signs[1], float("nan"), 0, 1))
+    return {"kendall (basic)": basic, "kendall (marginal)": marginal}
 
 
 def designs(quick: bool) -> list[tuple[str, str, int, int]]:
     """(scale, agreement, systems, documents) cells."""
     sizes = [5, 12] if quick else [5, 8, 12, 16]
     docs = [20, 100] if quick else [20, 50, 100]
-    agreements = ["strong", "near-equal"] if quick else list(AGREEMENT)
+    agreements = ["strong", "near-equal"] if quick else ["strong", "weak", "near-equal"]
     scales = ["ordinal"] if quick else ["ordinal", "binary"]
-    return [(sc, ag, s, d) for sc in scales for ag in agreements for s in sizes for d in docs]
+    cells = [(sc, ag, s, d) for sc in scales for ag in agreements for s in sizes for d in docs]
+    if not quick:  # close systems and a judge that barely separates them, in people's order
+        cells += [(sc, "flat", 16, d) for sc in scales for d in (50, 100)]
+    return cells
 
 
 def main() -> None:
@@ -158,6 +174,8 @@ def main() -> None:
     parser.add_argument("--scale", choices=["ordinal", "binary"], action="append",
                         help="only these scales (repeatable)")
     parser.add_argument("--systems", type=int, action="append", help="only these system counts")
+    parser.add_argument("--agreement", choices=list(AGREEMENT), action="append",
+                        help="only these agreement designs (repeatable)")
     parser.add_argument("--no-basic", action="store_true", help="skip the old basic interval")
     args = parser.parse_args()
     reps = 10 if args.quick else args.reps
@@ -172,15 +190,17 @@ def main() -> None:
     low_cells: list[str] = []
     summary: dict[str, list[tuple[float, float]]] = {}
     for cell_no, (scale, agreement, n_sys, n_docs) in enumerate(designs(args.quick)):
-        if (args.scale and scale not in args.scale) or (args.systems
-                                                        and n_sys not in args.systems):
+        if ((args.scale and scale not in args.scale)
+                or (args.systems and n_sys not in args.systems)
+                or (args.agreement and agreement not in args.agreement)):
             continue
         noise, bias_sd = AGREEMENT[agreement]
         quality = qualities(n_sys, agreement)
         bias = np.random.default_rng(args.seed + n_sys).normal(0, bias_sd, n_sys)
         truth, truth_se = targets(quality, bias, noise, scale, n_pop, args.seed + 7 * n_sys)
-        names = [*FIGURES, "per-group spearman"] + ([] if args.no_basic else ["kendall (basic)"])
-        truth["kendall (basic)"] = truth["kendall_tau"]
+        names = [*FIGURES, "per-group spearman"] + (
+            [] if args.no_basic else ["kendall (basic)", "kendall (marginal)"])
+        truth["kendall (basic)"] = truth["kendall (marginal)"] = truth["kendall_tau"]
         hits = dict.fromkeys(names, 0)
         refused = dict.fromkeys(names, 0)
         widths: dict[str, list[float]] = {k: [] for k in names}
@@ -195,9 +215,9 @@ def main() -> None:
             bounds["per-group spearman"] = (grouped.figures["spearman"].ci_low,
                                             grouped.figures["spearman"].ci_high)
             if not args.no_basic:
-                bounds["kendall (basic)"] = basic_kendall(
+                bounds.update(comparisons(
                     judge, human, system, doc, levels.figures["kendall_tau"].statistic,
-                    resamples, rep)
+                    resamples, rep))
             for name in names:
                 low, high = bounds[name]
                 if not (np.isfinite(low) and np.isfinite(high)):
@@ -216,7 +236,7 @@ def main() -> None:
                    f"{cover:.3f}{flag} | {se:.3f} | {refused[name] / reps:.3f} | {width:.3f} |")
             print(row, flush=True)
             summary.setdefault(name, []).append((cover, width))
-            if flag and name != "kendall (basic)":
+            if flag and not name.startswith("kendall ("):
                 low_cells.append(row)
     print("\n| figure | cells | lowest coverage | mean coverage | mean width |")
     print("|---|---|---|---|---|")

@@ -20,7 +20,7 @@ def test_quick_run_prints_every_figure_of_every_cell() -> None:
     table = out.split("cells below 0.93")[0]
     rows = [line.split("|")[1:-1] for line in table.splitlines() if line.startswith("| ordinal")]
     figures = ("kendall_tau", "spearman", "pearson", "pairwise_accuracy",
-               "per-group spearman", "kendall (basic)")
+               "per-group spearman", "kendall (basic)", "kendall (marginal)")
     assert len(rows) == 8 * len(figures)  # 2 agreements x 2 system counts x 2 sizes
     for row in rows:
         cells = [c.strip() for c in row]
