@@ -57,9 +57,9 @@ _MAX_CELLS = 4_000_000
 class PairSigns:
     """Sign of each pairwise difference of population means that the data settle.
 
-    ``sign`` is +1 or -1 where the simultaneous interval excludes 0 and 0 where the pair is
-    unresolved (either order is possible). Pairs are the upper triangle (i < k) of the
-    systems, judge pairs first in ``judge`` and people's in ``human``.
+    ``judge`` and ``human`` hold, for each pair (i, k) of the upper triangle (i < k), the sign
+    of mean[i] - mean[k] on that side: +1 or -1 where the simultaneous interval excludes 0,
+    0 where the pair is unresolved (either order is possible).
     """
 
     judge: IntArray
