@@ -76,7 +76,7 @@ class LevelFigure:
     n: int  # groups used (per group) or systems (system level)
     method: str
     reason: str | None = None  # why the statistic is NaN
-    note: str | None = None  # why a defined statistic has no interval
+    note: str | None = None  # why a defined statistic has no interval, or a single-value one
 
     def to_dict(self) -> dict[str, Any]:
         def finite(value: float) -> float | None:
