@@ -1,5 +1,6 @@
-"""System-level intervals: the projection of simultaneous pairwise intervals and the
-disattenuated Pearson, each against a brute-force or loop computation, and the edges."""
+"""System-level intervals: the projection of simultaneous pairwise intervals (rank figures)
+and of a simultaneous ball (Pearson), each against a brute-force or written-out computation,
+and the edges (two systems, one side all tied, one document, every pair settled)."""
 
 from __future__ import annotations
 
