@@ -79,6 +79,8 @@ class Levels:
     #: Why the system-level intervals may cover less than stated (a design outside the
     #: measured range, docs/statistics.md), else None.
     system_note: str | None = None
+    #: System pairs whose order the groups settle on both sides (None: no interval made).
+    n_settled: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -95,6 +97,7 @@ class Levels:
                 "n_items": self.n_system_items,
                 "n_systems": len(self.systems),
                 "n_pairs": self.n_pairs,
+                "n_pairs_settled": self.n_settled,
                 "reason": self.system_reason,
                 "note": None if self.system_reason else self.system_note,
                 "statistics": {k: v.to_dict() for k, v in self.system.items()},
@@ -214,7 +217,7 @@ def levels_section(
         out.values, out.item, out.group_by, out.n_groups, out.n_groups_used, out.per_group,
         out.system_by, out.n_system_items, rows,
         {k: _stat(v) for k, v in result.figures.items()}, result.n_pairs, None,
-        coverage_note(len(rows), result.n_groups),
+        coverage_note(len(rows), result.n_groups), result.n_settled,
     )
 
 

@@ -41,9 +41,14 @@ def _accuracy(levels: Levels) -> str:
     if not stat.defined:
         return f"Pairwise system accuracy: {stat_text(stat)}"
     agreeing = stat.statistic * levels.n_pairs
+    settled = (
+        "" if levels.n_settled is None
+        else f"; the groups settle the order of {levels.n_settled} of {levels.n_pairs} on both "
+        "sides, and the intervals let every other pair go either way"
+    )
     return (
         f"Pairwise system accuracy: {stat_text(stat)} ({agreeing:g} of {levels.n_pairs} system "
-        "pairs ordered as people order them; a tie on one side counts half)"
+        f"pairs ordered as people order them; a tie on one side counts half{settled})"
     )
 
 

@@ -249,6 +249,8 @@ class SystemLevel:
     figures: dict[str, LevelFigure]
     n_pairs: int
     n_groups: int
+    #: System pairs whose order the groups settle on both sides (None: no interval made).
+    n_settled: int | None = None
 
 
 def system_level(
@@ -264,10 +266,10 @@ def system_level(
     """Kendall, Spearman and Pearson of per-system means, and pairwise system accuracy.
 
     The target is each figure at the systems' population mean scores (docs/statistics.md).
-    Kendall, Spearman and the accuracy get the projection interval of
-    :mod:`judgekit.stats.system_intervals`; Pearson, a smooth function of the means, a
-    BCa bootstrap. Both resample whole ``groups`` (each group's items under every system
-    together); a resample that leaves a system with no item is undefined and dropped.
+    The intervals (:mod:`judgekit.stats.system_intervals`) project simultaneous intervals
+    for the pairwise differences of means (Kendall, Spearman, accuracy) or for the centred
+    means (Pearson), from resamples of whole ``groups`` (each group's items under every
+    system together); a resample that leaves a system with no item is undefined and dropped.
     """
     x = np.asarray(judge, dtype=np.float64)
     y = np.asarray(human, dtype=np.float64)
@@ -285,7 +287,7 @@ def system_level(
     mean_j = sum_j.sum(axis=0) / totals
     mean_h = sum_h.sum(axis=0) / totals
     observed = _system_figures(mean_j[None, :], mean_h[None, :])
-    intervals = system_intervals(
+    intervals, n_settled = system_intervals(
         (sum_j, sum_h, count), observed, n_resamples, confidence_level, rng_from(random_state)
     )
     figures: dict[str, LevelFigure] = {}
@@ -315,6 +317,7 @@ def system_level(
         figures,
         n_sys * (n_sys - 1) // 2,
         n_grp,
+        n_settled,
     )
 
 

@@ -209,15 +209,16 @@ def system_intervals(
     n_resamples: int,
     confidence_level: float,
     rng: np.random.Generator,
-) -> dict[str, ConfidenceInterval]:
-    """The interval of every system-level figure from (groups, systems) sums and counts."""
+) -> tuple[dict[str, ConfidenceInterval], int | None]:
+    """The interval of every system-level figure from (groups, systems) sums and counts, and
+    how many system pairs the groups settle on both sides (None when no interval is made)."""
     sum_j, sum_h, count = sums
     n_grp, n_sys = count.shape
     names = ("spearman", "kendall_tau", "pearson", "pairwise_accuracy")
     if n_grp < 2:
-        return {name: refused("one group only: nothing to resample") for name in names}
+        return {name: refused("one group only: nothing to resample") for name in names}, None
     if n_sys < 2:
-        return {name: refused("fewer than two systems") for name in names}
+        return {name: refused("fewer than two systems") for name in names}, None
     rep_j, rep_h = resampled_means(sum_j, sum_h, count, n_resamples, rng)
     mean_j, mean_h = observed["mean_j"][0], observed["mean_h"][0]
     out: dict[str, ConfidenceInterval] = {}
@@ -238,7 +239,8 @@ def system_intervals(
             refused(reason, signs.n_undefined) if reason
             else ConfidenceInterval(low, high, None, signs.n_undefined)
         )
-    return out
+    settled = int(np.count_nonzero((signs.judge != 0) & (signs.human != 0)))
+    return out, None if reason else settled
 
 
 def resampled_means(

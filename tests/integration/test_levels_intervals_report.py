@@ -29,7 +29,13 @@ def test_coverage_note_only_below_the_measured_range(tmp_path: Path, n_docs: int
     outputs = [" ".join(run_cli("report", "--rubric", str(RUBRIC), "--db", db, "--resamples",
                                 "200", *fmt)[1].split())
                for fmt in ((), ("--format", "md"), ("--format", "html"))]
+    # the accuracy interval lets exactly the unsettled pairs go either way
+    settled, pairs = system["n_pairs_settled"], system["n_pairs"]
+    accuracy = figures["pairwise_accuracy"]
+    assert 0 <= settled <= pairs == 28
+    assert (accuracy["ci_high"] - accuracy["ci_low"]) * pairs == pytest.approx(pairs - settled)
     for out in outputs:
+        assert f"the groups settle the order of {settled} of 28 on both sides" in out
         assert "approximate" not in out  # the old blanket note is gone
         assert "System-level intervals are for the" in out and "population means" in out
     if n_docs < 20:

@@ -203,6 +203,7 @@ def test_widely_separated_systems_settle_every_pair_to_the_point() -> None:
         assert fig.statistic == 1.0 and (fig.ci_low, fig.ci_high) == (1.0, 1.0), name
         assert fig.method == "simultaneous pairwise intervals over groups"
         assert fig.note is not None and fig.note.startswith("every system pair's order")
+    assert result.n_settled == result.n_pairs == 10
 
 
 def test_close_systems_leave_pairs_open_and_the_interval_wide() -> None:
@@ -211,6 +212,7 @@ def test_close_systems_leave_pairs_open_and_the_interval_wide() -> None:
     tau = result.figures["kendall_tau"]
     assert tau.ci_low <= tau.statistic <= tau.ci_high
     assert tau.ci_low == -1.0 and tau.ci_high == 1.0  # nothing settled: every order possible
+    assert result.n_settled == 0
     acc = result.figures["pairwise_accuracy"]
     assert (acc.ci_low, acc.ci_high) == (0.0, 1.0)
 
@@ -241,6 +243,7 @@ def test_one_document_is_refused() -> None:
     fig = result.figures["kendall_tau"]
     assert fig.statistic == pytest.approx(1 / 3)
     assert math.isnan(fig.ci_low) and fig.note == "no interval: one group only: nothing to resample"
+    assert result.n_settled is None
 
 
 def test_coverage_note_names_a_design_below_the_measured_range() -> None:
