@@ -71,6 +71,7 @@ def _level_lines(c: JudgeComparison) -> list[str]:
                 f"     {side}: Kendall tau-b {stat_text(lv.system['kendall_tau'])}; pairwise "
                 f"accuracy {stat_text(lv.system['pairwise_accuracy'])}"
             )
+        lines.extend(f"  {note}" for note in dict.fromkeys((a.system_note, b.system_note)) if note)
     return lines
 
 

@@ -35,14 +35,8 @@ from judgekit.report.pairing import AnyItem, ItemKey, Pairing, cluster_ids
 from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.stats.correlation import _rowwise_pearson
 from judgekit.stats.levels import CORRELATIONS, LevelFigure, group_level, system_level
+from judgekit.stats.system_intervals import coverage_note
 from judgekit.types import Scale
-
-#: What the system-level intervals are worth, measured by benchmarks/levels_coverage.py.
-SYSTEM_INTERVAL_NOTE = (
-    "System-level intervals are approximate: a basic bootstrap over groups covered 77-93% "
-    "(nominal 95%) in simulation (docs/statistics.md); read them as the range of orders the "
-    "prompts support, not an exact 95%."
-)
 
 #: The figures of each level in the order every format shows them.
 LEVEL_FIGURES = (*CORRELATIONS, "pairwise_accuracy")
@@ -82,6 +76,11 @@ class Levels:
     system: Mapping[str, Stat] = field(default_factory=dict)
     n_pairs: int = 0
     system_reason: str | None = None
+    #: Why the system-level intervals may cover less than stated (a design outside the
+    #: measured range, docs/statistics.md), else None.
+    system_note: str | None = None
+    #: System pairs whose order the groups settle on both sides (None: no interval made).
+    n_settled: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,8 +97,9 @@ class Levels:
                 "n_items": self.n_system_items,
                 "n_systems": len(self.systems),
                 "n_pairs": self.n_pairs,
+                "n_pairs_settled": self.n_settled,
                 "reason": self.system_reason,
-                "note": None if self.system_reason else SYSTEM_INTERVAL_NOTE,
+                "note": None if self.system_reason else self.system_note,
                 "statistics": {k: v.to_dict() for k, v in self.system.items()},
                 "systems": [row.to_dict() for row in self.systems],
             },
@@ -217,6 +217,7 @@ def levels_section(
         out.values, out.item, out.group_by, out.n_groups, out.n_groups_used, out.per_group,
         out.system_by, out.n_system_items, rows,
         {k: _stat(v) for k, v in result.figures.items()}, result.n_pairs, None,
+        coverage_note(len(rows), result.n_groups), result.n_settled,
     )
 
 

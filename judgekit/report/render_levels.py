@@ -11,7 +11,7 @@ from __future__ import annotations
 from html import escape
 
 from judgekit.report._format import interval, num, stat_text
-from judgekit.report.levels import SYSTEM_INTERVAL_NOTE, Levels
+from judgekit.report.levels import Levels
 from judgekit.report.model import Stat
 from judgekit.stats.levels import CORRELATIONS
 from judgekit.textsafe import markdown_text, terminal_safe
@@ -41,9 +41,14 @@ def _accuracy(levels: Levels) -> str:
     if not stat.defined:
         return f"Pairwise system accuracy: {stat_text(stat)}"
     agreeing = stat.statistic * levels.n_pairs
+    settled = (
+        "" if levels.n_settled is None
+        else f"; the groups settle the order of {levels.n_settled} of {levels.n_pairs} on both "
+        "sides, and the intervals let every other pair go either way"
+    )
     return (
         f"Pairwise system accuracy: {stat_text(stat)} ({agreeing:g} of {levels.n_pairs} system "
-        "pairs ordered as people order them; a tie on one side counts half)"
+        f"pairs ordered as people order them; a tie on one side counts half{settled})"
     )
 
 
@@ -51,7 +56,9 @@ def _intro(levels: Levels) -> str:
     return (
         "Correlation of judge and human scores over all items (item), within each group of "
         "items averaged over groups where both sides vary (per group), and of per-system "
-        f"means (system); intervals resample groups. Scores compared: {levels.values}."
+        "means (system); intervals resample groups. System-level intervals are for the "
+        "systems' population means and span every system order the groups leave open "
+        f"(simultaneous intervals for the systems' differences). Scores compared: {levels.values}."
     )
 
 
@@ -67,7 +74,8 @@ def levels_text_lines(levels: Levels) -> list[str]:
         out.append(f"  System level: {levels.system_reason}")
     elif (acc := _accuracy(levels)):
         out.append(f"  {acc}")
-        out.append(f"  {SYSTEM_INTERVAL_NOTE}")
+        if levels.system_note:
+            out.append(f"  {levels.system_note}")
     for row in levels.systems[:MAX_SYSTEM_ROWS]:
         out.append(
             f"    {terminal_safe(row.name, one_line=True):<24}n={row.n_items:<6}"
@@ -94,7 +102,9 @@ def levels_markdown_lines(levels: Levels) -> list[str]:
     if levels.system_reason:
         out += [markdown_text(f"System level: {levels.system_reason}"), ""]
     elif (acc := _accuracy(levels)):
-        out += [markdown_text(acc), "", markdown_text(SYSTEM_INTERVAL_NOTE), ""]
+        out += [markdown_text(acc), ""]
+        if levels.system_note:
+            out += [markdown_text(levels.system_note), ""]
     if levels.systems:
         out += ["| system | n | judge mean | human mean |", "|---|---|---|---|"]
         out += [
@@ -120,7 +130,8 @@ def levels_html(levels: Levels) -> str:
         parts.append(f"<p>System level: {escape(levels.system_reason)}</p>")
     elif (acc := _accuracy(levels)):
         parts.append(f"<p>{escape(acc)}</p>")
-        parts.append(f'<p class="muted">{escape(SYSTEM_INTERVAL_NOTE)}</p>')
+        if levels.system_note:
+            parts.append(f'<p class="muted">{escape(levels.system_note)}</p>')
     if levels.systems:
         parts.append("<table><tr><th>system</th><th>n</th><th>judge mean</th>"
                      "<th>human mean</th></tr>")

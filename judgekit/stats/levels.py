@@ -9,17 +9,22 @@ other two:
   scores *within* each group of items sharing a prompt (one source document,
   several systems' summaries), averaged over the groups where both sides vary.
   This is G-Eval's ``meta_eval_summeval.py``: groups where either side is
-  constant are skipped, not counted as zero. The interval is a bootstrap over
-  groups (the per-group correlations are the units).
+  constant are skipped, not counted as zero. The interval is a percentile bootstrap
+  over groups (the per-group correlations are the units), widened for few groups as
+  cluster intervals are everywhere in judgekit.
 - **System level**: each system's mean judge score and mean human score over its
   items, then the rank correlation of the two lists (Kendall's tau-b, Spearman,
   Pearson) and the **pairwise system accuracy**: the share of system pairs the
   judge orders as people do. A pair scores 1 when both order it the same way (or
   both tie it), 0.5 when exactly one side ties, 0 when they disagree, so 12
   systems give a count out of 66 pairs with halves (Shen et al. 2023 report
-  "58.5 of 66"). The interval resamples whole groups (documents), recomputing
-  every system's means: the systems are fixed, the inputs they were tried on are
-  the sample (Deutsch et al. 2021, "boot-inputs").
+  "58.5 of 66"). The target is each figure at the systems' *population* mean
+  scores: the systems are fixed, the inputs they were tried on are the sample
+  (Deutsch et al. 2021, "boot-inputs"). Intervals resample whole groups
+  (documents) and project simultaneous intervals onto each figure: for the pairwise
+  differences of means (the rank figures) or the centred means (Pearson);
+  :mod:`judgekit.stats.system_intervals` says why a bootstrap of the figure itself
+  does not cover.
 
 Figures are NaN with a reason when undefined (too few groups or systems); a
 bootstrap interval that never moves is refused, as everywhere in judgekit.
@@ -29,21 +34,33 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from judgekit.stats._interval import COLLAPSED_REASON, ConfidenceInterval, is_zero_width, refused
-from judgekit.stats._resample import chunk_rows, cluster_pick_counts, percentile_interval
+from judgekit.stats._interval import ConfidenceInterval, refused
+from judgekit.stats._resample import (
+    chunk_rows,
+    cluster_pick_counts,
+    percentile_interval,
+    widen_for_few_clusters,
+)
 from judgekit.stats._validate import RandomState, rng_from
 from judgekit.stats.correlation import _PAIRWISE_LIMIT, _kendall_batch, _rowwise_pearson
+from judgekit.stats.system_intervals import system_intervals
 
 FloatArray = npt.NDArray[np.float64]
 
 #: Per-system means equal to this many decimals are ties (summation order must not break one).
 TIE_DECIMALS = 9
+
+#: Why a system-level interval is a single value (the figure is discrete and then known).
+SETTLED_NOTE = (
+    "every system pair's order is settled on both sides at the stated level, so the "
+    "population figure is this value"
+)
 
 #: The correlations computed at each level, in the order they are shown.
 CORRELATIONS = ("spearman", "kendall_tau", "pearson")
@@ -59,7 +76,7 @@ class LevelFigure:
     n: int  # groups used (per group) or systems (system level)
     method: str
     reason: str | None = None  # why the statistic is NaN
-    note: str | None = None  # why a defined statistic has no interval
+    note: str | None = None  # why a defined statistic has no interval, or a single-value one
 
     def to_dict(self) -> dict[str, Any]:
         def finite(value: float) -> float | None:
@@ -184,7 +201,10 @@ def group_level(
         if means is None:
             interval = refused("one group only: nothing to resample")
         else:
-            interval = percentile_interval(means[name], confidence_level)
+            interval = widen_for_few_clusters(
+                percentile_interval(means[name], confidence_level), estimate, used,
+                confidence_level,
+            )
         figures[name] = _figure(estimate, interval, used, "bootstrap over groups", None)
     return GroupLevel(figures, n_groups, used, n_items, per_group)
 
@@ -229,6 +249,8 @@ class SystemLevel:
     figures: dict[str, LevelFigure]
     n_pairs: int
     n_groups: int
+    #: System pairs whose order the groups settle on both sides (None: no interval made).
+    n_settled: int | None = None
 
 
 def system_level(
@@ -243,9 +265,11 @@ def system_level(
 ) -> SystemLevel:
     """Kendall, Spearman and Pearson of per-system means, and pairwise system accuracy.
 
-    The interval resamples whole ``groups`` (each group's items under every system
-    together) and recomputes every system's means; a resample that leaves a
-    system with no item is undefined and dropped (refused when too many are).
+    The target is each figure at the systems' population mean scores (docs/statistics.md).
+    The intervals (:mod:`judgekit.stats.system_intervals`) project simultaneous intervals
+    for the pairwise differences of means (Kendall, Spearman, accuracy) or for the centred
+    means (Pearson), from resamples of whole ``groups`` (each group's items under every
+    system together); a resample that leaves a system with no item is undefined and dropped.
     """
     x = np.asarray(judge, dtype=np.float64)
     y = np.asarray(human, dtype=np.float64)
@@ -262,14 +286,14 @@ def system_level(
     totals = count.sum(axis=0)
     mean_j = sum_j.sum(axis=0) / totals
     mean_h = sum_h.sum(axis=0) / totals
-    n_pairs = n_sys * (n_sys - 1) // 2
-    figures: dict[str, LevelFigure] = {}
-    names_all = (*CORRELATIONS, "pairwise_accuracy")
-    replicates = _system_replicates(sum_j, sum_h, count, n_resamples, rng_from(random_state))
     observed = _system_figures(mean_j[None, :], mean_h[None, :])
-    for name in names_all:
-        if n_sys < (2 if name == "pairwise_accuracy" else 3):
-            need = 2 if name == "pairwise_accuracy" else 3
+    intervals, n_settled = system_intervals(
+        (sum_j, sum_h, count), observed, n_resamples, confidence_level, rng_from(random_state)
+    )
+    figures: dict[str, LevelFigure] = {}
+    for name in (*CORRELATIONS, "pairwise_accuracy"):
+        need = 2 if name == "pairwise_accuracy" else 3
+        if n_sys < need:
             figures[name] = LevelFigure(
                 math.nan, math.nan, math.nan, n_sys, "",
                 f"needs {need} or more systems with compared items (found {n_sys})",
@@ -279,49 +303,27 @@ def system_level(
         reason = None
         if not math.isfinite(estimate):
             reason = "the judge or people give every system the same mean score"
-        interval = (
-            refused("one group only: nothing to resample")
-            if n_grp < 2
-            else basic_interval(replicates[name], estimate, confidence_level,
-                                (0.0 if name == "pairwise_accuracy" else -1.0, 1.0))
-        )
-        figures[name] = _figure(estimate, interval, n_sys, "basic bootstrap over groups", reason)
+        method = ("simultaneous interval for the centred means over groups" if name == "pearson"
+                  else "simultaneous pairwise intervals over groups")
+        figure = _figure(estimate, intervals[name], n_sys, method, reason)
+        if math.isfinite(figure.ci_low) and figure.ci_low == figure.ci_high:
+            figure = replace(figure, note=SETTLED_NOTE)
+        figures[name] = figure
     return SystemLevel(
         tuple(str(n) for n in names),
         tuple(int(c) for c in totals),
         tuple(float(v) for v in mean_j),
         tuple(float(v) for v in mean_h),
         figures,
-        n_pairs,
+        n_sys * (n_sys - 1) // 2,
         n_grp,
+        n_settled,
     )
 
 
-def basic_interval(
-    replicates: FloatArray, estimate: float, confidence_level: float, bounds: tuple[float, float]
-) -> ConfidenceInterval:
-    """The basic (reverse percentile) bootstrap interval, clipped to the figure's range.
-
-    A system-level figure computed from noisy per-system means is pulled towards 0
-    (noise swaps close systems), and its resamples, noisier still, are pulled further:
-    the percentile interval then sits below the population value (it covered 45% of
-    the time when people and judge order 12 systems alike, benchmarks/levels_coverage.py).
-    Reflecting the resamples about the estimate, [2e - q_high, 2e - q_low], corrects
-    that shift; docs/statistics.md gives the coverage measured for both.
-    """
-    spread = percentile_interval(replicates, confidence_level)
-    if spread.reason:
-        return spread
-    low = max(bounds[0], 2.0 * estimate - spread[1])
-    high = min(bounds[1], 2.0 * estimate - spread[0])
-    if is_zero_width(low, high):
-        return refused(COLLAPSED_REASON, spread.n_undefined)
-    return ConfidenceInterval(low, high, None, spread.n_undefined)
-
-
 def _system_figures(mean_j: FloatArray, mean_h: FloatArray) -> dict[str, FloatArray]:
-    """Every system-level figure for each row of (rows, S) per-system means."""
-    out: dict[str, FloatArray] = {}
+    """Every system-level figure for each row of (rows, S) per-system means (and the means)."""
+    out: dict[str, FloatArray] = {"mean_j": mean_j, "mean_h": mean_h}
     bad: npt.NDArray[np.bool_] = np.asarray(
         np.isnan(mean_j).any(axis=1) | np.isnan(mean_h).any(axis=1), dtype=bool
     )
@@ -342,31 +344,7 @@ def _system_figures(mean_j: FloatArray, mean_h: FloatArray) -> dict[str, FloatAr
         )
     else:
         nan = np.full(mean_j.shape[0], np.nan)
-        out = {name: nan for name in (*CORRELATIONS, "pairwise_accuracy")}
-    return out
-
-
-def _system_replicates(
-    sum_j: FloatArray, sum_h: FloatArray, count: FloatArray, n_resamples: int,
-    rng: np.random.Generator,
-) -> dict[str, FloatArray]:
-    """The system-level figures of ``n_resamples`` resamples of whole groups."""
-    n_grp, n_sys = count.shape
-    names = (*CORRELATIONS, "pairwise_accuracy")
-    out = {name: np.empty(n_resamples) for name in names}
-    if n_grp < 2 or n_sys < 2:
-        return {name: np.full(n_resamples, np.nan) for name in names}
-    step = chunk_rows(n_resamples, n_grp)
-    for start in range(0, n_resamples, step):
-        rows = min(step, n_resamples - start)
-        picks = cluster_pick_counts(n_grp, rows, rng).astype(np.float64)
-        counts = picks @ count
-        with np.errstate(divide="ignore", invalid="ignore"):
-            mj = np.where(counts > 0, (picks @ sum_j) / counts, np.nan)
-            mh = np.where(counts > 0, (picks @ sum_h) / counts, np.nan)
-        figures = _system_figures(mj, mh)
-        for name in names:
-            out[name][start : start + rows] = figures[name]
+        out.update({name: nan for name in (*CORRELATIONS, "pairwise_accuracy")})
     return out
 
 
