@@ -22,6 +22,7 @@ from judgekit.report import bias_gate, probe_gates, probe_text_gate, sections
 from judgekit.report._format import label_of
 from judgekit.report.agreement import PRIMARY_BY_KIND
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
+from judgekit.report.alignment import alignment_section
 from judgekit.report.bias_probes import imported_orders_hint, probe_results
 from judgekit.report.ceiling_pairs import like_for_like_sentence, pairwise_kappas
 from judgekit.report.estimate_section import estimate_section
@@ -271,6 +272,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         n_resamples=opts.n_resamples,
         estimate=estimates,
         levels=levels,
+        alignment=alignment_section(store, rubric, opts.dataset),
     )
 
 

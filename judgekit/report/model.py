@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
+    from judgekit.report.alignment import Alignment
     from judgekit.report.estimate_section import EstimateSection
     from judgekit.report.levels import Levels
 
@@ -362,6 +363,8 @@ class Report:
     estimate: EstimateSection | None = None
     #: agreement per item, per group and per system (judgekit.report.levels)
     levels: Levels | None = None
+    #: ``judgekit align`` on this rubric or its parent (judgekit.report.alignment)
+    alignment: Alignment | None = None
 
     def to_frame(self, backend: str = "pandas") -> Any:
         """Every figure as a DataFrame row (section, name, statistic, ci_low, ci_high, n...)."""

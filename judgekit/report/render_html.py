@@ -280,6 +280,9 @@ def render_html(report: Report) -> str:
         parts.append('<p class="muted">No probe results stored.</p>')
     parts.extend(f'<p class="muted">{_e(line)}</p>' for line in absent_lines(report.bias))
 
+    if report.alignment is not None:
+        parts.append('<section id="alignment"><h2>Alignment</h2><pre>'
+                     + _e("\n".join(report.alignment.lines())) + "</pre></section>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
 

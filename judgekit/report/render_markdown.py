@@ -227,6 +227,10 @@ def render_markdown(report: Report) -> str:
         out += ["", "Bias gates (failed first):", ""]
         out += [f"- {'**FAIL**' if outcome == 'FAIL' else outcome}: {_cell(line)}"
                 for outcome, line in gate_check_lines(verdict)]
+    if report.alignment is not None:
+        out += ["", "## Alignment", ""]
+        out += [f"  - {_cell(line.strip())}" if line.startswith("  ") else f"- {_cell(line)}"
+                for line in report.alignment.lines()]
     return "\n".join(out) + "\n"
 
 
