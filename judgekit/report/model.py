@@ -32,6 +32,24 @@ def _finite_or_none(value: float | None) -> float | None:
 
 
 @dataclass(frozen=True)
+class ClusteredP:
+    """A p-value that counts clusters (prompts) rather than items, and what a cluster is.
+
+    Items of one prompt are not independent evidence; a test that treats them as
+    independent is too often significant (benchmarks/correlation_pvalues.py). NaN when
+    the clustered test is undefined (fewer than two clusters, a sample in perfect order).
+    """
+
+    pvalue: float
+    by: str  # what a cluster is: "prompt", "cluster", ...
+    n_clusters: int
+
+    def label(self) -> str:
+        """``clustered by prompt, 12 clusters``: how every format names the p-value."""
+        return f"clustered by {self.by}, {self.n_clusters} clusters"
+
+
+@dataclass(frozen=True)
 class Stat:
     """One figure with its n and confidence interval (NaN bounds when undefined).
 
@@ -39,7 +57,9 @@ class Stat:
     "wilson", ...); ``reason`` says why a value is NaN; ``note`` says why a defined
     value's interval is not the one the method would normally give (a fallback).
     ``pvalue`` is the p-value of the test that goes with the figure, when there is
-    one (stored probe statistics); None otherwise.
+    one (stored probe statistics); None otherwise. ``cluster_p`` is the same test
+    counting clusters, present when items share a cluster (rank correlations with
+    length); every format then shows it instead of ``pvalue`` (:attr:`shown_pvalue`).
     """
 
     statistic: float
@@ -50,6 +70,12 @@ class Stat:
     reason: str | None = None
     note: str | None = None
     pvalue: float | None = None
+    cluster_p: ClusteredP | None = None
+
+    @property
+    def shown_pvalue(self) -> float | None:
+        """The p-value the report shows and adjusts: by cluster when there is one."""
+        return self.pvalue if self.cluster_p is None else self.cluster_p.pvalue
 
     @property
     def defined(self) -> bool:
@@ -62,7 +88,9 @@ class Stat:
     def to_dict(self) -> dict[str, Any]:
         """The stable JSON shape: NaN becomes null, a reason is added when undefined.
 
-        ``pvalue`` is added when the figure has one (null when its test is undefined).
+        ``pvalue`` is added when the figure has one (null when its test is undefined), and
+        ``cluster_pvalue`` (null when undefined), ``cluster_by`` and ``n_clusters`` when it
+        has a p-value by cluster.
         """
         out: dict[str, Any] = {
             "statistic": _finite_or_none(self.statistic),
@@ -76,6 +104,10 @@ class Stat:
             out["note"] = self.note
         if self.pvalue is not None:
             out["pvalue"] = _finite_or_none(self.pvalue)
+        if self.cluster_p is not None:
+            out["cluster_pvalue"] = _finite_or_none(self.cluster_p.pvalue)
+            out["cluster_by"] = self.cluster_p.by
+            out["n_clusters"] = self.cluster_p.n_clusters
         return out
 
 

@@ -51,7 +51,9 @@ def report_html_fragment(report: Report) -> str:
 def _row(section: str, name: str, stat: Stat, **extra: Any) -> dict[str, Any]:
     return {"section": section, "name": name, "statistic": stat.statistic,
             "ci_low": stat.ci_low, "ci_high": stat.ci_high, "n": stat.n, "method": stat.method,
-            "pvalue": stat.pvalue, "reason": stat.reason, **extra}
+            "pvalue": stat.pvalue,
+            "cluster_pvalue": None if stat.cluster_p is None else stat.cluster_p.pvalue,
+            "reason": stat.reason, **extra}
 
 
 def report_records(report: Report) -> list[dict[str, Any]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
@@ -20,6 +21,7 @@ from judgekit.report.levels import paired_numbers
 from judgekit.report.model import (
     Bias,
     Ceiling,
+    ClusteredP,
     FailureSensitivity,
     ProbeEntry,
     SliceRow,
@@ -377,7 +379,22 @@ def _stat_from_dict(value: Mapping[str, Any]) -> Stat:
         str(reason) if reason else None,
         note,
         f("pvalue") if "pvalue" in value else None,
+        _clustered_p(value, f("cluster_pvalue")),
     )
+
+
+#: What a stored p-value's clusters may be called (shown as written in every format).
+_PLAIN = re.compile(r"[a-z][a-z0-9_. ]{0,39}")
+
+
+def _clustered_p(value: Mapping[str, Any], pvalue: float) -> ClusteredP | None:
+    """A stored figure's p-value by cluster (``cluster_pvalue``, ``cluster_by``, ``n_clusters``),
+    when it has one; ``cluster_by`` is shown as a word, so only a plain name is taken."""
+    by, count = value.get("cluster_by"), value.get("n_clusters")
+    if "cluster_pvalue" not in value or not isinstance(by, str) or not _PLAIN.fullmatch(by) \
+            or not isinstance(count, int) or isinstance(count, bool) or count < 0:
+        return None
+    return ClusteredP(pvalue, by, count)
 
 
 def _is_stat(value: Any) -> bool:
