@@ -55,6 +55,9 @@ from judgekit.types import Rubric, Scale
 
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
 MAX_SCATTER_POINTS = 2000
+#: At most this many names of annotators the alternative annotator test skipped, per
+#: reason (with their count): a crowd of 20,000 would otherwise fill the report with names.
+SKIPPED_SHOWN = 20
 
 
 def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = None) -> Report:
@@ -190,7 +193,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
                 ceiling,
                 stats={**ceiling.stats, GAP_KEY: parity.gap},
                 parity=parity.sentence,
-                alt_test=None if parity.alt_test is None else parity.alt_test.to_dict(),
+                alt_test=None if parity.alt_test is None
+                else parity.alt_test.to_dict(skipped_limit=SKIPPED_SHOWN),
             )
     if ceiling is not None:
         ceiling = like_for_like(ceiling, grouped, pairing, scale, spec, cluster_map, primary,

@@ -73,8 +73,29 @@ class AltTestResult:
     annotators: tuple[AltTestAnnotator, ...]
     skipped: tuple[str, ...]  # annotators with fewer than min_items items
     reason: str | None = None
+    #: items each skipped annotator shares with the judge and another annotator
+    skipped_items: tuple[int, ...] = ()
+    min_items: int = 30
 
-    def to_dict(self) -> dict[str, Any]:
+    def skipped_groups(self, limit: int) -> list[dict[str, Any]]:
+        """The skipped annotators grouped by why: ``{reason, count, annotators}`` with at
+        most ``limit`` names per group (in name order)."""
+        counts = self.skipped_items or (0,) * len(self.skipped)
+        groups: dict[str, list[str]] = {}
+        for name, n in zip(self.skipped, counts, strict=True):
+            reason = (
+                "labeled no item that the judge and another annotator also labeled" if n == 0
+                else f"fewer than {self.min_items} items shared with the judge and another "
+                "annotator"
+            )
+            groups.setdefault(reason, []).append(name)
+        return [{"reason": reason, "count": len(names), "annotators": names[:limit]}
+                for reason, names in groups.items()]
+
+    def to_dict(self, skipped_limit: int | None = None) -> dict[str, Any]:
+        """The result as JSON; with ``skipped_limit``, ``skipped`` holds only the first that
+        many names, beside ``n_skipped`` and ``skipped_groups`` (a crowd of 20,000 annotators
+        would otherwise list every name)."""
         def number(x: float) -> float | None:
             return float(x) if np.isfinite(x) else None
 
@@ -97,8 +118,13 @@ class AltTestResult:
                 }
                 for a in self.annotators
             ],
-            "skipped": list(self.skipped),
+            "skipped": list(self.skipped if skipped_limit is None
+                            else self.skipped[:skipped_limit]),
             "reason": self.reason,
+            **({} if skipped_limit is None else {
+                "n_skipped": len(self.skipped),
+                "skipped_groups": self.skipped_groups(skipped_limit),
+            }),
         }
 
 
@@ -193,10 +219,12 @@ def alt_test(
     usable = ~np.isnan(f) & (np.count_nonzero(~np.isnan(h), axis=1) >= 2)
     rows: list[tuple[str, int, float, float, float]] = []
     skipped: list[str] = []
+    skipped_items: list[int] = []
     for j, name in enumerate(names):
         items = usable & ~np.isnan(h[:, j])
         if int(items.sum()) < max(min_items, 2):
             skipped.append(name)
+            skipped_items.append(int(items.sum()))
             continue
         others = np.delete(h[items], j, axis=1)
         human_score = _scores(h[items, j], others, scoring)
@@ -212,7 +240,7 @@ def alt_test(
         return AltTestResult(
             nan, nan, False, epsilon, q, fdr_method, (), tuple(skipped),
             f"no annotator has {min_items} or more items shared with the judge and another "
-            "annotator",
+            "annotator", tuple(skipped_items), max(min_items, 2),
         )
     pvalues = np.array([r[4] for r in rows])
     finite = np.isfinite(pvalues)
@@ -229,7 +257,8 @@ def alt_test(
     )
     omega = float(wins.mean())
     rho = float(np.mean([r[2] for r in rows]))
-    return AltTestResult(omega, rho, omega >= 0.5, epsilon, q, fdr_method, out, tuple(skipped))
+    return AltTestResult(omega, rho, omega >= 0.5, epsilon, q, fdr_method, out, tuple(skipped),
+                         None, tuple(skipped_items), max(min_items, 2))
 
 
 def _pair_agreement(values: FloatArray) -> tuple[FloatArray, FloatArray]:
