@@ -66,6 +66,24 @@ def pair_share(
     return counts_stat(share, resample_plan(codes.reshape(-1), len(patterns), spec), spec)
 
 
+def _value_counts(
+    labeled: Sequence[Mapping[str, str]], value: Mapping[str, Any] | None
+) -> tuple[npt.NDArray[np.float64], list[Any]]:
+    """Items x values: how many annotators gave each value (the label, or its number with
+    ``value``) to each item, over the values seen in sorted order, as alpha would read
+    them from an annotators x items table. One pass over the labels: a crowd of 20,000
+    annotators costs its labels, not 20,000 x items cells."""
+    keyed = [[lab if value is None else value[lab] for lab in by.values()] for by in labeled]
+    seen = sorted({v for values in keyed for v in values})
+    index = {v: j for j, v in enumerate(seen)}
+    rows = np.repeat(np.arange(len(keyed)), [len(values) for values in keyed])
+    cols = np.fromiter((index[v] for values in keyed for v in values), dtype=np.int64,
+                       count=rows.size)
+    counts = np.zeros((len(keyed), len(seen)))
+    np.add.at(counts, (rows, cols), 1.0)
+    return counts, seen
+
+
 def human_ceiling(
     references: Mapping[ItemKey, Mapping[str, str]],
     scale: Scale,
@@ -89,14 +107,12 @@ def human_ceiling(
     value = {
         lab: v for lab, v in zip(scale.labels, numeric_values(scale, scale.labels), strict=True)
     }
-    data: list[list[Any]] = [
-        [value[by[a]] if a in by else None for by in labeled]
-        if ordinal
-        else [by.get(a) for by in labeled]
-        for a in annotators
-    ]
+    counts, seen = _value_counts(labeled, value if ordinal else None)
     out: dict[str, Stat] = {
-        "krippendorff_alpha": to_stat(stats.krippendorff_alpha(data, level=level), unit_spec)
+        "krippendorff_alpha": to_stat(
+            stats.krippendorff_alpha(value_counts=counts, level=level, value_domain=seen),
+            unit_spec,
+        )
     }
     sizes = {len(by) for by in labeled}
     ratings = [list(by.values()) for by in labeled]
