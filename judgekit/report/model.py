@@ -3,15 +3,19 @@
 Every renderer (text, Markdown, HTML, JSON) reads the same :class:`Report`, so a
 figure cannot differ between formats. Every number travels as a :class:`Stat`
 carrying its n and interval, because a figure without them invites a decision
-the data cannot support.
+the data cannot support (:mod:`judgekit.report.stat`; ``Stat``, ``ClusteredP`` and
+``undefined`` are importable from here too).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
+
+from judgekit.report.stat import ClusteredP as ClusteredP  # re-exported: the model's names
+from judgekit.report.stat import Stat as Stat
+from judgekit.report.stat import undefined as undefined
 
 if TYPE_CHECKING:
     from judgekit.report.alignment import Alignment
@@ -22,98 +26,6 @@ Decision = Literal["PASS", "FAIL", "INSUFFICIENT DATA"]
 
 #: Exit code of ``judgekit report`` per decision, so the report can gate a pipeline.
 EXIT_CODES: dict[str, int] = {"PASS": 0, "FAIL": 1, "INSUFFICIENT DATA": 3}
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value + 0.0 if math.isfinite(value) else None  # + 0.0 turns -0.0 into 0.0
-
-
-@dataclass(frozen=True)
-class ClusteredP:
-    """A p-value that counts clusters (prompts) rather than items, and what a cluster is.
-
-    Items of one prompt are not independent evidence; a test that treats them as
-    independent is too often significant (benchmarks/correlation_pvalues.py). NaN when
-    the clustered test is undefined (fewer than two clusters, a sample in perfect order).
-    """
-
-    pvalue: float
-    by: str  # what a cluster is: "prompt", "cluster", ...
-    n_clusters: int
-
-    def label(self) -> str:
-        """``clustered by prompt, 12 clusters``: how every format names the p-value."""
-        return f"clustered by {self.by}, {self.n_clusters} clusters"
-
-
-@dataclass(frozen=True)
-class Stat:
-    """One figure with its n and confidence interval (NaN bounds when undefined).
-
-    ``method`` says how the interval was made ("bootstrap", "cluster bootstrap",
-    "wilson", ...); ``reason`` says why a value is NaN; ``note`` says why a defined
-    value's interval is not the one the method would normally give (a fallback).
-    ``pvalue`` is the p-value of the test that goes with the figure, when there is
-    one (stored probe statistics); None otherwise. ``cluster_p`` is the same test
-    counting clusters, present when items share a cluster (rank correlations with
-    length); every format then shows it instead of ``pvalue`` (:attr:`shown_pvalue`).
-    """
-
-    statistic: float
-    ci_low: float = math.nan
-    ci_high: float = math.nan
-    n: int = 0
-    method: str = ""
-    reason: str | None = None
-    note: str | None = None
-    pvalue: float | None = None
-    cluster_p: ClusteredP | None = None
-
-    @property
-    def shown_pvalue(self) -> float | None:
-        """The p-value the report shows and adjusts: by cluster when there is one."""
-        return self.pvalue if self.cluster_p is None else self.cluster_p.pvalue
-
-    @property
-    def defined(self) -> bool:
-        return math.isfinite(self.statistic)
-
-    @property
-    def half_width(self) -> float:
-        return (self.ci_high - self.ci_low) / 2.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stable JSON shape: NaN becomes null, a reason is added when undefined.
-
-        ``pvalue`` is added when the figure has one (null when its test is undefined), and
-        ``cluster_pvalue`` (null when undefined), ``cluster_by`` and ``n_clusters`` when it
-        has a p-value by cluster.
-        """
-        out: dict[str, Any] = {
-            "statistic": _finite_or_none(self.statistic),
-            "ci_low": _finite_or_none(self.ci_low),
-            "ci_high": _finite_or_none(self.ci_high),
-            "n": int(self.n),
-        }
-        if self.reason:
-            out["reason"] = self.reason
-        if self.note:
-            out["note"] = self.note
-        if self.pvalue is not None:
-            out["pvalue"] = _finite_or_none(self.pvalue)
-        if self.cluster_p is not None:
-            out["cluster_pvalue"] = _finite_or_none(self.cluster_p.pvalue)
-            out["cluster_by"] = self.cluster_p.by
-            out["n_clusters"] = self.cluster_p.n_clusters
-        return out
-
-
-def undefined(reason: str, n: int = 0) -> Stat:
-    """A NaN statistic that says why it is undefined."""
-    return Stat(math.nan, math.nan, math.nan, n, "", reason)
 
 
 @dataclass(frozen=True)
