@@ -32,10 +32,13 @@ class ClusteredP:
     pvalue: float
     by: str  # what a cluster is: "prompt", "cluster", ...
     n_clusters: int
+    reason: str | None = None  # why ``pvalue`` is NaN
 
     def label(self) -> str:
-        """``clustered by prompt, 12 clusters``: how every format names the p-value."""
-        return f"clustered by {self.by}, {self.n_clusters} clusters"
+        """``clustered by prompt, 12 clusters`` (and why it is undefined, when it is): how
+        every format names the p-value."""
+        why = f": {self.reason}" if self.reason and not math.isfinite(self.pvalue) else ""
+        return f"clustered by {self.by}, {self.n_clusters} clusters{why}"
 
 
 @dataclass(frozen=True)
@@ -95,6 +98,8 @@ class Stat:
             out["pvalue"] = _finite_or_none(self.pvalue)
         if self.cluster_p is not None:
             out["cluster_pvalue"] = _finite_or_none(self.cluster_p.pvalue)
+            if self.cluster_p.reason and not math.isfinite(self.cluster_p.pvalue):
+                out["cluster_pvalue_reason"] = self.cluster_p.reason
             out["cluster_by"] = self.cluster_p.by
             out["n_clusters"] = self.cluster_p.n_clusters
         return out

@@ -59,6 +59,10 @@ def _stat_from_dict(value: Mapping[str, Any]) -> Stat:
 _PLAIN = re.compile(r"[a-z][a-z0-9_. ]{0,39}")
 
 
+#: What a stored reason for an undefined p-value by cluster may hold (shown as written).
+_PROSE = re.compile(r"[A-Za-z0-9 ,.;:()'-]{1,200}")
+
+
 def _clustered_p(value: Mapping[str, Any], pvalue: float) -> ClusteredP | None:
     """A stored figure's p-value by cluster (``cluster_pvalue``, ``cluster_by``, ``n_clusters``),
     when it has one; ``cluster_by`` is shown as a word, so only a plain name is taken."""
@@ -66,7 +70,9 @@ def _clustered_p(value: Mapping[str, Any], pvalue: float) -> ClusteredP | None:
     if "cluster_pvalue" not in value or not isinstance(by, str) or not _PLAIN.fullmatch(by) \
             or not isinstance(count, int) or isinstance(count, bool) or count < 0:
         return None
-    return ClusteredP(pvalue, by, count)
+    reason = value.get("cluster_pvalue_reason")
+    shown = reason if isinstance(reason, str) and _PROSE.fullmatch(reason) else None
+    return ClusteredP(pvalue, by, count, shown)
 
 
 def _is_stat(value: Any) -> bool:

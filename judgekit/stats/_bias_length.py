@@ -89,10 +89,13 @@ class ClusteredCorrelation:
     def stat_dict(self, result: Any, confidence_level: float,
                   pvalue: float) -> dict[str, Any]:
         """``result``'s statistic object with its clustered interval, plus ``cluster_pvalue``
-        (null when undefined), ``cluster_by`` and ``n_clusters``; ``pvalue`` stays the one
-        that treats items as independent."""
+        (null when undefined, with ``cluster_pvalue_reason``), ``cluster_by`` and
+        ``n_clusters``; ``pvalue`` stays the one that treats items as independent."""
         out = result.to_dict(confidence_level, clusters=self.clusters)
         out["cluster_pvalue"] = pvalue if np.isfinite(pvalue) else None
+        if not np.isfinite(pvalue):
+            out["cluster_pvalue_reason"] = result.cluster_pvalue_reason(self.clusters) or \
+                "undefined on these clusters"
         out["cluster_by"] = self.cluster_by
         out["n_clusters"] = self.n_clusters
         return out

@@ -19,7 +19,7 @@ import jsonschema
 import numpy as np
 import pytest
 from scipy import stats as sps
-from test_report_support import ORDINAL, Row, create_run, open_fresh, populate, rubric
+from test_report_support import BINARY, ORDINAL, Row, create_run, open_fresh, populate, rubric
 
 from judgekit.report import ReportOptions, build_report, render
 from judgekit.report._format import pvalue_text
@@ -134,3 +134,29 @@ def test_a_stored_cluster_by_that_is_not_a_plain_name_is_not_shown(tmp_path: Pat
                                "cluster_by": "<script>", "n_clusters": 3}})
     report = build_report(store, rub, ReportOptions(n_resamples=100))
     assert "<script>" not in render(report, "html") and "p=0.010" in render(report, "text")
+
+
+def test_an_undefined_clustered_p_says_why(tmp_path: Path) -> None:
+    """Pass/fail against length: the jackknife by prompt does not apply to a two-valued
+    score, so the p-value by prompt is n/a with the reason, never the one over items."""
+    store = open_fresh(tmp_path)
+    rub = rubric(BINARY)
+    rows = [Row(f"r{i}", "pass", {"ann1": "pass" if (i // 5 + i) % 3 else "fail"},
+                response="w" * (30 + 17 * i), prompt=f"prompt {i // 5}") for i in range(60)]
+    populate(store, rub, rows)
+    create_run(store, rub, "probe-len", kind="probe:length")
+    stored = {"statistic": 0.5, "ci_low": 0.3, "ci_high": 0.7, "n": 60, "pvalue": 0.0001}
+    store.save_probe_result("probe-len", "length", rub.sha256, {
+        "probe": "length", "n_items": 60, "length_correlation": stored,
+        "human_length_correlation": stored})
+    report = build_report(store, rub, ReportOptions(n_resamples=100))
+    data = json.loads(render(report, "json"))
+    jsonschema.validate(data, SCHEMA)
+    probe = next(p for p in data["bias"]["probes"] if p["probe"] == "length")
+    human = probe["statistics"]["human_length_correlation"]
+    assert human["cluster_pvalue"] is None and human["pvalue"] is not None
+    assert human["cluster_pvalue_reason"].startswith("one side takes (nearly) two values")
+    text = " ".join(render(report, "text").split())
+    assert "p=n/a (clustered by prompt, 12 clusters: one side takes (nearly) two values" in text
+    family = {key for key, _, _ in adjusted_tests(report.bias, 0.05)}
+    assert "human_length_correlation" not in family
