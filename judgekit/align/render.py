@@ -1,4 +1,5 @@
-"""Text for ``judgekit align``, ``align status`` and the report's Alignment section."""
+"""Text for ``judgekit align`` and ``align status`` (the report's Alignment section is
+:mod:`judgekit.report.alignment`)."""
 
 from __future__ import annotations
 
@@ -7,11 +8,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from judgekit.align.run import AlignResult
+from judgekit.report.alignment import DEV_CAVEAT
 from judgekit.report.model import Stat
 from judgekit.store.splits import PARTS, SplitRecord, SplitUse
-
-DEV_CAVEAT = ("selected on dev: the best of several noisy estimates is biased upward; quote "
-              "the test figure, not these")
 
 
 def _stat(stat: Stat) -> str:

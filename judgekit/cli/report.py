@@ -424,7 +424,6 @@ def _one_report(
 ) -> tuple[Report, str]:
     """The report on one rubric (a criterion's, for a multi-criteria file) and, given a
     format, its rendering."""
-    from judgekit.align.report_section import add_alignment, alignment_summary
     from judgekit.report import build_report, render
     from judgekit.report._wrap import terminal_width
     from judgekit.report.render_text import render_text
@@ -438,5 +437,4 @@ def _one_report(
         # the text report fits the terminal it is shown in (80 columns in a file or pipe)
         text = (render_text(report, terminal_width() if out is None else 80)
                 if fmt == "text" else render(report, fmt))
-        text = add_alignment(text, fmt, alignment_summary(store, rub, options.dataset))
     return report, text

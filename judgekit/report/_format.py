@@ -137,13 +137,23 @@ def stat_text(stat: Stat, digits: int = 3) -> str:
 
 
 def p_suffix(stat: Stat) -> str:
-    """`` p=0.012`` for a figure that carries a p-value, else empty."""
-    return "" if stat.pvalue is None else f" p={pvalue_text(stat.pvalue)}"
+    """`` p=0.012`` for a figure that carries a p-value, else empty; a p-value by cluster
+    says so (`` p=0.210 (clustered by prompt, 12 clusters)``)."""
+    cell = p_cell(stat)
+    return "" if not cell else f" p={cell}"
+
+
+def p_cell(stat: Stat) -> str:
+    """The p-value as a table cell shows it (empty when there is none): by cluster when
+    items share one, named so, else the one that treats items as independent."""
+    if stat.cluster_p is not None:
+        return f"{pvalue_text(stat.cluster_p.pvalue)} ({stat.cluster_p.label()})"
+    return "" if stat.pvalue is None else pvalue_text(stat.pvalue)
 
 
 def has_pvalues(stats: Mapping[str, Stat]) -> bool:
     """Whether any figure of a table carries a p-value (the table then gets a p column)."""
-    return any(stat.pvalue is not None for stat in stats.values())
+    return any(stat.shown_pvalue is not None for stat in stats.values())
 
 
 def pct(count: int, total: int) -> str:

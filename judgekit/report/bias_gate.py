@@ -40,11 +40,11 @@ def adjusted_tests(bias: Bias, q: float) -> list[tuple[str, Stat, float]]:
     One family for all of them, so a warning from any probe has survived the
     adjustment across every test the report shows.
     """
-    tests = [
-        (key, s, float(s.pvalue))
+    tests = [  # a p-value by cluster where items share one (Stat.shown_pvalue)
+        (key, s, float(p))
         for entry in bias.probes
         for key, s in entry.stats.items()
-        if s.pvalue is not None and math.isfinite(s.pvalue)
+        if (p := s.shown_pvalue) is not None and math.isfinite(p)
     ]
     if not tests:
         return []

@@ -103,7 +103,14 @@ def _current_human_length(
         ids = ids[:n_items]
     items = store.items_by_ids(dataset, [i for i in ids if i in scores])
     lengths = {i: item_length(items[i]) for i in ids if i in items}
-    fresh = human_length_correlation(scores, lengths, max_points=max_points)
+    # items of one prompt (or one `cluster`) are not independent evidence: the p-value
+    # (and interval) count prompts when labelled items share one, as the slope's do
+    by_cluster = any(item.cluster is not None for item in items.values())
+    groups = {i: item.cluster if item.cluster is not None else item.input
+              for i, item in items.items() if item.cluster is not None or item.input}
+    fresh = human_length_correlation(scores, lengths, max_points=max_points, groups=groups,
+                                     cluster_by="cluster or prompt" if by_cluster
+                                     else "prompt")
     stat = dict(fresh["human_length_correlation"])
     stat["note"] = "from the current human labels, computed for this report"
     result["human_length_correlation"] = stat

@@ -22,7 +22,9 @@ from judgekit.report import bias_gate, probe_gates, probe_text_gate, sections
 from judgekit.report._format import label_of
 from judgekit.report.agreement import PRIMARY_BY_KIND
 from judgekit.report.agreement_section import References, agreement_section, pairing_notes
+from judgekit.report.alignment import alignment_section
 from judgekit.report.bias_probes import imported_orders_hint, probe_results
+from judgekit.report.ceiling import human_ceiling
 from judgekit.report.ceiling_pairs import like_for_like_sentence, pairwise_kappas
 from judgekit.report.estimate_section import estimate_section
 from judgekit.report.interval_warnings import alpha_notes, interval_notes
@@ -46,7 +48,8 @@ from judgekit.report.planning import planned_total
 from judgekit.report.reference import human_reference, label_counts, reference_notes
 from judgekit.report.scale_probes import check_required, with_paired_probes
 from judgekit.report.stat_intervals import IntervalSpec
-from judgekit.report.verdict import decide
+from judgekit.report.stored_probes import bias_section
+from judgekit.report.verdict import VerdictInputs, decide
 from judgekit.report.weighting import verdict_statistic, weighted_section
 from judgekit.store import Store
 from judgekit.store.exports import snapshot
@@ -54,6 +57,9 @@ from judgekit.types import Rubric, Scale
 
 #: At most this many points go into the score-vs-length plot (evenly subsampled).
 MAX_SCATTER_POINTS = 2000
+#: At most this many names of annotators the alternative annotator test skipped, per
+#: reason (with their count): a crowd of 20,000 would otherwise fill the report with names.
+SKIPPED_SHOWN = 20
 
 
 def build_report(store: Store, rubric: Rubric, options: ReportOptions | None = None) -> Report:
@@ -178,7 +184,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     if cluster_by is not None:
         keys = sorted(grouped)
         cluster_map = dict(zip(keys, cluster_ids(keys, items, cluster_by), strict=True))
-    ceiling = sections.human_ceiling(grouped, scale, spec, cluster_map)
+    ceiling = human_ceiling(grouped, scale, spec, cluster_map)
     if ceiling is not None:
         notes.extend(alpha_notes(ceiling.stats, "the annotators"))
     if ceiling is not None and pairing.keys:
@@ -189,7 +195,8 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
                 ceiling,
                 stats={**ceiling.stats, GAP_KEY: parity.gap},
                 parity=parity.sentence,
-                alt_test=None if parity.alt_test is None else parity.alt_test.to_dict(),
+                alt_test=None if parity.alt_test is None
+                else parity.alt_test.to_dict(skipped_limit=SKIPPED_SHOWN),
             )
     if ceiling is not None:
         ceiling = like_for_like(ceiling, grouped, pairing, scale, spec, cluster_map, primary,
@@ -197,7 +204,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     phase("failures, bias and scores")
     sensitivity = sections.failure_sensitivity(pairing, scale, spec_for, primary)
     datasets = (selection.dataset,) if selection.dataset else summary.datasets
-    bias = sections.bias_section(
+    bias = bias_section(
         probe_results(store, rubric, selection, datasets, MAX_SCATTER_POINTS,
                       lambda: store.latest_labels(rubric.sha256, dataset=opts.dataset))
     )
@@ -226,7 +233,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
     verdict_stat, estimate, use_weights = verdict_statistic(
         primary, primary_stat, weighted, uniform_queue
     )
-    verdict = decide(
+    verdict = decide(VerdictInputs(
         primary,
         verdict_stat,
         threshold=opts.min_agreement,
@@ -239,7 +246,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         estimate=estimate,
         weighted=use_weights,
         available=sum(store.count_items(d) for d in datasets) - verdict_stat.n,
-    )
+    ))
     verdict = bias_gate.gate(verdict, bias, opts.max_position_conflict, opts.fdr_q)
     verdict = probe_text_gate.gate(
         verdict, bias, opts.max_injection_flip, opts.max_identical_decisive
@@ -271,6 +278,7 @@ def _build(store: Store, rubric: Rubric, opts: ReportOptions) -> Report:
         n_resamples=opts.n_resamples,
         estimate=estimates,
         levels=levels,
+        alignment=alignment_section(store, rubric, opts.dataset),
     )
 
 

@@ -3,17 +3,22 @@
 Every renderer (text, Markdown, HTML, JSON) reads the same :class:`Report`, so a
 figure cannot differ between formats. Every number travels as a :class:`Stat`
 carrying its n and interval, because a figure without them invites a decision
-the data cannot support.
+the data cannot support (:mod:`judgekit.report.stat`; ``Stat``, ``ClusteredP`` and
+``undefined`` are importable from here too).
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
+from judgekit.report.stat import ClusteredP as ClusteredP  # re-exported: the model's names
+from judgekit.report.stat import Stat as Stat
+from judgekit.report.stat import undefined as undefined
+
 if TYPE_CHECKING:
+    from judgekit.report.alignment import Alignment
     from judgekit.report.estimate_section import EstimateSection
     from judgekit.report.levels import Levels
 
@@ -21,66 +26,6 @@ Decision = Literal["PASS", "FAIL", "INSUFFICIENT DATA"]
 
 #: Exit code of ``judgekit report`` per decision, so the report can gate a pipeline.
 EXIT_CODES: dict[str, int] = {"PASS": 0, "FAIL": 1, "INSUFFICIENT DATA": 3}
-
-
-def _finite_or_none(value: float | None) -> float | None:
-    if value is None:
-        return None
-    value = float(value)
-    return value + 0.0 if math.isfinite(value) else None  # + 0.0 turns -0.0 into 0.0
-
-
-@dataclass(frozen=True)
-class Stat:
-    """One figure with its n and confidence interval (NaN bounds when undefined).
-
-    ``method`` says how the interval was made ("bootstrap", "cluster bootstrap",
-    "wilson", ...); ``reason`` says why a value is NaN; ``note`` says why a defined
-    value's interval is not the one the method would normally give (a fallback).
-    ``pvalue`` is the p-value of the test that goes with the figure, when there is
-    one (stored probe statistics); None otherwise.
-    """
-
-    statistic: float
-    ci_low: float = math.nan
-    ci_high: float = math.nan
-    n: int = 0
-    method: str = ""
-    reason: str | None = None
-    note: str | None = None
-    pvalue: float | None = None
-
-    @property
-    def defined(self) -> bool:
-        return math.isfinite(self.statistic)
-
-    @property
-    def half_width(self) -> float:
-        return (self.ci_high - self.ci_low) / 2.0
-
-    def to_dict(self) -> dict[str, Any]:
-        """The stable JSON shape: NaN becomes null, a reason is added when undefined.
-
-        ``pvalue`` is added when the figure has one (null when its test is undefined).
-        """
-        out: dict[str, Any] = {
-            "statistic": _finite_or_none(self.statistic),
-            "ci_low": _finite_or_none(self.ci_low),
-            "ci_high": _finite_or_none(self.ci_high),
-            "n": int(self.n),
-        }
-        if self.reason:
-            out["reason"] = self.reason
-        if self.note:
-            out["note"] = self.note
-        if self.pvalue is not None:
-            out["pvalue"] = _finite_or_none(self.pvalue)
-        return out
-
-
-def undefined(reason: str, n: int = 0) -> Stat:
-    """A NaN statistic that says why it is undefined."""
-    return Stat(math.nan, math.nan, math.nan, n, "", reason)
 
 
 @dataclass(frozen=True)
@@ -362,6 +307,8 @@ class Report:
     estimate: EstimateSection | None = None
     #: agreement per item, per group and per system (judgekit.report.levels)
     levels: Levels | None = None
+    #: ``judgekit align`` on this rubric or its parent (judgekit.report.alignment)
+    alignment: Alignment | None = None
 
     def to_frame(self, backend: str = "pandas") -> Any:
         """Every figure as a DataFrame row (section, name, statistic, ci_low, ci_high, n...)."""

@@ -7,7 +7,9 @@ is the same body inside one ``<div>`` with every rule scoped to that div's class
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from judgekit.report.model import Stat
@@ -49,12 +51,15 @@ def report_html_fragment(report: Report) -> str:
 def _row(section: str, name: str, stat: Stat, **extra: Any) -> dict[str, Any]:
     return {"section": section, "name": name, "statistic": stat.statistic,
             "ci_low": stat.ci_low, "ci_high": stat.ci_high, "n": stat.n, "method": stat.method,
-            "pvalue": stat.pvalue, "reason": stat.reason, **extra}
+            "pvalue": stat.pvalue,
+            "cluster_pvalue": None if stat.cluster_p is None else stat.cluster_p.pvalue,
+            "reason": stat.reason, **extra}
 
 
 def report_records(report: Report) -> list[dict[str, Any]]:
     """One row per figure: agreement statistics, the human ceiling, the agreement levels
-    (sections ``level:item``, ``level:per group``, ``level:system``), slices, bias probes."""
+    (sections ``level:item``, ``level:per group``, ``level:system``), slices, bias probes,
+    and the latest held-out and dev figures of ``judgekit align`` (section ``alignment``)."""
     rows: list[dict[str, Any]] = []
     if report.agreement is not None:
         for key, stat in report.agreement.stats.items():
@@ -75,7 +80,23 @@ def report_records(report: Report) -> list[dict[str, Any]]:
     for entry in report.bias.probes:
         for key, stat in entry.stats.items():
             rows.append(_row(f"probe:{entry.probe}", key, stat, run_id=entry.run_id))
+    if report.alignment is not None:
+        for name, figure in report.alignment.figures():
+            rows.append(_row("alignment", name, _stat_of(figure)))
     return rows
+
+
+def _stat_of(figure: Mapping[str, Any]) -> Stat:
+    """A stored statistic object (``{"statistic", "ci_low", "ci_high", "n"}``) as a Stat."""
+    def number(key: str) -> float:
+        value = figure.get(key)
+        return (float(value) if isinstance(value, int | float) and not isinstance(value, bool)
+                else math.nan)
+
+    n = figure.get("n")
+    return Stat(number("statistic"), number("ci_low"), number("ci_high"),
+                n if isinstance(n, int) and not isinstance(n, bool) else 0,
+                reason=figure.get("reason") if isinstance(figure.get("reason"), str) else None)
 
 
 def report_frame(report: Report, backend: str = "pandas") -> Any:

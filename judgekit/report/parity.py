@@ -21,7 +21,8 @@ from judgekit.report.agreement import numeric_values
 from judgekit.report.model import Stat
 from judgekit.report.pairing import ItemKey
 from judgekit.report.stat_intervals import IntervalSpec
-from judgekit.stats.parity import AltTestResult, agreement_gap, agreement_gap_pvalue, alt_test
+from judgekit.stats.parity import AltTestResult, agreement_gap_of, alt_test_of, crowd_labels
+from judgekit.stats.parity_crowd import CrowdLabels, gap_pvalue
 from judgekit.types import Scale
 
 #: The alt-test's cost-benefit margin: the authors' value for expert annotators.
@@ -61,22 +62,19 @@ def parity_section(
     multi = [i for i, key in enumerate(keys) if len(annotators.get(key, {})) >= 2]
     if not multi:
         return None
-    names = sorted({a for i in multi for a in annotators[keys[i]]})
-    sub_keys = [keys[i] for i in multi]
+    per_item = [annotators[keys[i]] for i in multi]
     judge_labels: list[Any] = [judge[i] for i in multi]
-    per_annotator = {a: [annotators[k].get(a) for k in sub_keys] for a in names}
     clusters = None if spec.clusters is None else spec.clusters[np.asarray(multi)]
+    numbers = None
     if scale.kind == "ordinal":
         labels = list(scale.labels)
         value = dict(zip(labels, numeric_values(scale, labels).tolist(), strict=True))
-        numeric: tuple[list[Any], dict[str, list[Any]]] | None = (
+        numbers = CrowdLabels.from_items(
             [value[j] for j in judge_labels],
-            {a: [None if v is None else value[v] for v in vs] for a, vs in per_annotator.items()},
-        )
-    else:
-        numeric = None
-    return judge_parity(judge_labels, per_annotator, spec, clusters=clusters, numeric=numeric,
-                        epsilon=epsilon)
+            [{a: value[v] for a, v in by.items()} for by in per_item], "neg_rmse")
+    # labels as rows: a crowd of 20,000 annotators costs its labels, not 20,000 x items
+    return parity_of(CrowdLabels.from_items(judge_labels, per_item), numbers, spec,
+                     clusters=clusters, epsilon=epsilon)
 
 
 def judge_parity(
@@ -94,9 +92,24 @@ def judge_parity(
     or, when ``numeric`` gives the same labels as numbers (an ordinal scale), by
     minus the RMSE. The alt-test runs with 3 or more annotators.
     """
-    res = agreement_gap(
-        judge,
-        annotators,
+    numbers = None if numeric is None else crowd_labels(numeric[0], numeric[1], "neg_rmse")
+    return parity_of(crowd_labels(judge, annotators), numbers, spec, clusters=clusters,
+                     epsilon=epsilon)
+
+
+def parity_of(
+    crowd: CrowdLabels,
+    numbers: CrowdLabels | None,
+    spec: IntervalSpec,
+    *,
+    clusters: npt.NDArray[Any] | None = None,
+    epsilon: float = ALT_TEST_EPSILON,
+) -> Parity:
+    """:func:`judge_parity` on labels as rows: ``crowd`` the labels (codes), ``numbers``
+    the same labels as numbers for an ordinal scale (the alt-test then scores by minus
+    the RMSE), ``clusters`` one id per item of ``crowd``."""
+    res = agreement_gap_of(
+        crowd,
         clusters=clusters,
         n_resamples=spec.n_resamples,
         confidence_level=spec.confidence_level,
@@ -104,8 +117,7 @@ def judge_parity(
     )
     interval = res.confidence_interval(spec.confidence_level)
     reason = getattr(interval, "reason", None)
-    pvalue = agreement_gap_pvalue(judge, annotators, n_draws=1000,
-                                  random_state=spec.random_state)
+    pvalue = gap_pvalue(crowd, 1000, spec.random_state)
     gap = Stat(
         res.statistic,
         res.ci_low,
@@ -117,17 +129,10 @@ def judge_parity(
         pvalue,
     )
     test = None
-    if len(annotators) >= ALT_TEST_MIN_ANNOTATORS:
-        if numeric is None:
-            test = alt_test(judge, annotators, epsilon=epsilon, min_items=ALT_TEST_MIN_ITEMS)
-        else:
-            test = alt_test(
-                numeric[0],
-                numeric[1],
-                scoring="neg_rmse",
-                epsilon=epsilon,
-                min_items=ALT_TEST_MIN_ITEMS,
-            )
+    if len(crowd.names) >= ALT_TEST_MIN_ANNOTATORS:
+        test = alt_test_of(crowd if numbers is None else numbers,
+                           scoring="accuracy" if numbers is None else "neg_rmse",
+                           epsilon=epsilon, min_items=ALT_TEST_MIN_ITEMS)
     return Parity(gap, test, _sentence(gap, res.statistic_a, res.statistic_b, test,
                                        1 - spec.confidence_level))
 
@@ -189,4 +194,4 @@ def _sentence(gap: Stat, judge_human: float, human_human: float, test: AltTestRe
     )
 
 
-__all__ = ["ALT_TEST_EPSILON", "GAP_KEY", "Parity", "judge_parity", "parity_section"]
+__all__ = ["ALT_TEST_EPSILON", "GAP_KEY", "Parity", "judge_parity", "parity_of", "parity_section"]

@@ -23,6 +23,7 @@ from judgekit.report._format import (
     label_of,
     no_rates_text,
     num,
+    p_cell,
     pct,
     probe_extras,
     probe_note,
@@ -84,13 +85,10 @@ def _named_table(rows: list[tuple[str, Stat]]) -> str:
     for name, stat in rows:
         value = num(stat.statistic) if stat.defined else f"n/a ({_e(stat.reason or '')})"
         note = f' <span class="muted">({_e(stat.note)})</span>' if stat.note else ""
-        p_cell = ""
-        if with_p:
-            p_text = "" if stat.pvalue is None else _e(pvalue_text(stat.pvalue))
-            p_cell = f'<td class="num">{p_text}</td>'
+        p_td = f'<td class="num">{_e(p_cell(stat))}</td>' if with_p else ""
         html.append(
             f'<tr><td>{name}</td><td class="num">{value}</td>'
-            f'<td>{interval(stat)}{note}</td><td class="num">{stat.n}</td>{p_cell}</tr>'
+            f'<td>{interval(stat)}{note}</td><td class="num">{stat.n}</td>{p_td}</tr>'
         )
     html.append("</table>")
     return "".join(html)
@@ -280,6 +278,9 @@ def render_html(report: Report) -> str:
         parts.append('<p class="muted">No probe results stored.</p>')
     parts.extend(f'<p class="muted">{_e(line)}</p>' for line in absent_lines(report.bias))
 
+    if report.alignment is not None:
+        parts.append('<section id="alignment"><h2>Alignment</h2><pre>'
+                     + _e("\n".join(report.alignment.lines())) + "</pre></section>")
     parts.append("</body></html>\n")
     return "\n".join(parts)
 

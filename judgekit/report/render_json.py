@@ -121,6 +121,7 @@ def report_to_dict(report: Report) -> dict[str, Any]:
             "note": weighted.note,
         }
     )
+    out["alignment"] = None if report.alignment is None else _jsonable(report.alignment.to_dict())
     out["estimate"] = None if report.estimate is None else report.estimate.to_dict()
     out["levels"] = None if report.levels is None else report.levels.to_dict()
     sens = report.failure_sensitivity

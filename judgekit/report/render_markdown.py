@@ -22,6 +22,7 @@ from judgekit.report._format import (
     label_of,
     no_rates_text,
     num,
+    p_cell,
     pct,
     probe_extras,
     probe_note,
@@ -68,7 +69,7 @@ def _named_table(rows: list[tuple[str, Stat]]) -> list[str]:
         note = f" ({_cell(stat.note)})" if stat.note else ""
         line = f"| {name} | {value} | {interval(stat)}{note} | {stat.n} |"
         if with_p:
-            line += f" {'' if stat.pvalue is None else pvalue_text(stat.pvalue)} |"
+            line += f" {p_cell(stat)} |"
         lines.append(line)
     return lines
 
@@ -227,6 +228,10 @@ def render_markdown(report: Report) -> str:
         out += ["", "Bias gates (failed first):", ""]
         out += [f"- {'**FAIL**' if outcome == 'FAIL' else outcome}: {_cell(line)}"
                 for outcome, line in gate_check_lines(verdict)]
+    if report.alignment is not None:
+        out += ["", "## Alignment", ""]
+        out += [f"  - {_cell(line.strip())}" if line.startswith("  ") else f"- {_cell(line)}"
+                for line in report.alignment.lines()]
     return "\n".join(out) + "\n"
 
 

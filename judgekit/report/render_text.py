@@ -202,6 +202,8 @@ def render_text(report: Report, width: int = DEFAULT_WIDTH) -> str:
                 out.append(f"    Note: {note}")
     out.extend(f"  {line}" for line in absent_lines(bias))
     out += ["", *verdict_lines(report)]
+    if report.alignment is not None:
+        out += ["", "Alignment", *(f"  {line}" for line in report.alignment.lines())]
     return wrap_text(terminal_safe("\n".join(out)), width) + "\n"
 
 

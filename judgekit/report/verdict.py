@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from judgekit.report import _degenerate
 from judgekit.report._format import label_of, num
@@ -75,36 +75,45 @@ def _failing_slices(slices: Slices | None, slice_threshold: float | None) -> tup
     )
 
 
-def decide(
-    primary: str,
-    stat: Stat,
-    *,
-    threshold: float,
-    target_half_width: float,
-    planner: Callable[[float], int | None],
-    slices: Slices | None = None,
-    slice_threshold: float | None = None,
-    min_items: int = MIN_ITEMS,
-    agreement: Agreement | None = None,
-    confidence_level: float = 0.95,
-    estimate: str | None = None,
-    weighted: bool = False,
-    available: int | None = None,
-) -> VerdictResult:
+@dataclass(frozen=True)
+class VerdictInputs:
+    """What the agreement rule reads: the figure, the thresholds, and what explains it.
+
+    ``stat`` is the figure of statistic ``primary`` the rule reads; ``planner(d)`` gives
+    the total n the sample-size formula asks for at half-width ``d`` (called only when
+    needed). ``agreement`` (the judge-vs-human section, with its confusion matrix) lets
+    the rule recognise a constant judge, constant human labels and perfect agreement.
+    ``estimate`` says which figure ``stat`` is when it is not the plain primary statistic
+    (``weighted``: the population estimate of a non-uniform labeling queue); it is
+    appended to the reason. ``available`` is how many more items could still be labeled
+    (the dataset's items not yet compared); None when unknown.
+    """
+
+    primary: str
+    stat: Stat
+    threshold: float
+    target_half_width: float
+    planner: Callable[[float], int | None]
+    slices: Slices | None = None
+    slice_threshold: float | None = None
+    min_items: int = MIN_ITEMS
+    agreement: Agreement | None = None
+    confidence_level: float = 0.95
+    estimate: str | None = None
+    weighted: bool = False
+    available: int | None = None
+
+
+def decide(inputs: VerdictInputs) -> VerdictResult:
     """The verdict with its reason (:func:`_decide`), never asking for more than there is.
 
-    ``available`` is how many more items could still be labeled (the dataset's items
-    not yet compared); None when unknown. An INSUFFICIENT DATA that would need more
-    labeled items than that says instead that no number of labels on this dataset can
-    decide, and what would: more items, a lower ``--min-agreement`` or a wider
-    ``--half-width`` (``labels_needed`` keeps the count, ``labels_available`` says
-    how many there are).
+    An INSUFFICIENT DATA that would need more labeled items than ``inputs.available``
+    says instead that no number of labels on this dataset can decide, and what would:
+    more items, a lower ``--min-agreement`` or a wider ``--half-width``
+    (``labels_needed`` keeps the count, ``labels_available`` says how many there are).
     """
-    verdict = _decide(primary, stat, threshold=threshold, target_half_width=target_half_width,
-                      planner=planner, slices=slices, slice_threshold=slice_threshold,
-                      min_items=min_items, agreement=agreement,
-                      confidence_level=confidence_level, estimate=estimate, weighted=weighted)
-    needed = verdict.labels_needed
+    verdict = _decide(inputs)
+    needed, available = verdict.labels_needed, inputs.available
     if available is None:
         return verdict
     verdict = replace(verdict, labels_available=max(0, available))
@@ -114,6 +123,7 @@ def decide(
     if reason is None:  # a reason of its own: the report adds what is left to label
         asks = f"; about {needed} more labels would settle it"
         return replace(verdict, reason=verdict.reason.replace(asks, ""))
+    estimate = inputs.estimate
     return replace(verdict, reason=reason if estimate is None else f"{reason} {estimate}")
 
 
@@ -154,30 +164,13 @@ def _beyond_dataset(verdict: VerdictResult, needed: int, available: int) -> str 
     return text
 
 
-def _decide(
-    primary: str,
-    stat: Stat,
-    *,
-    threshold: float,
-    target_half_width: float,
-    planner: Callable[[float], int | None],
-    slices: Slices | None = None,
-    slice_threshold: float | None = None,
-    min_items: int = MIN_ITEMS,
-    agreement: Agreement | None = None,
-    confidence_level: float = 0.95,
-    estimate: str | None = None,
-    weighted: bool = False,
-) -> VerdictResult:
-    """The verdict with a one-sentence reason, by the agreement rule alone.
-
-    ``planner(d)`` gives the total n the sample-size formula asks for at half-width
-    ``d`` (called only when needed). ``agreement`` (the judge-vs-human section, with
-    its confusion matrix) lets the rule recognise a constant judge, constant human
-    labels and perfect agreement. ``estimate`` says which figure ``stat`` is when it
-    is not the plain primary statistic (``weighted``: the population estimate of a
-    non-uniform labeling queue); it is appended to the reason.
-    """
+def _decide(inputs: VerdictInputs) -> VerdictResult:
+    """The verdict with a one-sentence reason, by the agreement rule alone."""
+    primary, stat, threshold = inputs.primary, inputs.stat, inputs.threshold
+    target_half_width, planner = inputs.target_half_width, inputs.planner
+    slice_threshold, agreement = inputs.slice_threshold, inputs.agreement
+    confidence_level, estimate, min_items = (inputs.confidence_level, inputs.estimate,
+                                             inputs.min_items)
     name = label_of(primary)
 
     def make(
@@ -196,7 +189,7 @@ def _decide(
             needed,
             slice_threshold,
             failing,
-            weighted,
+            inputs.weighted,
         )
 
     def insufficient(reason: str, needed: int | None = None) -> VerdictResult:
@@ -209,7 +202,7 @@ def _decide(
             f"Only {stat.n} item(s) have both an ok judgment and a human label; at least "
             f"{min_items} are needed before {name} can be judged against {threshold:g}."
         )
-    failing = _failing_slices(slices, slice_threshold)
+    failing = _failing_slices(inputs.slices, slice_threshold)
     constant = (
         None if agreement is None else _degenerate.constant_judge(agreement, confidence_level)
     )
@@ -226,17 +219,7 @@ def _decide(
     no_interval = not (math.isfinite(stat.ci_low) and math.isfinite(stat.ci_high))
     perfect = agreement is not None and _degenerate.is_perfect(agreement.confusion)
     if no_interval or perfect or stat.ci_high - stat.ci_low <= COLLAPSED_WIDTH:
-        collapsed = _collapsed(
-            name,
-            primary,
-            stat,
-            agreement,
-            constant,
-            threshold,
-            confidence_level,
-            planner,
-            target_half_width,
-        )
+        collapsed = _collapsed(inputs, constant)
         if collapsed is not None:
             decision, reason, needed = collapsed
             if decision != "PASS":
@@ -307,21 +290,16 @@ def _planned(planner: Callable[[float], int | None], half_width: float) -> int |
 
 
 def _collapsed(
-    name: str,
-    primary: str,
-    stat: Stat,
-    agreement: Agreement | None,
-    constant: _degenerate.ConstantJudge | None,
-    threshold: float,
-    confidence_level: float,
-    planner: Callable[[float], int | None],
-    target_half_width: float,
+    inputs: VerdictInputs, constant: _degenerate.ConstantJudge | None
 ) -> tuple[Decision, str, int | None] | None:
-    """Decision and reason for an interval that collapsed to a point.
+    """Decision and reason for an interval that collapsed to a point (``constant``: the
+    judge gave one verdict on every item, too few other-class items to fail it).
 
     None lets the ordinary rules read the point interval (only when the planner says
     the sample is already as large as the target width asks for).
     """
+    stat, agreement, primary = inputs.stat, inputs.agreement, inputs.primary
+    name = label_of(primary)
     value = f"{name} is {num(stat.statistic)} on {stat.n} items"
     if agreement is not None:
         conf = agreement.confusion
@@ -344,8 +322,9 @@ def _collapsed(
                 None,
             )
         if _degenerate.is_perfect(conf):
-            return _perfect(name, primary, stat, agreement, threshold, confidence_level)
-    planned = planner(target_half_width)
+            return _perfect(name, primary, stat, agreement, inputs.threshold,
+                            inputs.confidence_level)
+    planned = inputs.planner(inputs.target_half_width)
     if planned is None or planned > stat.n:
         return (
             "INSUFFICIENT DATA",

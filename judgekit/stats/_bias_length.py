@@ -40,11 +40,17 @@ def subsample_points(x: npt.ArrayLike, y: npt.ArrayLike, limit: int = 2000) -> l
 
 @dataclass(frozen=True)
 class LengthEffectResult:
-    """Rank correlation of score with length; ``statistic`` is Spearman's rho."""
+    """Rank correlation of score with length; ``statistic`` is Spearman's rho.
+
+    With items sharing a prompt (``groups`` given to :func:`length_effect`), ``clustered``
+    holds each correlation's p-value that counts prompts rather than items
+    (``CorrelationResult.cluster_pvalue``), and the intervals resample prompts too.
+    """
 
     spearman: Reportable
     kendall: Reportable
     points: list[list[float]]
+    clustered: ClusteredCorrelation | None = None
 
     @property
     def statistic(self) -> float:
@@ -55,11 +61,44 @@ class LengthEffectResult:
         return int(getattr(self.spearman, "n"))  # noqa: B009
 
     def to_dict(self, confidence_level: float = 0.95) -> dict[str, Any]:
+        if self.clustered is None:
+            return {
+                "length_correlation": self.spearman.to_dict(confidence_level),
+                "length_kendall": self.kendall.to_dict(confidence_level),
+                "points": self.points,
+            }
+        c = self.clustered
         return {
-            "length_correlation": self.spearman.to_dict(confidence_level),
-            "length_kendall": self.kendall.to_dict(confidence_level),
+            "length_correlation": c.stat_dict(self.spearman, confidence_level, c.spearman_p),
+            "length_kendall": c.stat_dict(self.kendall, confidence_level, c.kendall_p),
             "points": self.points,
         }
+
+
+@dataclass(frozen=True)
+class ClusteredCorrelation:
+    """The rank correlations' p-values by cluster: ``cluster_by`` names what a cluster is
+    (``"prompt"``), ``n_clusters`` how many the used items fall into."""
+
+    clusters: npt.NDArray[Any]
+    cluster_by: str
+    n_clusters: int
+    spearman_p: float
+    kendall_p: float
+
+    def stat_dict(self, result: Any, confidence_level: float,
+                  pvalue: float) -> dict[str, Any]:
+        """``result``'s statistic object with its clustered interval, plus ``cluster_pvalue``
+        (null when undefined, with ``cluster_pvalue_reason``), ``cluster_by`` and
+        ``n_clusters``; ``pvalue`` stays the one that treats items as independent."""
+        out = result.to_dict(confidence_level, clusters=self.clusters)
+        out["cluster_pvalue"] = pvalue if np.isfinite(pvalue) else None
+        if not np.isfinite(pvalue):
+            out["cluster_pvalue_reason"] = result.cluster_pvalue_reason(self.clusters) or \
+                "undefined on these clusters"
+        out["cluster_by"] = self.cluster_by
+        out["n_clusters"] = self.n_clusters
+        return out
 
 
 def length_effect(
@@ -67,21 +106,39 @@ def length_effect(
     lengths: Iterable[Any],
     *,
     max_points: int = 2000,
+    groups: Iterable[Any] | None = None,
+    cluster_by: str = "prompt",
 ) -> LengthEffectResult:
     """Spearman's rho and Kendall's tau-b of judge (or human) score against length.
 
     Lengths may be characters or tokens; for pairwise items pass len(A) - len(B)
     against the preference for A (1, 0.5 for a tie, 0). Missing scores are
     dropped. A positive value means longer answers score higher.
+
+    ``groups`` (one id per item, say its prompt) matters when two used items share
+    one: items of one prompt are not independent evidence, so each correlation then
+    also gets the p-value that counts prompts (the delete-one-prompt jackknife, the
+    test its clustered interval inverts) and its interval resamples prompts. Without
+    such sharing nothing changes.
     """
-    rho = spearman(lengths, scores)
-    tau = kendall_tau(lengths, scores)
-    points = subsample_points(
-        as_float_with_missing(lengths, "lengths"),
-        as_float_with_missing(scores, "scores"),
-        max_points,
-    )
-    return LengthEffectResult(rho, tau, points)
+    x = as_float_with_missing(lengths, "lengths")
+    y = as_float_with_missing(scores, "scores")
+    rho = spearman(x, y)
+    tau = kendall_tau(x, y)
+    points = subsample_points(x, y, max_points)
+    clustered = None
+    if groups is not None:
+        ids = np.asarray([str(g) for g in groups], dtype=object)
+        check_same_length(("scores", y), ("groups", ids))
+        used = ids[~(np.isnan(x) | np.isnan(y))]
+        n_clusters = len(set(used.tolist()))
+        if 0 < n_clusters < used.size:
+            clustered = ClusteredCorrelation(
+                ids, cluster_by, n_clusters,
+                float(getattr(rho, "cluster_pvalue")(ids)),  # noqa: B009
+                float(getattr(tau, "cluster_pvalue")(ids)),  # noqa: B009
+            )
+    return LengthEffectResult(rho, tau, points, clustered)
 
 
 @dataclass(frozen=True)

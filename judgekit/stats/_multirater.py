@@ -169,9 +169,36 @@ def _alpha_domain(
     return codes.reshape(data.shape), categories, numeric_domain
 
 
+def _counts_domain(
+    value_counts: npt.ArrayLike, level: str, value_domain: Iterable[Hashable] | None
+) -> tuple[np.ndarray, tuple[Hashable, ...], np.ndarray]:
+    """A units x values count table, checked, with its values and their numbers."""
+    counts = np.array(value_counts, dtype=np.float64)
+    if counts.ndim != 2 or counts.shape[1] == 0:
+        raise ValueError(f"value_counts must be units x values, got shape {counts.shape}")
+    if not np.all(np.isfinite(counts)) or (counts < 0).any() or np.any(counts != np.round(counts)):
+        raise ValueError("value_counts must hold whole numbers >= 0")
+    k = counts.shape[1]
+    categories = tuple(range(k)) if value_domain is None else check_labels(value_domain)
+    if len(categories) != k:
+        raise ValueError(f"value_domain has {len(categories)} values for {k} columns")
+    numeric_domain = np.arange(k, dtype=np.float64)
+    if level in ("interval", "ratio"):
+        if not all(isinstance(v, int | float | np.number) and not isinstance(v, bool)
+                   for v in categories):
+            raise ValueError(f"level={level!r} needs numeric values; got {categories[:5]!r}")
+        numeric_domain = np.asarray(categories, dtype=np.float64)
+        if np.any(np.diff(numeric_domain) <= 0):
+            raise ValueError("value_domain must be in increasing order for interval/ratio data")
+        if level == "ratio" and (numeric_domain < 0).any():
+            raise ValueError("level='ratio' needs non-negative values")
+    return counts, categories, numeric_domain
+
+
 def krippendorff_alpha(
-    data: Sequence[Sequence[Any]] | npt.ArrayLike,
+    data: Sequence[Sequence[Any]] | npt.ArrayLike | None = None,
     *,
+    value_counts: npt.ArrayLike | None = None,
     level: Level = "nominal",
     value_domain: Iterable[Hashable] | None = None,
 ) -> AlphaResult:
@@ -183,12 +210,31 @@ def krippendorff_alpha(
     the pairable units). ``value_domain`` fixes the values and, for ordinal
     labels that are not numbers, their order. The value is computed by the
     ``krippendorff`` package.
+
+    ``value_counts`` (instead of ``data``) is the units x values table of how many
+    raters gave each value to each unit, in ``value_domain``'s order (default: the
+    values 0..K-1): all alpha depends on, since the coincidence matrix is built from
+    it. A crowd of 20,000 raters over 5,000 units is a 5,000 x K table this way,
+    not a 100-million-cell raters x units matrix that is almost all missing.
     """
     check_choice(level, "level", LEVELS)
+    if (data is None) == (value_counts is None):
+        raise ValueError("give data (raters x units) or value_counts (units x values), not both")
+    if value_counts is not None:
+        counts, categories, numeric_domain = _counts_domain(value_counts, level, value_domain)
+        return _alpha_of_counts(counts, categories, numeric_domain, level)
     matrix = _as_matrix(data, "data", "raters")
     codes, categories, numeric_domain = _alpha_domain(matrix, level, value_domain)
     # units x values table (transpose: rows of `data` are raters)
     value_counts = _count_table(codes, len(categories), by="column").astype(np.float64)
+    return _alpha_of_counts(value_counts, categories, numeric_domain, level)
+
+
+def _alpha_of_counts(
+    value_counts: np.ndarray, categories: tuple[Hashable, ...], numeric_domain: np.ndarray,
+    level: Level,
+) -> AlphaResult:
+    """Alpha from the units x values table, by the ``krippendorff`` package."""
     used = value_counts.sum(axis=1) >= 2
     n_units = int(used.sum())
     pairable = value_counts[used]

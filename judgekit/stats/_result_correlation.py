@@ -181,6 +181,26 @@ class CorrelationResult(ResultMixin):
         t = math.atanh(self.statistic) * (1.0 - self.statistic**2) / se
         return float(2.0 * stats.t.sf(abs(t), leave.size - 1))
 
+    def cluster_pvalue_reason(self, clusters: Any) -> str | None:
+        """Why :meth:`cluster_pvalue` is NaN on these clusters (None when it is defined)."""
+        if not math.isfinite(self.statistic):
+            return "the correlation is undefined"
+        if abs(self.statistic) >= 1:
+            return "the sample is in perfect order"
+        codes = used_clusters(clusters, self._used)
+        if int(codes.max()) + 1 < 2:
+            return "fewer than two clusters"
+        if self._two_valued_spearman():
+            return ("one side takes (nearly) two values, where the jackknife by cluster is "
+                    "unreliable; the interval is a cluster bootstrap")
+        distinct, _ = self._patterns()
+        weighted = self._weighted(distinct[:, 0], distinct[:, 1])
+        if not self._jackknife_fits(weighted, distinct.shape[0], codes):
+            return "too many distinct pairs for the jackknife by cluster"
+        if math.isnan(self.cluster_pvalue(clusters)):
+            return "no cluster left out moves the correlation"
+        return None
+
     def default_method(self, clusters: Any = None) -> str:
         """The interval ``method="default"`` gives on these data: ``"jackknife"``, or where
         the jackknife would be too large its fallback ``"ase"`` (tau-b) or ``"bootstrap"``

@@ -331,6 +331,8 @@ def human_length_correlation(
     lengths: Mapping[str, float],
     *,
     max_points: int = 2000,
+    groups: Mapping[str, str] | None = None,
+    cluster_by: str = "prompt",
 ) -> dict[str, Any]:
     """The human side of the length probe: Spearman of human score against length.
 
@@ -339,6 +341,8 @@ def human_length_correlation(
     in both are used, in ``lengths`` order. Returns the ``human_length_correlation``
     estimate and the ``human_points`` scatter as a length probe stores them; with
     fewer than two labelled items the correlation is undefined with a reason.
+    ``groups`` (item id -> its prompt; an item not in it is its own) adds the p-value
+    by prompt when labelled items share one (:func:`length_effect`).
     """
     labelled = [(x, scores[item_id]) for item_id, x in lengths.items() if item_id in scores]
     if len(labelled) < 2:
@@ -348,8 +352,11 @@ def human_length_correlation(
             ).to_dict(),
             "human_points": [],
         }
+    ids = [item_id for item_id in lengths if item_id in scores]
     effect = length_effect(
-        [s for _, s in labelled], [x for x, _ in labelled], max_points=max_points
+        [s for _, s in labelled], [x for x, _ in labelled], max_points=max_points,
+        groups=None if groups is None else [groups.get(i, f"\x00item {i}") for i in ids],
+        cluster_by=cluster_by,
     )
     return {
         "human_length_correlation": effect.to_dict()["length_correlation"],

@@ -32,16 +32,20 @@ import numpy.typing as npt
 
 from judgekit.stats._result_outcomes import PairedBootstrapResult
 from judgekit.stats._tdist import ttest_1samp_pvalue
-from judgekit.stats._validate import FloatArray, RandomState, check_choice, encode, rng_from
+from judgekit.stats._validate import FloatArray, RandomState, check_choice, encode
 from judgekit.stats.intervals import paired_bootstrap
+from judgekit.stats.parity_crowd import CrowdLabels, alt_scores, gap_pvalue, pair_agreement
 from judgekit.stats.significance import benjamini_hochberg
 
 __all__ = [
     "AltTestAnnotator",
     "AltTestResult",
     "agreement_gap",
+    "agreement_gap_of",
     "agreement_gap_pvalue",
     "alt_test",
+    "alt_test_of",
+    "crowd_labels",
 ]
 
 Scoring = Literal["accuracy", "neg_rmse"]
@@ -73,8 +77,29 @@ class AltTestResult:
     annotators: tuple[AltTestAnnotator, ...]
     skipped: tuple[str, ...]  # annotators with fewer than min_items items
     reason: str | None = None
+    #: items each skipped annotator shares with the judge and another annotator
+    skipped_items: tuple[int, ...] = ()
+    min_items: int = 30
 
-    def to_dict(self) -> dict[str, Any]:
+    def skipped_groups(self, limit: int) -> list[dict[str, Any]]:
+        """The skipped annotators grouped by why: ``{reason, count, annotators}`` with at
+        most ``limit`` names per group (in name order)."""
+        counts = self.skipped_items or (0,) * len(self.skipped)
+        groups: dict[str, list[str]] = {}
+        for name, n in zip(self.skipped, counts, strict=True):
+            reason = (
+                "labeled no item that the judge and another annotator also labeled" if n == 0
+                else f"fewer than {self.min_items} items shared with the judge and another "
+                "annotator"
+            )
+            groups.setdefault(reason, []).append(name)
+        return [{"reason": reason, "count": len(names), "annotators": names[:limit]}
+                for reason, names in groups.items()]
+
+    def to_dict(self, skipped_limit: int | None = None) -> dict[str, Any]:
+        """The result as JSON; with ``skipped_limit``, ``skipped`` holds only the first that
+        many names, beside ``n_skipped`` and ``skipped_groups`` (a crowd of 20,000 annotators
+        would otherwise list every name)."""
         def number(x: float) -> float | None:
             return float(x) if np.isfinite(x) else None
 
@@ -97,8 +122,13 @@ class AltTestResult:
                 }
                 for a in self.annotators
             ],
-            "skipped": list(self.skipped),
+            "skipped": list(self.skipped if skipped_limit is None
+                            else self.skipped[:skipped_limit]),
             "reason": self.reason,
+            **({} if skipped_limit is None else {
+                "n_skipped": len(self.skipped),
+                "skipped_groups": self.skipped_groups(skipped_limit),
+            }),
         }
 
 
@@ -134,17 +164,15 @@ def _label_matrix(
     return values[:, 0], values[:, 1:], names
 
 
-def _scores(x: FloatArray, others: FloatArray, scoring: str) -> FloatArray:
-    """Alignment of each item's value ``x`` with the other annotators' values (NaN = missing)."""
-    present = ~np.isnan(others)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        if scoring == "accuracy":
-            hits = np.where(present, others == x[:, None], False)
-            score: FloatArray = hits.sum(axis=1) / present.sum(axis=1)
-        else:
-            sq = np.where(present, (others - x[:, None]) ** 2, 0.0)
-            score = -np.sqrt(sq.sum(axis=1) / present.sum(axis=1))
-    return score
+def crowd_labels(judge: Sequence[Any], annotators: Mapping[str, Sequence[Any]],
+                 scoring: str = "accuracy") -> CrowdLabels:
+    """Per-annotator labels aligned by item (None: not labeled), as rows (:class:`CrowdLabels`)."""
+    f, h, names = _label_matrix(judge, annotators, scoring)
+    n_values = 0
+    if scoring == "accuracy":
+        both = np.concatenate([f[~np.isnan(f)], h[~np.isnan(h)]])
+        n_values = int(both.max()) + 1 if both.size else 1
+    return CrowdLabels.from_table(f, h, names, n_values)
 
 
 def _one_sided_pvalue(differences: FloatArray, epsilon: float) -> float:
@@ -184,35 +212,46 @@ def alt_test(
     is skipped, as in the reference code.
     """
     check_choice(scoring, "scoring", ("accuracy", "neg_rmse"))
+    return alt_test_of(crowd_labels(judge, annotators, scoring), scoring=scoring, epsilon=epsilon,
+                       q=q, fdr_method=fdr_method, min_items=min_items)
+
+
+def alt_test_of(
+    crowd: CrowdLabels,
+    *,
+    scoring: Scoring = "accuracy",
+    epsilon: float = 0.2,
+    q: float = 0.05,
+    fdr_method: Literal["by", "bh"] = "by",
+    min_items: int = 30,
+) -> AltTestResult:
+    """:func:`alt_test` on labels as rows (:class:`~judgekit.stats.parity_crowd.CrowdLabels`):
+    the cost of a crowd is its labels, not annotators x items."""
+    check_choice(scoring, "scoring", ("accuracy", "neg_rmse"))
     check_choice(fdr_method, "fdr_method", ("by", "bh"))
     if not (np.isfinite(epsilon) and 0.0 <= epsilon < 1.0):
         raise ValueError(f"epsilon must be in [0, 1), got {epsilon!r}")
     if not 0.0 < q <= 1.0:
         raise ValueError(f"q must be in (0, 1], got {q!r}")
-    f, h, names = _label_matrix(judge, annotators, scoring)
-    usable = ~np.isnan(f) & (np.count_nonzero(~np.isnan(h), axis=1) >= 2)
+    if len(crowd.names) < 2:
+        raise ValueError(f"the comparison needs at least 2 annotators, got {len(crowd.names)}")
     rows: list[tuple[str, int, float, float, float]] = []
     skipped: list[str] = []
-    for j, name in enumerate(names):
-        items = usable & ~np.isnan(h[:, j])
-        if int(items.sum()) < max(min_items, 2):
-            skipped.append(name)
+    skipped_items: list[int] = []
+    for scores in alt_scores(crowd, scoring):
+        if scores.n < max(min_items, 2):
+            skipped.append(scores.name)
+            skipped_items.append(scores.n)
             continue
-        others = np.delete(h[items], j, axis=1)
-        human_score = _scores(h[items, j], others, scoring)
-        judge_score = _scores(f[items], others, scoring)
-        judge_ind = (judge_score >= human_score).astype(np.float64)
-        human_ind = (human_score >= judge_score).astype(np.float64)
-        pvalue = _one_sided_pvalue(human_ind - judge_ind, epsilon)
-        rows.append(
-            (name, int(items.sum()), float(judge_ind.mean()), float(human_ind.mean()), pvalue)
-        )
+        pvalue = _one_sided_pvalue(scores.human_ind - scores.judge_ind, epsilon)
+        rows.append((scores.name, scores.n, float(scores.judge_ind.mean()),
+                     float(scores.human_ind.mean()), pvalue))
     nan = float("nan")
     if not rows:
         return AltTestResult(
             nan, nan, False, epsilon, q, fdr_method, (), tuple(skipped),
             f"no annotator has {min_items} or more items shared with the judge and another "
-            "annotator",
+            "annotator", tuple(skipped_items), max(min_items, 2),
         )
     pvalues = np.array([r[4] for r in rows])
     finite = np.isfinite(pvalues)
@@ -229,25 +268,8 @@ def alt_test(
     )
     omega = float(wins.mean())
     rho = float(np.mean([r[2] for r in rows]))
-    return AltTestResult(omega, rho, omega >= 0.5, epsilon, q, fdr_method, out, tuple(skipped))
-
-
-def _pair_agreement(values: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Per item: mean judge-annotator agreement and share of agreeing annotator pairs."""
-    f, h = values[:, 0], values[:, 1:]
-    present = ~np.isnan(h)
-    m = present.sum(axis=1).astype(np.float64)
-    judge_hits = np.where(present, h == f[:, None], False).sum(axis=1)
-    judge_human = judge_hits / m
-    # agreeing pairs: sum over categories of c (c - 1) / 2, from per-item category counts
-    codes = np.where(present, h, -1).astype(np.int64)
-    k = int(codes.max()) + 1 if codes.size else 1
-    counts = np.zeros((h.shape[0], max(k, 1)))
-    rows, cols = np.nonzero(present)
-    np.add.at(counts, (rows, codes[rows, cols]), 1.0)
-    agreeing = np.sum(counts * (counts - 1.0), axis=1) / 2.0
-    human_human = agreeing / (m * (m - 1.0) / 2.0)
-    return judge_human, human_human
+    return AltTestResult(omega, rho, omega >= 0.5, epsilon, q, fdr_method, out, tuple(skipped),
+                         None, tuple(skipped_items), max(min_items, 2))
 
 
 def agreement_gap_pvalue(judge: Sequence[Any], annotators: Mapping[str, Sequence[Any]], *,
@@ -261,34 +283,7 @@ def agreement_gap_pvalue(judge: Sequence[Any], annotators: Mapping[str, Sequence
     excluded 0 for an exchangeable judge in 7.3% of samples at 50 items: the per-item
     difference takes the values -1, 0 and +1/3 mostly, too skewed for it.
     """
-    f, h, _ = _label_matrix(judge, annotators, "accuracy")
-    usable = ~np.isnan(f) & (np.count_nonzero(~np.isnan(h), axis=1) >= 2)
-    if not usable.any():
-        raise ValueError("no item has a judge label and labels from two or more annotators")
-    values = np.column_stack([f, h])[usable]
-    present = ~np.isnan(values)
-    m = present.sum(axis=1).astype(np.float64) - 1.0  # annotators per item
-    # the item's gap if rater r played the judge: with c its label's count among all m + 1
-    # raters and A the agreeing pairs among all of them, judge-human = (c - 1) / m and
-    # human-human = (A - (c - 1)) / (m (m - 1) / 2)
-    same = (values[:, :, None] == values[:, None, :]) & present[:, :, None] & present[:, None, :]
-    count = same.sum(axis=2).astype(np.float64)  # c for each rater's label
-    pairs = (same.sum(axis=(1, 2)) - present.sum(axis=1)) / 2.0  # A
-    judge_side = (count - 1.0) / m[:, None]
-    human_side = (pairs[:, None] - (count - 1.0)) / (m * (m - 1.0) / 2.0)[:, None]
-    gap = np.where(present, judge_side - human_side, 0.0)
-    observed = abs(float(gap[:, 0].mean())) - 1e-12
-    rng = rng_from(random_state)
-    hits = 0
-    rows = np.arange(values.shape[0])
-    step = max(1, min(n_draws, 2_000_000 // max(values.size, 1)))
-    for start in range(0, n_draws, step):
-        draws = min(step, n_draws - start)
-        # per draw and item, a random rater (among those with a label) plays the judge
-        pick = np.where(present, rng.random((draws, *values.shape)), -1.0).argmax(axis=2)
-        means = gap[rows[None, :], pick].mean(axis=1)
-        hits += int((np.abs(means) >= observed).sum())
-    return (1 + hits) / (1 + n_draws)
+    return gap_pvalue(crowd_labels(judge, annotators, "accuracy"), n_draws, random_state)
 
 
 def agreement_gap(
@@ -311,18 +306,31 @@ def agreement_gap(
     item hard for both sides counts for both. Negative: the judge agrees with
     people less than they agree with each other.
     """
-    f, h, _ = _label_matrix(judge, annotators, "accuracy")
-    usable = ~np.isnan(f) & (np.count_nonzero(~np.isnan(h), axis=1) >= 2)
+    return agreement_gap_of(crowd_labels(judge, annotators, "accuracy"), clusters=clusters,
+                            n_resamples=n_resamples, confidence_level=confidence_level,
+                            random_state=random_state)
+
+
+def agreement_gap_of(
+    crowd: CrowdLabels,
+    *,
+    clusters: npt.ArrayLike | None = None,
+    n_resamples: int = 2000,
+    confidence_level: float = 0.95,
+    random_state: RandomState = 0,
+) -> PairedBootstrapResult:
+    """:func:`agreement_gap` on labels as rows (accuracy codes), from per-item counts."""
+    usable = crowd.usable
     if not usable.any():
         raise ValueError("no item has a judge label and labels from two or more annotators")
-    values = np.column_stack([f, h])[usable]
-    judge_human, human_human = _pair_agreement(values)
+    judge_human, human_human = pair_agreement(crowd)
     codes = None
     if clusters is not None:
-        ids = np.empty(len(judge), dtype=object)
+        n = crowd.judge.size
+        ids = np.empty(n, dtype=object)
         listed = list(clusters)  # type: ignore[arg-type]
-        if len(listed) != len(judge):
-            raise ValueError(f"clusters has length {len(listed)}; expected {len(judge)}")
+        if len(listed) != n:
+            raise ValueError(f"clusters has length {len(listed)}; expected {n}")
         ids[:] = listed
         codes = ids[usable]
     return paired_bootstrap(

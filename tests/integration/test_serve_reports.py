@@ -18,17 +18,22 @@ from tests.support.annotate import judgment, record_judgments, seed_store
 from tests.support.serve import running_service, token
 
 N_ANNOTATORS = 20_000
+N_ITEMS = 2_000
 
 
 def crowd_store(tmp: Path) -> tuple[Path, str, str]:
-    """25 items a judge labeled, and one label by each of 20,000 annotators."""
+    """2,000 items a judge labeled, and 5 labels by each of 20,000 annotators.
+
+    A report on it takes seconds (25 items with one label each once took minutes, until
+    the human ceiling stopped building annotators x items tables)."""
     db = tmp / "judgekit.db"
     with open_store(db) as store:
-        rub, items = seed_store(store, "binary", 25)
+        rub, items = seed_store(store, "binary", N_ITEMS)
         record_judgments(store, rub, [judgment(rub, "d", it.id, "pass" if i % 2 else "fail")
                                       for i, it in enumerate(items)])
-        store.add_labels([Label("d", items[k % 25].id, rub.sha256, f"a{k}",
-                                "pass" if (k * 7) % 3 else "fail") for k in range(N_ANNOTATORS)])
+        store.add_labels([Label("d", items[(k * 5 + j * 397) % N_ITEMS].id, rub.sha256, f"a{k}",
+                                "pass" if (k * 7 + j) % 3 else "fail")
+                          for k in range(N_ANNOTATORS) for j in range(5)])
         return db, token(store, "ci", "read"), rub.sha256
 
 

@@ -16,8 +16,8 @@ import numpy.typing as npt
 import pytest
 
 from judgekit import stats
+from judgekit.report.ceiling import pair_share
 from judgekit.report.per_class import per_class
-from judgekit.report.sections import pair_share
 from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat
 from judgekit.stats._plan import ResamplePlan, code_counts
 
@@ -196,7 +196,7 @@ def test_pair_share_is_the_per_statistic_bootstrap(clustered: bool) -> None:
 def test_pair_agreement_counts_are_those_of_a_counter_per_item() -> None:
     from collections import Counter
 
-    from judgekit.report.sections import _pair_agreement
+    from judgekit.report.ceiling import _pair_agreement
 
     rng = np.random.default_rng(9)
     items = [
