@@ -223,6 +223,37 @@ def test_a_judge_that_rewards_length_shows_a_length_effect_and_padding_shift(
     assert padded and all(len(QUALITY.findall(_user(b))) == 1 for b in padded)
 
 
+def test_the_stored_length_correlation_counts_prompts_when_answers_share_one(
+    openai_server: OpenAIServer, tmp_db: Store, helpfulness
+) -> None:
+    """Five answers per prompt are not five independent items: the stored judge figure
+    carries the p-value by prompt (delete-one-prompt jackknife on Fisher's z, t on G - 1
+    degrees of freedom), written out here over SciPy's spearmanr."""
+    import math
+
+    import numpy as np
+    from scipy import stats as sps
+
+    openai_server.responder = ordinal_length_judge(seed=5)
+    answered, _ = answers(60, seed=5)
+    items = [Item(id=a.id, input=f"Explain thing {i // 5}.", response=a.response)
+             for i, a in enumerate(answered)]
+    r = run_length_probe(tmp_db, helpfulness, items, spec_for(openai_server), dataset="shared",
+                         progress=False).result
+    stat = r["length_correlation"]
+    assert stat["cluster_by"] == "prompt" and stat["n_clusters"] == 12
+    x = np.array([p[0] for p in r["points"]], float)
+    y = np.array([p[1] for p in r["points"]], float)
+    groups = np.array([i // 5 for i in range(60)])
+    rho = sps.spearmanr(x, y).statistic
+    leave = np.array([sps.spearmanr(x[groups != g], y[groups != g]).statistic
+                      for g in range(12)])
+    se = math.sqrt(11 / 12 * float(np.sum((leave - leave.mean()) ** 2)))
+    expected = 2 * sps.t.sf(abs(math.atanh(rho) * (1 - rho * rho) / se), 11)
+    assert stat["cluster_pvalue"] == pytest.approx(expected, rel=1e-9)
+    assert stat["pvalue"] == pytest.approx(sps.spearmanr(x, y).pvalue, rel=1e-9)
+
+
 def test_a_judge_that_rewards_length_has_a_positive_slope_within_prompts(
     openai_server: OpenAIServer, tmp_db: Store, helpfulness
 ) -> None:
