@@ -21,6 +21,7 @@ give other figures on these data.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 import re
@@ -40,6 +41,17 @@ ROOT = Path(__file__).resolve().parents[2]
 RUBRIC = ROOT / "rubrics" / "helpfulness.toml"
 GEVAL_SCRIPT = ROOT / "tests" / "fixtures" / "geval" / "meta_eval_summeval.py"
 MTME_DIR = ROOT / "tests" / "fixtures" / "mt-metrics-eval"
+#: git blob ids of the copies at the commits their READMEs name: the copies stay unmodified
+UPSTREAM_BLOBS = {
+    "geval/meta_eval_summeval.py": "dc6a7415f2ebc6c03d474fa3db3b95368fbd5c5d",
+    "geval/LICENSE": "18135ae8ca7894f95dd82e7b4f23b0e5bf9110e0",
+    "mt-metrics-eval/mt_metrics_eval/__init__.py": "312ea45df96db7eefe4775a304d7741dc598996d",
+    "mt-metrics-eval/mt_metrics_eval/stats.py": "2ae7105da05bb4560daae4c4440d0bd008f4639f",
+    "mt-metrics-eval/mt_metrics_eval/pce.py": "cb880d72679d9b923af2f03a36e0c745bab8b92e",
+    "mt-metrics-eval/mt_metrics_eval/tau_optimization.py":
+        "e7312be431aa6bcf9a35f1e5a79a92464eb79dc6",
+    "mt-metrics-eval/LICENSE": "d645695673349e3947e8e5ae42332d0ac3164cd7",
+}
 N_SYSTEMS, N_DOCS, EXPERTS = 16, 100, ("expert1", "expert2", "expert3")
 DIMENSION = "coherence"
 
@@ -237,3 +249,10 @@ def test_item_level_spearman_keeps_half_points_against_the_experts_mean(
     with_labels = sps.spearmanr(study["label"], study["human"]).statistic
     assert abs(with_labels - expected) > 1e-3
     assert abs(median["agreement"]["statistics"]["spearman"]["statistic"] - expected) > 1e-3
+
+
+def test_the_copies_are_the_upstream_files_unmodified() -> None:
+    fixtures = ROOT / "tests" / "fixtures"
+    for name, blob in UPSTREAM_BLOBS.items():
+        data = (fixtures / name).read_bytes()
+        assert hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest() == blob, name
