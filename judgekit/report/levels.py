@@ -81,6 +81,8 @@ class Levels:
     system_note: str | None = None
     #: System pairs whose order the groups settle on both sides (None: no interval made).
     n_settled: int | None = None
+    #: System pairs tied on one side only (pairwise accuracy counts each half).
+    n_one_sided_ties: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -98,6 +100,7 @@ class Levels:
                 "n_systems": len(self.systems),
                 "n_pairs": self.n_pairs,
                 "n_pairs_settled": self.n_settled,
+                "n_pairs_one_sided_tie": self.n_one_sided_ties,
                 "reason": self.system_reason,
                 "note": None if self.system_reason else self.system_note,
                 "statistics": {k: v.to_dict() for k, v in self.system.items()},
@@ -217,7 +220,7 @@ def levels_section(
         out.values, out.item, out.group_by, out.n_groups, out.n_groups_used, out.per_group,
         out.system_by, out.n_system_items, rows,
         {k: _stat(v) for k, v in result.figures.items()}, result.n_pairs, None,
-        coverage_note(len(rows), result.n_groups), result.n_settled,
+        coverage_note(len(rows), result.n_groups), result.n_settled, result.n_one_sided_ties,
     )
 
 

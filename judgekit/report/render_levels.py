@@ -46,9 +46,16 @@ def _accuracy(levels: Levels) -> str:
         else f"; the groups settle the order of {levels.n_settled} of {levels.n_pairs} on both "
         "sides, and the intervals let every other pair go either way"
     )
+    ties = levels.n_one_sided_ties
+    half = (
+        "" if not ties
+        else f"; {ties} {'pair ties' if ties == 1 else 'pairs tie'} on one side only and "
+        f"{'counts' if ties == 1 else 'count'} half (Kocmi et al. 2021 count such a pair 0: "
+        f"{(agreeing - ties / 2):g} of {levels.n_pairs})"
+    )
     return (
         f"Pairwise system accuracy: {stat_text(stat)} ({agreeing:g} of {levels.n_pairs} system "
-        f"pairs ordered as people order them; a tie on one side counts half{settled})"
+        f"pairs ordered as people order them{half}{settled})"
     )
 
 

@@ -251,6 +251,20 @@ class SystemLevel:
     n_groups: int
     #: System pairs whose order the groups settle on both sides (None: no interval made).
     n_settled: int | None = None
+    #: System pairs tied on one side only: pairwise accuracy counts each half, where
+    #: Kocmi et al. (2021) and Deutsch et al. (2023) count it 0 (docs/statistics.md).
+    n_one_sided_ties: int = 0
+
+
+def one_sided_ties(judge_means: Sequence[float], human_means: Sequence[float]) -> int:
+    """How many system pairs tie on exactly one side (judge or people, not both); means
+    equal to ``TIE_DECIMALS`` decimals tie, as in the figures."""
+    j = np.round(np.asarray(judge_means, dtype=np.float64), TIE_DECIMALS)
+    h = np.round(np.asarray(human_means, dtype=np.float64), TIE_DECIMALS)
+    upper = np.triu_indices(j.size, k=1)
+    tie_j = (j[:, None] == j[None, :])[upper]
+    tie_h = (h[:, None] == h[None, :])[upper]
+    return int(np.count_nonzero(tie_j != tie_h))
 
 
 def system_level(
@@ -318,6 +332,7 @@ def system_level(
         n_sys * (n_sys - 1) // 2,
         n_grp,
         n_settled,
+        one_sided_ties(mean_j, mean_h),
     )
 
 

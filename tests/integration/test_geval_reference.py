@@ -229,6 +229,14 @@ def test_system_level_equals_mt_metrics_eval_on_per_system_means(
     accuracy = figures["pairwise_accuracy"]["statistic"]
     assert accuracy == pytest.approx((agree + 0.5 * one_sided) / n_pairs, abs=1e-12)
     assert accuracy != pytest.approx(agree / n_pairs)
+    # the report names the pair and gives the published count beside its own
+    assert system["n_pairs_one_sided_tie"] == one_sided
+    db = str(study_and_reports[3].parent / "judgekit.db")
+    _, text, _ = run_cli("report", "--rubric", str(RUBRIC), "--db", db, "--reference", "mean",
+                         "--group-by", "doc_id", "--resamples", "100")
+    assert (f"({accuracy * n_pairs:g} of 120 system pairs ordered as people order them; 1 pair "
+            f"ties on one side only and counts half (Kocmi et al. 2021 count such a pair 0: "
+            f"{agree:g} of 120)") in " ".join(text.split())
     # Deutsch et al. (2023)'s tie-calibrated accuracy counts the same way as Agreement
     assert corr.KendallVariants(variant="acc23")[0] == pytest.approx(agree / n_pairs, abs=1e-12)
     # the check can fail: with the judge's tie, Stuart's tau-c is another figure

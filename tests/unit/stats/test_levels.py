@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as sps
 
-from judgekit.stats.levels import group_level, pairwise_accuracy, system_level
+from judgekit.stats.levels import group_level, one_sided_ties, pairwise_accuracy, system_level
 
 
 def test_group_level_skips_constant_groups_like_g_eval() -> None:
@@ -40,6 +40,11 @@ def test_pairwise_accuracy_counts_a_one_sided_tie_as_half() -> None:
     # pairs: (0,1) agree, (0,2) agree, (0,3) agree, (1,2) judge ties: 0.5,
     # (1,3) disagree, (2,3) human ties: 0.5
     assert pairwise_accuracy(judge, human)[0] == pytest.approx(4.0 / 6.0)
+    # two pairs tie on one side only: Kocmi et al. (2021) would count 3 of 6
+    assert one_sided_ties(judge[0], human[0]) == 2
+    # a pair tied on both sides is no one-sided tie; means equal to 9 decimals tie
+    assert one_sided_ties([1.0, 1.0, 2.0], [3.0, 3.0, 1.0]) == 0
+    assert one_sided_ties([0.1 + 0.2, 0.3], [1.0, 2.0]) == 1
 
 
 def test_system_level_needs_three_systems_for_a_correlation() -> None:
