@@ -25,6 +25,7 @@ from judgekit.cli._common import (
     rubric_option,
     write_out,
 )
+from judgekit.cli._criteria_report import criteria_of, criterion_runs
 from judgekit.cli._progress import progress_bar
 from judgekit.errors import InputError
 from judgekit.progress import phase
@@ -115,7 +116,9 @@ def _asked_for(
     metavar="RUN_ID",
     help="Report the judge this run used (its model, endpoint, sampling, rubric and "
     "dataset): all its judgments, cached ones included. Default: the one judge with "
-    "judgments from judge or import runs; several judges are an error.",
+    "judgments from judge or import runs; several judges are an error. On a whole "
+    "multi-criteria file, a run of one call for every criterion stands for each "
+    "criterion's run of that call.",
 )
 @click.option(
     "--model",
@@ -380,11 +383,13 @@ def command(
         epsilon=epsilon,
         required=_asked_for(ctx, max_self_preference, min_variance_ratio, max_ece),
     )
-    criteria = _criteria_of(rubric)
+    criteria = criteria_of(rubric)
     if criteria:  # one report per criterion, then the table across them
         from judgekit.report.criteria_summary import overall_exit_code, render_summary
 
-        reports = [_one_report(f"{rubric}#{name}", db, None, out, fields)[0]
+        runs = {} if judge_run is None else criterion_runs(db, rubric, criteria, judge_run)
+        reports = [_one_report(f"{rubric}#{name}", db, None, out,
+                               {**fields, "judge_run": runs.get(name, judge_run)})[0]
                    for name in criteria]
         text = render_summary(criteria, reports, format_for(out, fmt))
         write_output(text, out, resolve_db_path(db))
@@ -401,22 +406,6 @@ def command(
                   for line in reason_lines(report.verdict, report.confidence_level)]
         echo(wrap_text("\n".join(lines), terminal_width(sys.stderr)), err=True)
     ctx.exit(report.verdict.exit_code)
-
-
-def _criteria_of(rubric: str) -> list[str]:
-    """The criteria of a multi-criteria rubric file named without one (else none)."""
-    from judgekit.criteria import criteria_data, criterion_names, split_reference
-
-    if split_reference(rubric)[1] is not None:
-        return []
-    path = Path(rubric)
-    if not (path.suffix == ".toml" and path.is_file()):
-        return []
-    try:
-        data = criteria_data(path.read_text(encoding="utf-8"), str(path))
-    except (OSError, UnicodeDecodeError):
-        return []
-    return [] if data is None else list(criterion_names(data))
 
 
 def _one_report(

@@ -258,6 +258,47 @@ def test_one_call_and_one_call_per_criterion_never_share_the_cache(
     assert code == 2 and "judgments of 3 judges" in err
 
 
+def test_a_judge_run_on_the_whole_file_reads_each_criterion_s_own_run(
+    study: tuple[Path, str],
+) -> None:
+    """With both modes stored, ``report FILE --judge-run R`` picks one judge for every
+    criterion when R is a one-call run (each criterion reads its sibling run), and names
+    the way out when R judged one criterion alone."""
+    import sqlite3
+
+    rubric, db = study
+    per_call = rubric.parent / "per_call.toml"
+    per_call.write_text(RUBRIC.replace('description = "Summary quality on three criteria."',
+                                       'description = "Summary quality on three criteria."\n'
+                                       "per_call = true"))
+    with OpenAIServer(answer) as server:
+        assert judge(rubric, db, server)[0] == 0
+        assert judge(per_call, db, server)[0] == 0
+    import_labels(rubric, db)
+    with sqlite3.connect(db) as conn:
+        runs = [(run_id, json.loads(summary)) for run_id, summary in conn.execute(
+            "SELECT id, summary FROM runs WHERE kind = 'judge' ORDER BY started_at, rowid")]
+    joint = [(run_id, s) for run_id, s in runs if "joint" in s]
+    single = [run_id for run_id, s in runs if "joint" not in s]
+    assert len(joint) == 3 and len(single) == 3
+    siblings = joint[0][1]["joint"]["runs"]
+    code, out, err = run_cli("report", "-r", str(rubric), "--db", db, "--format", "json",
+                             "--resamples", "100", "--judge-run", joint[-1][0])
+    assert code in (0, 1, 3), err
+    summary = json.loads(out)
+    assert [row["criterion"] for row in summary["criteria"]] == list(CRITERIA)
+    for name in CRITERIA:  # each criterion's report is the one its sibling run gives
+        code, one, err = run_cli("report", "-r", f"{rubric}#{name}", "--db", db, "--format",
+                                 "json", "--resamples", "100", "--judge-run", siblings[name])
+        assert code in (0, 1, 3), err
+        row = next(r for r in summary["criteria"] if r["criterion"] == name)
+        assert row["statistic"] == json.loads(one)["agreement"]["statistics"][
+            json.loads(one)["agreement"]["primary"]]
+    code, _, err = run_cli("report", "-r", str(rubric), "--db", db, "--judge-run", single[1])
+    assert code == 2 and "judged criterion" in err and f"{rubric}#" in err
+    assert "Traceback" not in err
+
+
 def test_a_criterion_prompt_needs_per_call_and_per_call_is_a_boolean(tmp_path: Path) -> None:
     own = tmp_path / "own.toml"
     own.write_text(RUBRIC + '\n[criteria.relevance.prompt]\nuser = "Rate {response}"\n')
