@@ -36,9 +36,14 @@ def queue_rows(
         assignee = head.params.get("annotator")
         if annotator is not None and assignee is not None and assignee != annotator:
             continue  # another annotator's queue: not even counted
-        progress = store.queue_progress(head.name, head.rubric_hash, criteria=head.criteria)
+        openers = None if assignee is not None else store.queue_openers(head.name)
+        counted = [assignee] if assignee is not None else openers  # None: everyone
+        if annotator is not None:
+            counted = [annotator] if counted is None or annotator in counted else []
+        progress = store.queue_progress(head.name, head.rubric_hash, criteria=head.criteria,
+                                        annotators=counted)
         people: list[str | None] = [assignee] if assignee is not None else [
-            *_who_worked(store.queue_openers(head.name), progress)]
+            *_who_worked(openers, progress)]
         people = people or [None]
         for person in people:
             if annotator is not None and person != annotator:

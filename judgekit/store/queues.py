@@ -151,54 +151,67 @@ class QueueCountsMixin(StoreBase):
         return heads if match is None else [h for h in heads if match.picks(h)]
 
     def queue_progress(
-        self, queue: str, rubric_hash: str, *, criteria: Sequence[tuple[str, str]] = ()
+        self, queue: str, rubric_hash: str, *, criteria: Sequence[tuple[str, str]] = (),
+        annotators: Collection[str] | None = None,
     ) -> dict[str, QueueProgress]:
         """Progress of every annotator with a label on an item of ``queue``, in one query.
 
         With ``criteria`` (a whole-file queue's (name, sha256) pairs) the labels of
         every criterion count, each item once (see :class:`QueueProgress`), and each
-        criterion's counts come in the same query. Adjudications are not counted: they
-        settle items, they are not an annotator's work through the queue.
+        criterion's counts come from the same pass. ``annotators`` limits the count to
+        those people (an assigned queue's assignee): the query then reads only their
+        labels. Adjudications are not counted: they settle items, they are not an
+        annotator's work through the queue.
         """
         total_row = self._one("SELECT COUNT(*) FROM queue_items WHERE queue = ?", [queue])
         total = int(total_row[0]) if total_row is not None else 0
-        hashes = list(dict.fromkeys(sha for _, sha in criteria)) or [rubric_hash]
-        marks = ", ".join("?" * len(hashes))
-        # latest non-adjudication row per (criterion, item, annotator) of the queue's items
-        latest = (
-            "WITH latest AS (SELECT l.annotator AS annotator, l.rubric_hash AS rubric_hash, "
-            "l.label IS NOT NULL AS labeled, l.flagged AS flagged, q.position AS position "
-            f"FROM queue_items q JOIN labels l ON l.dataset = q.dataset "
-            f"AND l.item_id = q.item_id AND l.rubric_hash IN ({marks}) "
-            f"WHERE q.queue = ? AND l.id IN (SELECT MAX(id) FROM labels "
-            f"WHERE rubric_hash IN ({marks}) AND source != ? "
-            "GROUP BY rubric_hash, dataset, item_id, annotator)), "
-            "items AS (SELECT annotator, COUNT(*) AS n, SUM(labeled) AS n_labeled, "
-            "MAX(flagged) AS flagged FROM latest GROUP BY annotator, position) "
-        )
-        params: list[Any] = [*hashes, queue, *hashes, ADJUDICATED_SOURCE]
-        whole = (f"SELECT annotator, NULL, SUM(n = {len(hashes)} AND n_labeled = n), "
-                 f"SUM(n = {len(hashes)} AND n_labeled < n), SUM(flagged) FROM items "
-                 "GROUP BY annotator")
-        per = ("SELECT annotator, rubric_hash, SUM(labeled), SUM(NOT labeled), SUM(flagged) "
-               "FROM latest GROUP BY annotator, rubric_hash")
-        sql = latest + whole + (f" UNION ALL {per}" if criteria else "")
-        counts: dict[str, tuple[int, int, int]] = {}
-        per_criterion: dict[tuple[str, str], tuple[int, int, int]] = {}
-        for name, sha, labeled, skipped, flagged in self._tuples(sql, params):
-            numbers = (int(labeled), int(skipped), int(flagged))
-            if sha is None:
-                counts[name] = numbers
-            else:
-                per_criterion[name, sha] = numbers
-        return {
-            name: QueueProgress(
-                queue, name, total, *counts[name],
-                criteria=tuple(CriterionProgress(c, sha, total,
-                                                 *per_criterion.get((name, sha), (0, 0, 0)))
+        if annotators is not None and not annotators:
+            return {}
+        pairs = list(criteria) or [("", rubric_hash)]
+        hashes = list(dict.fromkeys(sha for _, sha in pairs))
+        k = len(hashes)
+        sql = _progress_sql(k, None if annotators is None else len(annotators))
+        found = self._tuples(sql, [*hashes, queue, ADJUDICATED_SOURCE, *(annotators or ())])
+        out: dict[str, QueueProgress] = {}
+        for name, labeled, skipped, flagged, *per in found:
+            counts = {sha: (int(per[3 * i + 1]), int(per[3 * i]) - int(per[3 * i + 1]),
+                            int(per[3 * i + 2])) for i, sha in enumerate(hashes)}
+            out[name] = QueueProgress(
+                queue, name, total, int(labeled), int(skipped), int(flagged),
+                criteria=tuple(CriterionProgress(c, sha, total, *counts[sha])
                                for c, sha in criteria))
-            for name in sorted(counts)
-        }
+        return out
+
+
+def _progress_sql(k: int, n_annotators: int | None) -> str:
+    """The one query of :meth:`QueueCountsMixin.queue_progress` over ``k`` rubrics.
+
+    Parameters: ``?1..?k`` the rubrics' hashes, then the queue, the adjudication
+    source and the annotators. ``latest`` is each annotator's latest non-adjudication
+    row per criterion and queue position (SQLite takes the bare columns of a
+    ``MAX()`` group from the row holding the maximum); ``items`` folds an item's rows
+    into whether every criterion has one (all labels: labeled; some skip: skipped)
+    and, per criterion, whether it has a row, a label, a flag.
+    """
+    rubrics = ", ".join(f"?{i + 1}" for i in range(k))
+    who = ("" if n_annotators is None else " AND l.annotator IN ("
+           + ", ".join(f"?{k + 3 + i}" for i in range(n_annotators)) + ")")
+    per_item = "".join(f", MAX(rubric_hash = ?{i + 1}) AS r{i}, "
+                       f"MAX(rubric_hash = ?{i + 1} AND labeled) AS l{i}, "
+                       f"MAX(rubric_hash = ?{i + 1} AND flagged) AS f{i}" for i in range(k))
+    sums = "".join(f", SUM(r{i}), SUM(l{i}), SUM(f{i})" for i in range(k))
+    return (
+        "WITH latest AS (SELECT q.position AS position, l.annotator AS annotator, "
+        "l.rubric_hash AS rubric_hash, MAX(l.id), l.label IS NOT NULL AS labeled, "
+        "l.flagged AS flagged FROM queue_items q JOIN labels l "
+        f"ON l.rubric_hash IN ({rubrics}) AND l.dataset = q.dataset AND l.item_id = q.item_id"
+        f"{who} WHERE q.queue = ?{k + 1} AND l.source != ?{k + 2} "
+        "GROUP BY q.position, l.rubric_hash, l.annotator), "
+        "items AS (SELECT annotator, COUNT(*) AS n, SUM(labeled) AS n_labeled, "
+        f"MAX(flagged) AS flagged{per_item} FROM latest GROUP BY annotator, position) "
+        f"SELECT annotator, SUM(n = {k} AND n_labeled = n), SUM(n = {k} AND n_labeled < n), "
+        f"SUM(flagged){sums} FROM items GROUP BY annotator ORDER BY annotator"
+    )
 
 
 def empty_progress(head: QueueHead, annotator: str) -> QueueProgress:
