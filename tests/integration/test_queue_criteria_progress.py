@@ -170,3 +170,36 @@ def test_the_server_counts_the_whole_file_in_its_api_and_on_the_lead_page(
     assert posted.status_code == 200, posted.text
     [row] = service.get("/api/v1/queues", tokens["ana"]).json()
     assert (row["labeled"], row["remaining"]) == (2, 3)
+
+
+def test_a_shared_whole_file_queue_lists_its_openers_counted_whole(
+    tmp_path: Path, rubric_file: Path,
+) -> None:
+    """A queue drawn by ``annotate`` on the whole file: its openers are listed, each counted on
+    every criterion; someone who labeled its items elsewhere is not; an annotator sees only
+    their own row."""
+    from judgekit.serve.progress import queue_rows
+    from judgekit.store.labels import QueueEntry
+    from judgekit.store.queues import QueueMatch
+
+    db, shas, _ = assigned(tmp_path, rubric_file)
+    half_done(db, shas)
+    with open_store(db) as store:
+        [head] = store.queue_heads()
+        entries = [QueueEntry(i, "news", f"s{i}", 1.0) for i in range(N_ITEMS)]
+        store.save_queue("shared", head.rubric_hash, "random", 0, entries, params=head.params
+                         | {"annotator": None})
+        for who in ("cy", "ana"):
+            store.note_queue_opened("shared", who)
+        for i in range(3):
+            for sha in shas.values():
+                label(store, sha, i, "1", who="cy")
+        label(store, shas["fluency"], 3, "1", who="cy", flagged=True)
+        for sha in shas.values():  # dee labeled s0 in some other queue: not listed here
+            label(store, sha, 0, "2", who="dee")
+        rows = [(r["annotator"], r["labeled"], r["remaining"], r["flagged"],
+                 r["criteria"]["fluency"]["remaining"])
+                for r in queue_rows(store, shas["fluency"]) if r["queue"] == "shared"]
+        assert rows == [("ana", 1, 4, 1, 3), ("cy", 3, 3, 1, 2)]
+        mine = queue_rows(store, QueueMatch.of(files=["summeval"]), annotator="cy")
+        assert [(r["queue"], r["labeled"]) for r in mine] == [("shared", 3)]
