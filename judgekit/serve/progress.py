@@ -41,7 +41,7 @@ def queue_rows(
         if annotator is not None:
             counted = [annotator] if counted is None or annotator in counted else []
         progress = store.queue_progress(head.name, head.rubric_hash, criteria=head.criteria,
-                                        annotators=counted)
+                                        annotators=counted, total=head.size)
         people: list[str | None] = [assignee] if assignee is not None else [
             *_who_worked(openers, progress)]
         people = people or [None]

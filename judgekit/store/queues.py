@@ -152,7 +152,7 @@ class QueueCountsMixin(StoreBase):
 
     def queue_progress(
         self, queue: str, rubric_hash: str, *, criteria: Sequence[tuple[str, str]] = (),
-        annotators: Collection[str] | None = None,
+        annotators: Collection[str] | None = None, total: int | None = None,
     ) -> dict[str, QueueProgress]:
         """Progress of every annotator with a label on an item of ``queue``, in one query.
 
@@ -160,11 +160,13 @@ class QueueCountsMixin(StoreBase):
         every criterion count, each item once (see :class:`QueueProgress`), and each
         criterion's counts come from the same pass. ``annotators`` limits the count to
         those people (an assigned queue's assignee): the query then reads only their
-        labels. Adjudications are not counted: they settle items, they are not an
+        labels. ``total`` is the queue's size when the caller has it (:class:`QueueHead`),
+        else counted. Adjudications are not counted: they settle items, they are not an
         annotator's work through the queue.
         """
-        total_row = self._one("SELECT COUNT(*) FROM queue_items WHERE queue = ?", [queue])
-        total = int(total_row[0]) if total_row is not None else 0
+        if total is None:
+            total_row = self._one("SELECT COUNT(*) FROM queue_items WHERE queue = ?", [queue])
+            total = int(total_row[0]) if total_row is not None else 0
         if annotators is not None and not annotators:
             return {}
         pairs = list(criteria) or [("", rubric_hash)]
