@@ -8,6 +8,8 @@ opens theirs with ``judgekit annotate --queue NAME`` or through ``judgekit serve
 
 from __future__ import annotations
 
+from typing import Any
+
 import click
 
 from judgekit.cli._common import SHA256, db_option, echo, read_store, resolve_rubric, rubric_option
@@ -44,7 +46,9 @@ def assign(rubric: str, db: str, annotators: str, overlap: float | None, dataset
         plan_assignment,
     )
     from judgekit.cli._annotate_criteria import criteria_file
+    from judgekit.serve.progress import queue_rows
     from judgekit.store import QueueEntry
+    from judgekit.store.queues import QueueMatch
 
     names = parse_annotators(annotators)
     notes: list[str] = []
@@ -54,7 +58,7 @@ def assign(rubric: str, db: str, annotators: str, overlap: float | None, dataset
             notes.append("one annotator: overlap 0 (no item is labeled twice, so the report "
                          "has no human-human agreement; add annotators for it)")
     saved: list[str] = []
-    with read_store(db) as store, progress_bar("queue assign", 1 + len(names)):
+    with read_store(db) as store, progress_bar("queue assign", 2 + len(names)):
         whole = None if SHA256.match(rubric) else criteria_file(rubric)  # every criterion
         rub = whole.criteria[0].rubric if whole else resolve_rubric(store, rubric)
         phase("reading item ids")
@@ -82,10 +86,24 @@ def assign(rubric: str, db: str, annotators: str, overlap: float | None, dataset
                         "dataset": dataset, "shared_items": len(plan.overlap_items),
                         **extra},
             )
-            saved.append(f"{queue}: {len(entries)} items for {annotator}")
-    for line in saved:  # after the progress bar is gone
+            saved.append(queue)
+        phase("counting labels per queue")
+        counted = {row["queue"]: row for row in queue_rows(store, QueueMatch.of([rub.sha256]))}
+        lines = [_saved_line(counted[queue]) for queue in saved]
+    for line in lines:  # after the progress bar is gone
         echo(line)
     echo(f"{len(keys)} items, {len(plan.overlap_items)} of them to two annotators "
                f"(overlap {overlap:g}, seed {seed})")
     for note in notes:
         echo(f"note: {note}")
+
+
+def _saved_line(row: dict[str, Any]) -> str:
+    """A saved queue, its size and how much of it is done already: labels are kept when a
+    queue is replaced, and a whole-file queue counts an item once every criterion has a row."""
+    from judgekit.serve.progress import criteria_left
+
+    left = criteria_left(row)
+    return (f"{row['queue']}: {row['total']} items for {row['annotator']} "
+            f"({row['labeled'] + row['skipped']} done, {row['remaining']} remaining"
+            + (f"; {left})" if left else ")"))

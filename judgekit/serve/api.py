@@ -40,6 +40,7 @@ from judgekit.serve.progress import queue_rows
 from judgekit.serve.report_builds import ReportBuilds
 from judgekit.store import Store
 from judgekit.store.access import TokenRecord
+from judgekit.store.queues import QueueMatch
 from judgekit.types import ADJUDICATED_SOURCE, Rubric
 
 router = APIRouter(prefix="/api/v1")
@@ -148,16 +149,32 @@ def runs(store: StoreDep, _: Reader, rubric: str | None = None) -> list[dict[str
 @router.get("/queues", summary="Per-annotator progress through each labeling queue")
 def queues(store: StoreDep, token: ReaderOrAnnotator,
            rubric: str | None = None) -> list[dict[str, Any]]:
-    rubric_hash = stored_rubric(store, rubric).sha256 if rubric else None
+    """``rubric`` (a name or sha256) picks the queues collecting its labels, a queue of a
+    whole multi-criteria file through any of its criteria (or the file's name); such a
+    queue is counted whole, with each criterion's counts in ``criteria``."""
+    match = queue_match(store, rubric) if rubric else None
     mine = None if token.may("read") else token.name
-    return queue_rows(store, rubric_hash, annotator=mine)
+    return queue_rows(store, match, annotator=mine)
+
+
+def queue_match(store: Store, rubric: str) -> QueueMatch:
+    """The queues ``?rubric=`` names: a stored rubric's (404/422 as :func:`stored_rubric`),
+    else the whole-file queues drawn for a rubric file of that name."""
+    try:
+        return QueueMatch.of([stored_rubric(store, rubric).sha256])
+    except HTTPException as exc:
+        if exc.status_code == 404 and any(h.criteria_file == rubric
+                                          for h in store.queue_heads()):
+            return QueueMatch.of(files=[rubric])
+        raise
 
 
 def assigned_items(store: Store, rubric_hash: str, annotator: str) -> set[tuple[str, str]]:
-    """(dataset, item id) of every queue assigned to ``annotator`` for the rubric."""
+    """(dataset, item id) of every queue assigned to ``annotator`` that collects the rubric's
+    labels (a whole-file queue collects each of its criteria's)."""
     keys: set[tuple[str, str]] = set()
-    for name in store.list_queues(rubric_hash):
-        found = store.get_queue(name)
+    for head in store.queue_heads(QueueMatch.of([rubric_hash])):
+        found = store.get_queue(head.name)
         if found is not None and found[0]["params"].get("annotator") == annotator:
             keys.update((e.dataset, e.item_id) for e in found[1])
     return keys

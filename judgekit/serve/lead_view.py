@@ -85,18 +85,24 @@ def _table(head: Sequence[str], rows: Sequence[Sequence[object]],
 
 
 def _progress(store: Store, rubric: Rubric) -> str:
-    """Per annotator: each queue's done (labeled + skipped), remaining, and totals."""
-    from judgekit.serve.progress import queue_rows
+    """Per annotator: each queue's done (labeled + skipped), remaining, and totals.
+
+    A queue of a whole multi-criteria file (listed under each criterion) counts an item
+    done when every criterion has a row, and says what each criterion has left.
+    """
+    from judgekit.serve.progress import criteria_left, queue_rows
 
     rows = [r for r in queue_rows(store, rubric.sha256) if r["annotator"] is not None]
     if not rows:
         return ("<h3>Progress</h3><p>No labeling queue yet: <code>judgekit queue assign "
                 f"--rubric {esc(shlex.quote(rubric.name))} --annotators A,B</code>.</p>")
+    whole = any(r["criteria"] for r in rows)
     table = _table(
         ("annotator", "queue", "labeled", "skipped", "flagged", "done", "remaining", "total",
-         "open sessions"),
+         "open sessions", *(["left per criterion"] if whole else [])),
         [(r["annotator"], r["queue"], r["labeled"], r["skipped"], r["flagged"],
-          r["labeled"] + r["skipped"], r["remaining"], r["total"], r["sessions"])
+          r["labeled"] + r["skipped"], r["remaining"], r["total"], r["sessions"],
+          *([criteria_left(r) or "-"] if whole else []))
          for r in sorted(rows, key=lambda r: (str(r["annotator"]), str(r["queue"])))],
         frozenset(range(2, 9)))
     done = sum(r["labeled"] + r["skipped"] for r in rows)

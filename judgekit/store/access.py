@@ -17,7 +17,6 @@ from dataclasses import dataclass
 from judgekit.errors import InputError
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase
-from judgekit.types import ADJUDICATED_SOURCE
 
 #: ``store_meta`` key (followed by the queue's name) of who opened a queue.
 OPENED_PREFIX = "queue_opened:"
@@ -116,35 +115,9 @@ class AccessMixin(StoreBase):
         return None if row is None else _record(row)
 
 
-@dataclass(frozen=True)
-class QueueProgress:
-    """One annotator's progress through one queue.
-
-    ``labeled + skipped + remaining == total``; ``flagged`` overlaps them (a flagged
-    item may also be labeled or skipped).
-    """
-
-    queue: str
-    annotator: str
-    total: int
-    labeled: int
-    skipped: int
-    flagged: int
-
-    @property
-    def remaining(self) -> int:
-        return self.total - self.labeled - self.skipped
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "queue": self.queue, "annotator": self.annotator, "total": self.total,
-            "labeled": self.labeled, "skipped": self.skipped, "flagged": self.flagged,
-            "remaining": self.remaining,
-        }
-
-
 class QueueProgressMixin(StoreBase):
-    """Per-annotator progress through labeling queues (mixed into the Store)."""
+    """Who opened which labeling queue (mixed into the Store; the counts are in
+    :mod:`judgekit.store.queues`)."""
 
     def note_queue_opened(self, queue: str, annotator: str) -> None:
         """Record that ``annotator`` opened ``queue`` (``annotate``, a browser session).
@@ -170,28 +143,6 @@ class QueueProgressMixin(StoreBase):
         (a queue of a store written before openings were recorded)."""
         text = self.get_meta(OPENED_PREFIX + queue)
         return None if text is None else sorted(_names(text))
-
-    def queue_progress(self, queue: str, rubric_hash: str) -> dict[str, QueueProgress]:
-        """Progress of every annotator with a label on an item of ``queue``.
-
-        Adjudications are not counted: they settle items, they are not an
-        annotator's work through the queue.
-        """
-        total_row = self._one("SELECT COUNT(*) FROM queue_items WHERE queue = ?", [queue])
-        total = int(total_row[0]) if total_row is not None else 0
-        rows = self._tuples(
-            "SELECT l.annotator, SUM(l.label IS NOT NULL), SUM(l.label IS NULL), "
-            "SUM(l.flagged) FROM queue_items q JOIN labels l "
-            "ON l.dataset = q.dataset AND l.item_id = q.item_id AND l.rubric_hash = ? "
-            "WHERE q.queue = ? AND l.id IN (SELECT MAX(id) FROM labels WHERE rubric_hash = ? "
-            "AND source != ? GROUP BY dataset, item_id, annotator) "
-            "GROUP BY l.annotator ORDER BY l.annotator",
-            [rubric_hash, queue, rubric_hash, ADJUDICATED_SOURCE],
-        )
-        return {
-            name: QueueProgress(queue, name, total, int(done), int(skipped), int(flagged))
-            for name, done, skipped, flagged in rows
-        }
 
 
 def _names(text: str) -> list[str]:

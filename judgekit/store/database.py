@@ -35,6 +35,7 @@ from judgekit.store.items import ItemsRubricsMixin
 from judgekit.store.judges import JudgesMixin
 from judgekit.store.labels import LabelQueueMixin, QueueEntry
 from judgekit.store.migrate import apply_migrations, check_schema_known, pending_migrations
+from judgekit.store.queues import QueueCountsMixin
 from judgekit.store.runs import RunRecord, RunsJudgmentsMixin
 from judgekit.store.splits import SplitsMixin
 from judgekit.store.summary import JudgmentSummaryMixin
@@ -181,7 +182,8 @@ def _reason(exc: sqlite3.Error) -> str:
 
 class Store(
     ItemsRubricsMixin, RunsJudgmentsMixin, LabelQueueMixin, JudgmentSummaryMixin, JudgesMixin,
-    BatchesMixin, AccessMixin, QueueProgressMixin, ClaimsMixin, ImportsMixin, SplitsMixin,
+    BatchesMixin, AccessMixin, QueueProgressMixin, QueueCountsMixin, ClaimsMixin, ImportsMixin,
+    SplitsMixin,
 ):
     """All persistence. Safe to use from several processes at once (WAL, busy timeout).
 
@@ -193,7 +195,9 @@ class Store(
     counts, provenance, score samples) in :class:`JudgmentSummaryMixin`; judge
     identities and the judgments a run stands for in :class:`JudgesMixin`; prepared
     Batch API work and provider jobs in :class:`BatchesMixin`; API
-    tokens in :class:`AccessMixin`; progress through queues in :class:`QueueProgressMixin`;
+    tokens in :class:`AccessMixin`; who opened a queue in :class:`QueueProgressMixin`; queue
+    listings and progress through queues (whole-file queues counted whole) in
+    :class:`QueueCountsMixin`;
     claims on calls in progress in :class:`ClaimsMixin`; batched imports in one
     transaction in :class:`ImportsMixin`.
     """

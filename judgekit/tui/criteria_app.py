@@ -23,6 +23,7 @@ from textual.widgets import Footer
 from judgekit.errors import InputError, StoreError
 from judgekit.rubrics import rubric_from_text
 from judgekit.store import QueueEntry, Store
+from judgekit.store.queues import CRITERIA_PARAM  # the store reads it too (queue progress)
 from judgekit.textsafe import one_line
 from judgekit.tui.app import AnnotateApp, make_app
 from judgekit.tui.criteria_session import CriteriaSession, Criterion
@@ -38,9 +39,6 @@ from judgekit.tui.keys import criteria_bindings
 from judgekit.tui.screens import LabelScreen
 from judgekit.tui.widgets import ProgressHeader, StatusLine, item_sections, message_sections
 from judgekit.types import Label, Rubric
-
-#: The queue parameter naming a multi-criteria queue's criteria: [[name, sha256], ...].
-CRITERIA_PARAM = "criteria"
 
 
 class CriteriaScreen(LabelScreen):

@@ -287,9 +287,10 @@ def test_store_writing_commands_announce_their_phases(store: Path, tmp_path: Pat
     rub = ["--rubric", RUBRIC]
     asked = _judgekit(["queue", "assign", *rub, *db, "--annotators", "ann1,ann2"], progress="1")
     assert asked.returncode == 0, asked.stderr
-    assert asked.stderr.splitlines()[:3] == ["queue assign [1/3]: reading item ids",
-                                             "queue assign [2/3]: saving ann1's queue",
-                                             "queue assign [3/3]: saving ann2's queue"]
+    assert asked.stderr.splitlines()[:4] == ["queue assign [1/4]: reading item ids",
+                                             "queue assign [2/4]: saving ann1's queue",
+                                             "queue assign [3/4]: saving ann2's queue",
+                                             "queue assign [4/4]: counting labels per queue"]
     assert asked.stdout.splitlines()[-1].startswith("12 items, ")
     out = tmp_path / "calls.jsonl"
     asked = _judgekit(["batch", "prepare", *rub, *db, "--dataset", "pairs", "--model", "m",
