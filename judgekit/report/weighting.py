@@ -37,8 +37,13 @@ def pick_queue(
 
     A named queue is always used (and must exist); otherwise the latest queue of the
     rubric whose probabilities are not all equal, since uniform weights change nothing.
+    A queue drawn for a whole multi-criteria file is a queue of each of its criteria: it
+    drew the items every criterion's labels come from.
     """
-    names = [name] if name else store.list_queues(rubric.sha256)
+    from judgekit.store.queues import QueueMatch
+
+    names = [name] if name else [
+        head.name for head in store.queue_heads(QueueMatch.of([rubric.sha256]))]
     for candidate in reversed(names):
         found = store.get_queue(candidate)
         if found is None:

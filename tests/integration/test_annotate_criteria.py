@@ -333,6 +333,21 @@ def test_the_queue_is_drawn_as_the_first_criterion_alone_would_draw_it(
     assert [(e.item_id, e.inclusion_prob, e.stratum) for e in whole] == [
         (e.item_id, e.inclusion_prob, e.stratum) for e in alone.entries]
     assert len(whole) == 12 and {e.stratum for e in whole} != {"random"}
+    # the whole-file queue drew the items every criterion's labels come from: a report on
+    # the second criterion weights by its inclusion probabilities too
+    from judgekit.report import ReportOptions, build_report
+    from judgekit.types import Label
+
+    fluency = load_rubric(f"{rubric_file}#fluency")
+    with open_store(db) as store:
+        store.save_rubric(fluency)
+        record_judgments(store, fluency, [judgment(fluency, "news", f"s{i}", str(1 + i % 3))
+                                          for i in range(40)])
+        store.add_labels([Label(dataset="news", item_id=e.item_id, rubric_hash=fluency.sha256,
+                                annotator="alice", label=str(1 + int(e.item_id[1:]) % 3))
+                          for e in whole])
+        report = build_report(store, fluency, ReportOptions(n_resamples=50))
+    assert report.weighted is not None and report.weighted.queue == name
 
 
 async def test_help_lists_every_criterion_and_the_criteria_keys(
