@@ -106,17 +106,22 @@ def spread(ratios: Sequence[float]) -> tuple[float, float, float]:
     return statistics.median(finite), min(finite), max(finite)
 
 
+def _x(value: float) -> str:
+    """A ratio with two decimals, or three significant digits below 0.1."""
+    return f"{value:.2f}" if not math.isfinite(value) or abs(value) >= 0.1 else f"{value:.3g}"
+
+
 def ratio_text(ratios: Sequence[float]) -> str:
     """``1.84x (1.71-2.02)``: the median ratio and its range, for a table cell."""
     mid, low, high = spread(ratios)
-    return f"{mid:.2f}x ({low:.2f}-{high:.2f})"
+    return f"{_x(mid)}x ({_x(low)}-{_x(high)})"
 
 
 def ratio_line(name: str, ratios: Sequence[float], unit: str = "pairs") -> str:
     """The one ratio line every speed script prints: median, and its spread over the pairs."""
     mid, low, high = spread(ratios)
     count = sum(1 for r in ratios if math.isfinite(r))
-    return f"ratio {name}: {mid:.2f}x (spread {low:.2f}-{high:.2f}x over {count} {unit})"
+    return f"ratio {name}: {_x(mid)}x (spread {_x(low)}-{_x(high)}x over {count} {unit})"
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[object]]) -> str:
