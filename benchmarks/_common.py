@@ -98,6 +98,26 @@ def paired(candidate: Callable[[], Any], baseline: Callable[[], Any], repeats: i
     return out
 
 
+def alternate(candidate: Callable[[], float], baseline: Callable[[], float],
+              repeats: int) -> Paired:
+    """Like :func:`paired`, for measurements that report their own figure (seconds, a rate).
+
+    Each call returns the figure it measured (a run that times only part of itself, a rate of
+    requests); the two run in turn, the order flipping every pair, and each pair's ratio is
+    candidate over baseline.
+    """
+    out = Paired()
+    for k in range(max(1, repeats)):
+        if k % 2 == 0:
+            base = baseline()
+            cand = candidate()
+        else:
+            cand = candidate()
+            base = baseline()
+        out.add(cand, base)
+    return out
+
+
 def spread(ratios: Sequence[float]) -> tuple[float, float, float]:
     """Median, minimum and maximum of the finite ratios (NaN when there are none)."""
     finite = [r for r in ratios if math.isfinite(r)]
@@ -179,6 +199,6 @@ def rate_cells(rates: Sequence[float], reps: int) -> str:
 
 
 __all__ = [
-    "BENCHMARKS", "ROOT", "Paired", "clock", "header", "machine", "mc_se", "on_path", "paired",
-    "rate_cells", "ratio_line", "ratio_text", "simulation_parser", "spread", "table",
+    "BENCHMARKS", "ROOT", "Paired", "alternate", "clock", "header", "machine", "mc_se", "on_path",
+    "paired", "rate_cells", "ratio_line", "ratio_text", "simulation_parser", "spread", "table",
 ]
