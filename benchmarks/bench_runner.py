@@ -134,10 +134,10 @@ def main() -> None:
     parser.add_argument("--memory-items", type=int, default=100_000)
     parser.add_argument("--rounds", type=int, default=4, help="pairs of bare and runner rounds")
     parser.add_argument("--quick", action="store_true",
-                        help="300 items, 3 pairs, 2,000 for memory")
+                        help="300 items, 2 pairs, 2,000 for memory")
     args = parser.parse_args()
     if args.quick:
-        args.items, args.memory_items, args.rounds = 300, 2_000, 3
+        args.items, args.memory_items, args.rounds = 300, 2_000, 2
     header("Runner throughput against a bare AsyncOpenAI loop on the same loopback server")
 
     n, conc = args.items, args.concurrency
