@@ -121,7 +121,7 @@ def key_table(title: str, rounds: list[dict[str, list[float]]],
         if not ratios and reference[name]:  # one round of its own: against the pooled baseline
             ratios = [p50 / 1000 / statistics.median(reference[name])]
         rows.append((name, len(values), f"{p50:.1f}", f"{p95:.1f}", f"{max(values) * 1000:.1f}",
-                     ratio_text(ratios)))
+                     "-" if rounds is base else ratio_text(ratios)))
     print(table(("key", "n", "p50 ms", "p95 ms", "max ms", "p50 / base (spread)"), rows))
 
 

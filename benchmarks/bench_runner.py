@@ -1,7 +1,7 @@
 """Runner throughput, rerun time and peak memory against the loopback test server.
 
     python benchmarks/bench_runner.py [--items 5000] [--concurrency 64] [--latency 0.1]
-                                      [--memory-items 100000] [--rounds 2] [--quick]
+                                      [--memory-items 100000] [--rounds 4] [--quick]
 
 1. Throughput: the same requests (same rendered prompts, same parameters) sent
    by a bare ``AsyncOpenAI`` + semaphore loop without storage, and by
