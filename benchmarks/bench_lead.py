@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import header, on_path, paired, ratio_line, ratio_text, table
@@ -56,7 +57,7 @@ def make_store(db: Path, n: int) -> tuple[str, str]:
     return rub.sha256, reader
 
 
-def builder(db: Path, sha: str, resamples: int):  # type: ignore[no-untyped-def]
+def builder(db: Path, sha: str, resamples: int) -> Callable[[], None]:
     """A call that builds the page once with ``resamples`` bootstrap resamples."""
     from judgekit.serve.api import stored_rubric
 

@@ -60,7 +60,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -265,7 +265,7 @@ REPEATS = [3]
 
 
 def paired_measure(step: str, ours: Sequence[str], base: Sequence[str], log: Path,
-                   repeats: int | None = None, before=None) -> Row:  # type: ignore[no-untyped-def]
+                   repeats: int | None = None, before: Callable[[], None] | None = None) -> Row:
     """The step and its baseline in turn, the order flipping every pair; ``before`` runs
     ahead of each of the step's runs (a fresh copy for a step that writes)."""
     mine: list[Measure] = []

@@ -46,6 +46,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from _common import alternate, header, on_path, ratio_line, ratio_text, table
@@ -256,7 +257,7 @@ def crowd_rows(args: argparse.Namespace) -> list[str]:
 
 
 def cache_rows(title: str, columns: tuple[str, ...], cells: tuple[object, ...],
-               names: tuple[str, str], measure, repeats: int,  # type: ignore[no-untyped-def]
+               names: tuple[str, str], measure: Callable[[bool], float], repeats: int,
                what: str) -> list[str]:
     """A cached and an uncached server in turn; the throughput ratio cached / uncached."""
     pairs = alternate(lambda: measure(True), lambda: measure(False), repeats)
