@@ -141,6 +141,8 @@ def ratio_line(name: str, ratios: Sequence[float], unit: str = "pairs") -> str:
     """The one ratio line every speed script prints: median, and its spread over the pairs."""
     mid, low, high = spread(ratios)
     count = sum(1 for r in ratios if math.isfinite(r))
+    if count == 1 and unit == "pairs":
+        unit = "pair"
     return f"ratio {name}: {_x(mid)}x (spread {_x(low)}-{_x(high)}x over {count} {unit})"
 
 
