@@ -1,6 +1,6 @@
 """Key press -> frame in the annotate app, for short items, 1 MB items and SQuALITY stories.
 
-Run: ``python benchmarks/bench_annotate_long.py [--presses 40]``.
+Run: ``python benchmarks/bench_annotate_long.py [--presses 7] [--rounds 3] [--quick]``.
 
 Each key is sent the way a terminal delivers it (through the driver) and timed
 until every label write it caused is committed and Textual has handed the
@@ -8,9 +8,11 @@ terminal the next frame. Keys: a label (commits, then draws the next item,
 which is as long as this one, and searches it), PgDn, ``]`` (jump to the next
 section), End, ``!`` (flag, committed), ``n`` (the next match of a search for
 "the", on from item to item) and ``'`` (back to where the last jump left from).
-The baseline is the same keys on short items, in the same run; the ratio
-column is each median against that baseline. The SQuALITY rows (20 real
-5,000-word stories at 80x24) run when the shared data folder is present.
+The baseline is the same keys on short items, in the same run: short and 1 MB items run
+in turn, ``--rounds`` rounds of ``--presses`` rounds of keys each; the ratio column is each
+key's median against the baseline's, median and spread over the rounds. ``--quick``: 3
+presses, 2 rounds. The SQuALITY rows (20 real 5,000-word stories at 80x24, against the
+pooled baseline) run when the shared data folder is present, and not with ``--quick``.
 """
 
 from __future__ import annotations
@@ -18,13 +20,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import header, on_path, ratio_line, ratio_text, table
+
+ROOT = on_path()
 
 from textual import events  # noqa: E402
 
@@ -99,35 +101,66 @@ async def time_keys(items: list[Item], rub: Rubric, presses: int,
     return samples
 
 
-def table(title: str, samples: dict[str, list[float]], base: dict[str, list[float]]) -> None:
+def pooled(rounds: list[dict[str, list[float]]]) -> dict[str, list[float]]:
+    return {name: [v for r in rounds for v in r[name]] for name, _ in KEYS}
+
+
+def key_table(title: str, rounds: list[dict[str, list[float]]],
+              base: list[dict[str, list[float]]]) -> None:
+    """p50/p95/max per key over every round; the ratio to the baseline round by round."""
     print(f"\n{title}")
-    print(f"{'key':<12} {'n':>4} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'p50/base':>9}")
+    rows = []
+    samples, reference = pooled(rounds), pooled(base)
     for name, values in samples.items():
         if not values:
             continue
         p50 = statistics.median(values) * 1000
         p95 = sorted(values)[round(0.95 * (len(values) - 1))] * 1000
-        ref = statistics.median(base[name]) * 1000 if base.get(name) else float("nan")
-        print(f"{name:<12} {len(values):>4} {p50:>8.1f} {p95:>8.1f} {max(values) * 1000:>8.1f} "
-              f"{p50 / ref:>8.2f}x")
+        ratios = [statistics.median(r[name]) / statistics.median(b[name])
+                  for r, b in zip(rounds, base, strict=False) if r[name] and b[name]]
+        if not ratios and reference[name]:  # one round of its own: against the pooled baseline
+            ratios = [p50 / 1000 / statistics.median(reference[name])]
+        rows.append((name, len(values), f"{p50:.1f}", f"{p95:.1f}", f"{max(values) * 1000:.1f}",
+                     "-" if rounds is base else ratio_text(ratios)))
+    print(table(("key", "n", "p50 ms", "p95 ms", "max ms", "p50 / base (spread)"), rows))
+
+
+def all_keys(round_: dict[str, list[float]]) -> float:
+    return statistics.median(v for values in round_.values() for v in values)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--presses", type=int, default=20)
+    parser.add_argument("--presses", type=int, default=7, help="rounds of every key per round")
+    parser.add_argument("--rounds", type=int, default=3, help="rounds of short and 1 MB items")
+    parser.add_argument("--quick", action="store_true", help="3 presses, 2 rounds")
     args = parser.parse_args()
+    if args.quick:
+        args.presses, args.rounds = 3, 2
+    header("Key press -> frame in the annotate app: 1 MB items against short items")
     rub = rubric("ordinal")
-    base = asyncio.run(time_keys(short_items(args.presses + 2), rub, args.presses))
-    table("short items (baseline), 80x24", base, base)
-    big = asyncio.run(time_keys(megabyte_items(args.presses + 2), rub, args.presses))
-    table("1 MB items, 80x24", big, base)
-    worst = max(statistics.median(v) for v in big.values() if v) * 1000
+    base: list[dict[str, list[float]]] = []
+    big: list[dict[str, list[float]]] = []
+    for k in range(args.rounds):
+        for kind in ("short", "big") if k % 2 == 0 else ("big", "short"):
+            if kind == "short":
+                base.append(asyncio.run(time_keys(short_items(args.presses + 2), rub,
+                                                  args.presses)))
+            else:
+                big.append(asyncio.run(time_keys(megabyte_items(args.presses + 2), rub,
+                                                 args.presses)))
+    key_table("short items (baseline), 80x24", base, base)
+    key_table("1 MB items, 80x24", big, base)
+    worst = max(statistics.median(v) for v in pooled(big).values() if v) * 1000
     print(f"\nslowest median key press on a 1 MB item: {worst:.1f} ms (target < 100 ms): "
           f"{'OK' if worst < 100 else 'OVER TARGET'}")
-    if squality.available():
+    if squality.available() and not args.quick:
         items = squality.long_items(20)
         real = asyncio.run(time_keys(items, squality.rubric(), 20))
-        table("20 SQuALITY stories (5,000+ words each), 80x24", real, base)
+        key_table("20 SQuALITY stories (5,000+ words each), 80x24", [real], base)
+    print()
+    print(ratio_line("1 MB / short items (time, every key)",
+                     [all_keys(b) / all_keys(s) for b, s in zip(big, base, strict=True)]))
 
 
 if __name__ == "__main__":

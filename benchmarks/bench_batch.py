@@ -1,6 +1,6 @@
 """``batch prepare`` and ``batch collect`` at 100,000 calls: rows per second and peak memory.
 
-Run: ``python benchmarks/bench_batch.py [--n 100000]``. Each step runs in a
+Run: ``python benchmarks/bench_batch.py [--n 100000] [--repeats 3] [--quick]``. Each step runs in a
 fresh process (``spawn``), so its peak resident memory is its own. Both steps
 run at n/4 and at n: the peak should stay flat (files and output are streamed,
 nothing per call is held), while the time grows linearly. Times exclude
@@ -10,6 +10,11 @@ imports (done before the clock starts). Baselines measured in the same run:
   lookup, no store);
 - collect vs a bare ``executemany`` of the same judgment rows into SQLite (no
   parsing, no lookups).
+
+At n the step and its baseline run ``--repeats`` times in fresh folders, in turn (prepare and
+json.dumps alternate which goes first; collect's baseline needs the rows collect stored, so it
+always follows); the ratio is the step's time over its baseline's, median and spread over the
+pairs. ``--quick``: n = 4,000 and 2 pairs.
 """
 
 from __future__ import annotations
@@ -19,17 +24,22 @@ import json
 import multiprocessing
 import resource
 import sqlite3
+import statistics
 import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from judgekit.clients.request import chat_request, response_format_for
-from judgekit.clients.spec import JudgeSpec
-from judgekit.judging.units import WorkUnit, unit_messages
-from judgekit.rubrics import load_rubric, verdict_json_schema
-from judgekit.types import Item
+from _common import Paired, header, on_path, ratio_line, ratio_text, table
+
+on_path()
+
+from judgekit.clients.request import chat_request, response_format_for  # noqa: E402
+from judgekit.clients.spec import JudgeSpec  # noqa: E402
+from judgekit.judging.units import WorkUnit, unit_messages  # noqa: E402
+from judgekit.rubrics import load_rubric, verdict_json_schema  # noqa: E402
+from judgekit.types import Item  # noqa: E402
 
 BASE_URL = "http://127.0.0.1:1/v1"
 ANSWER = json.dumps({"reasoning": "The answer matches the reference.", "verdict": "pass"})
@@ -147,32 +157,53 @@ def measure(step: str, folder: str, n: int) -> dict[str, Any]:
     return result
 
 
+def one_size(root: Path, tag: str, n: int, prepare_first: bool) -> dict[str, dict[str, Any]]:
+    """prepare, its baseline, collect and its baseline at ``n`` calls, in a fresh folder."""
+    folder = root / tag
+    folder.mkdir()
+    out: dict[str, dict[str, Any]] = {}
+    for step in ("prepare", "dumps") if prepare_first else ("dumps", "prepare"):
+        out[step] = measure(step, str(folder), n)
+    write_output(str(folder))
+    for step in ("collect", "executemany"):
+        out[step] = measure(step, str(folder), n)
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=100_000, help="calls at the large size")
+    parser.add_argument("--repeats", type=int, default=3, help="pairs at the large size")
+    parser.add_argument("--quick", action="store_true", help="n = 4,000, 2 pairs")
     args = parser.parse_args()
-    sizes = (args.n // 4, args.n)
-    rows: list[tuple[str, int, dict[str, Any]]] = []
+    if args.quick:
+        args.n, args.repeats = 4_000, 2
+    header(f"batch prepare / collect against bare json.dumps / executemany, {args.n:,} calls")
+    small, large = args.n // 4, args.n
+    pairs = {"prepare": Paired(), "collect": Paired()}
     with tempfile.TemporaryDirectory(prefix="bench-batch-") as tmp:
-        for n in sizes:
-            folder = Path(tmp) / str(n)
-            folder.mkdir()
-            rows.append(("prepare", n, measure("prepare", str(folder), n)))
-            rows.append(("  json.dumps baseline", n, measure("dumps", str(folder), n)))
-            write_output(str(folder))
-            rows.append(("collect", n, measure("collect", str(folder), n)))
-            rows.append(("  executemany baseline", n, measure("executemany", str(folder), n)))
-    print(f"{'step':<24} {'calls':>8} {'seconds':>9} {'rows/s':>10} {'peak MiB':>9}")
-    for name, n, r in rows:
-        print(f"{name:<24} {n:>8} {r['seconds']:>9.2f} {r['rows'] / r['seconds']:>10,.0f} "
-              f"{r['peak_mib']:>9.1f}")
-    by = {(name.strip().split()[0], n): r for name, n, r in rows}
-    small, large = sizes
+        first = one_size(Path(tmp), "small", small, True)
+        runs = [one_size(Path(tmp), f"large{r}", large, r % 2 == 0) for r in range(args.repeats)]
+    for run in runs:
+        pairs["prepare"].add(run["prepare"]["seconds"], run["dumps"]["seconds"])
+        pairs["collect"].add(run["collect"]["seconds"], run["executemany"]["seconds"])
+    rows = []
+    for step, base in (("prepare", "dumps"), ("collect", "executemany")):
+        for name, key in ((step, step), (f"  {base} baseline", base)):
+            for n, results in ((small, [first]), (large, runs)):
+                seconds = statistics.median(r[key]["seconds"] for r in results)
+                peak = max(r[key]["peak_mib"] for r in results)
+                ratio = ratio_text(pairs[step].ratios) if key == step and n == large else ""
+                rows.append((name, n, f"{seconds:.2f}", f"{results[0][key]['rows'] / seconds:,.0f}",
+                             f"{peak:.1f}", ratio))
+    print(table(("step", "calls", "seconds", "rows/s", "peak MiB", "step / baseline (time)"),
+                rows))
+    print()
+    for step in ("prepare", "collect"):
+        growth = max(r[step]["peak_mib"] for r in runs) / first[step]["peak_mib"]
+        print(f"{step}: peak memory {growth:.2f}x from {small:,} to {large:,} calls")
     for step, base in (("prepare", "json.dumps"), ("collect", "executemany")):
-        ours, plain = by[(step, large)], by[(base, large)]
-        print(f"{step}: {plain['seconds'] / ours['seconds']:.2f}x the baseline's rows/s at {large};"
-              f" peak memory {ours['peak_mib'] / by[(step, small)]['peak_mib']:.2f}x from "
-              f"{small} to {large} calls")
+        print(ratio_line(f"batch {step} / bare {base} (time)", pairs[step].ratios))
 
 
 if __name__ == "__main__":

@@ -5,22 +5,23 @@ a fresh store of that many judged items is shared out to four annotators with
 ``--overlap 0.2`` (so people vs people has items), every queue is labeled (one
 annotator disagreeing with the judge on every fifth item), and the page is built
 (:func:`judgekit.serve.lead_view.lead_html`, what every visit to ``/lead`` runs) with
-the page's :data:`~judgekit.serve.lead_view.LEAD_RESAMPLES` and with the report's
-1000. Prints the median of three builds per cell, then one ``GET /lead`` through a
-real ``judgekit serve`` on 127.0.0.1 at the largest size.
+the page's :data:`~judgekit.serve.lead_view.LEAD_RESAMPLES` and, the baseline, with the
+report's 1000. The two builds run in turn, ``--repeats`` pairs per size; prints the median
+build of each and the ratio page / 1000-resample build (median and spread over the pairs),
+then one ``GET /lead`` through a real ``judgekit serve`` on 127.0.0.1 at the largest size.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
-import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import header, on_path, paired, ratio_line, ratio_text, table
+
+ROOT = on_path()
 
 from click.testing import CliRunner  # noqa: E402
 
@@ -56,21 +57,18 @@ def make_store(db: Path, n: int) -> tuple[str, str]:
     return rub.sha256, reader
 
 
-def build_seconds(db: Path, sha: str, resamples: int) -> float:
+def builder(db: Path, sha: str, resamples: int) -> Callable[[], None]:
+    """A call that builds the page once with ``resamples`` bootstrap resamples."""
     from judgekit.serve.api import stored_rubric
 
-    lead_view.LEAD_RESAMPLES = resamples
-    times = []
-    with open_store(db) as store:
-        record = store.token_for(store_token[0])
-        assert record is not None
-        rub = stored_rubric(store, sha)
-        rows = store.list_rubrics()
-        for _ in range(3):
-            start = time.perf_counter()
-            lead_view.lead_html(store, record, rows, rub)
-            times.append(time.perf_counter() - start)
-    return statistics.median(times)
+    def build() -> None:
+        lead_view.LEAD_RESAMPLES = resamples
+        with open_store(db) as store:
+            record = store.token_for(store_token[0])
+            assert record is not None
+            lead_view.lead_html(store, record, store.list_rubrics(), stored_rubric(store, sha))
+
+    return build
 
 
 store_token: list[str] = [""]
@@ -79,11 +77,14 @@ store_token: list[str] = [""]
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="500,2000,5000")
-    parser.add_argument("--quick", action="store_true", help="sizes 200,1000")
+    parser.add_argument("--repeats", type=int, default=3, help="pairs of builds per size")
+    parser.add_argument("--quick", action="store_true", help="sizes 200,1000, 2 pairs")
     args = parser.parse_args()
     sizes = [200, 1000] if args.quick else [int(s) for s in args.sizes.split(",")]
+    repeats = 2 if args.quick else args.repeats
     page = lead_view.LEAD_RESAMPLES
-    print(f"{'items':>6} {'labels':>7} {f'{page} resamples':>15} {'1000 resamples':>15}")
+    header(f"/lead page build: {page} resamples against the report's 1000 (the baseline)")
+    rows, lines = [], []
     with tempfile.TemporaryDirectory() as tmp:
         last: tuple[Path, str] | None = None
         for n in sizes:
@@ -91,10 +92,15 @@ def main() -> None:
             sha, store_token[0] = make_store(db, n)
             with open_store(db) as store:
                 n_labels = len(store.latest_labels(sha))
-            fast, full = build_seconds(db, sha, page), build_seconds(db, sha, 1000)
-            print(f"{n:>6} {n_labels:>7} {fast:>14.2f}s {full:>14.2f}s")
+            pairs = paired(builder(db, sha, page), builder(db, sha, 1000), repeats)
+            rows.append((n, n_labels, f"{pairs.candidate_median:.2f}s",
+                         f"{pairs.baseline_median:.2f}s", ratio_text(pairs.ratios)))
+            lines.append(ratio_line(f"lead page / 1000-resample build (time), {n} items",
+                                    pairs.ratios))
             last = (db, store_token[0])
         lead_view.LEAD_RESAMPLES = page
+        print(table(("items", "labels", f"{page} resamples", "1000 resamples",
+                     "page / 1000 (spread)"), rows))
         assert last is not None
         with running_service(last[0], Path(tmp)) as service:
             service.get("/lead", last[1])  # the first request imports the report code
@@ -102,6 +108,8 @@ def main() -> None:
             answer = service.get("/lead", last[1])
             took = time.perf_counter() - start
         print(f"GET /lead over HTTP at {sizes[-1]} items: {answer.status_code} in {took:.2f}s")
+    print()
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -8,21 +8,26 @@ Baseline, measured in the same run on the same file: what a team would write by
 hand for just the headline figure — load every judgment and label from the store,
 pair them, and bootstrap the (weighted) kappa with ``scipy.stats.bootstrap`` and
 scikit-learn's ``cohen_kappa_score`` (1,000 percentile resamples, items resampled
-independently). The ratio is judgekit's whole report over that one figure.
+independently). The two run in turn on the same file, ``--repeats`` pairs; the ratio is
+judgekit's whole report over that one figure, median and spread over the pairs.
 
-    python benchmarks/bench_report.py
+    python benchmarks/bench_report.py [--repeats 3] [--quick]
+
+``--quick``: 20,000 judgments and 500 labels, the binary configuration only, 2 pairs.
 """
 
 from __future__ import annotations
 
+import argparse
 import random
-import sys
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from _common import header, on_path, paired, ratio_line, ratio_text, table
+
+REPO = on_path()
 
 from judgekit.report import FORMATS, ReportOptions, build_report, render  # noqa: E402
 from judgekit.rubrics import load_rubric  # noqa: E402
@@ -116,13 +121,12 @@ def fill(path: Path, rub: Rubric, *, clusters: bool) -> None:
     store.close()
 
 
-def by_hand(path: Path, rub: Rubric) -> float:
+def by_hand(path: Path, rub: Rubric) -> None:
     """The baseline: the primary kappa and its CI, computed the obvious way."""
     import numpy as np
     from scipy.stats import bootstrap
     from sklearn.metrics import cohen_kappa_score
 
-    start = time.perf_counter()
     store = open_store(path)
     verdicts = {
         j.item_id: j.label for j in store.judgments(rubric_hash=rub.sha256) if j.status == "ok"
@@ -146,52 +150,69 @@ def by_hand(path: Path, rub: Rubric) -> float:
         method="percentile",
         random_state=0,
     )
-    return time.perf_counter() - start
 
 
-def run(name: str, rubric_file: str, *, clusters: bool) -> float:
+def run(name: str, rubric_file: str, *, clusters: bool, repeats: int) -> tuple[list[object], str]:
+    """One configuration: its table row and its ratio line."""
     rub = load_rubric(REPO / "rubrics" / rubric_file)
+    built: list[float] = []
+    last: dict[str, object] = {}
     with tempfile.TemporaryDirectory(prefix="judgekit-bench-") as tmp:
         path = Path(tmp) / "bench.db"
         fill(path, rub, clusters=clusters)
-        start = time.perf_counter()
-        store = open_store(path)
-        report = build_report(store, rub, ReportOptions(n_resamples=1000, annotator="h1"))
-        built = time.perf_counter() - start
-        sizes = {fmt: len(render(report, fmt)) for fmt in FORMATS}
-        total = time.perf_counter() - start
-        store.close()
-        baseline = by_hand(path, rub)
-    ag = report.agreement
-    assert ag is not None and ag.n_items > 1900 and report.health.total == N_JUDGMENTS
-    print(
-        f"| {name:<28} | {report.health.total:>9,} | {ag.n_items:>6,} | {built:>7.2f} | "
-        f"{total:>7.2f} | {'yes' if total < TARGET_S else 'NO':>6} | {sizes['html'] // 1024:>5} "
-        f"| {baseline:>10.2f} | {total / baseline:>5.2f}x |"
-    )
-    return total
+
+        def whole_report() -> None:
+            start = time.perf_counter()
+            store = open_store(path)
+            report = build_report(store, rub, ReportOptions(n_resamples=1000, annotator="h1"))
+            built.append(time.perf_counter() - start)
+            last["report"] = report
+            last["sizes"] = {fmt: len(render(report, fmt)) for fmt in FORMATS}
+            store.close()
+
+        whole_report()  # warm-up: first imports, the file's pages in the cache
+        built.clear()
+        pairs = paired(whole_report, lambda: by_hand(path, rub), repeats, warmup=False)
+    report = last["report"]
+    sizes = last["sizes"]
+    ag = report.agreement  # type: ignore[attr-defined]
+    assert ag is not None and ag.n_items > N_LABELS * 0.95
+    assert report.health.total == N_JUDGMENTS  # type: ignore[attr-defined]
+    total = pairs.candidate_median
+    row = [name, f"{report.health.total:,}", f"{ag.n_items:,}",  # type: ignore[attr-defined]
+           f"{statistics.median(built):.2f}", f"{total:.2f}",
+           "yes" if total < TARGET_S else "NO", sizes["html"] // 1024,  # type: ignore[index]
+           f"{pairs.baseline_median:.2f}", ratio_text(pairs.ratios)]
+    return row, ratio_line(f"whole report / by-hand kappa (time), {name}", pairs.ratios)
 
 
 def main() -> None:
-    print(
-        f"report on {N_JUDGMENTS:,} judgments / {N_LABELS:,} labels, 1,000 resamples; "
-        f"target < {TARGET_S:.0f} s"
-    )
-    print(
-        "| configuration                | judgments | pairs  | build s | total s "
-        "| < 5 s  | HTML kB | by hand s* | ratio  |"
-    )
-    print(
-        "|------------------------------|-----------|--------|---------|---------|--------|---------"
-        "|------------|--------|"
-    )
-    run("binary, item bootstrap", "correctness.toml", clusters=False)
-    run("ordinal, item bootstrap", "helpfulness.toml", clusters=False)
-    run("ordinal, cluster bootstrap", "helpfulness.toml", clusters=True)
+    global N_JUDGMENTS, N_LABELS
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=3, help="pairs of report and baseline")
+    parser.add_argument("--quick", action="store_true",
+                        help="20,000 judgments, 500 labels, binary only, 2 pairs")
+    args = parser.parse_args()
+    configs = [("binary, item bootstrap", "correctness.toml", False),
+               ("ordinal, item bootstrap", "helpfulness.toml", False),
+               ("ordinal, cluster bootstrap", "helpfulness.toml", True)]
+    if args.quick:
+        N_JUDGMENTS, N_LABELS, args.repeats, configs = 20_000, 500, 2, configs[:1]
+    header(f"report on {N_JUDGMENTS:,} judgments / {N_LABELS:,} labels, 1,000 resamples; "
+           f"target < {TARGET_S:.0f} s")
+    rows, lines = [], []
+    for name, rubric_file, clusters in configs:
+        row, line = run(name, rubric_file, clusters=clusters, repeats=args.repeats)
+        rows.append(row)
+        lines.append(line)
+    print(table(("configuration", "judgments", "pairs", "build s", "total s", "< 5 s",
+                 "HTML kB", "by hand s*", "ratio (spread)"), rows))
     print(
         "* by hand: load all judgments and labels, then only the primary kappa with a "
         "1,000-resample scipy.stats.bootstrap over scikit-learn's cohen_kappa_score"
     )
+    print()
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

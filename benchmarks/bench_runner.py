@@ -1,13 +1,14 @@
 """Runner throughput, rerun time and peak memory against the loopback test server.
 
     python benchmarks/bench_runner.py [--items 5000] [--concurrency 64] [--latency 0.1]
-                                      [--memory-items 100000] [--rounds 2] [--quick]
+                                      [--memory-items 100000] [--rounds 4] [--quick]
 
 1. Throughput: the same requests (same rendered prompts, same parameters) sent
    by a bare ``AsyncOpenAI`` + semaphore loop without storage, and by
    judgekit's runner (cache lookup, parsing, one SQLite commit per judgment),
-   in the same run against the same server, in alternating rounds. Prints both
-   (best round each) and the ratio (target >= 0.9).
+   in the same run against the same server, in alternating rounds (``--rounds``
+   pairs). Prints both (median round each) and the throughput ratio judgekit / bare,
+   median and spread over the pairs (target >= 0.9).
 2. Rerun: the finished items judged again (target < 2 s, 0 requests).
 3. Peak memory: a fresh process judges N items streamed from a generator at
    zero latency; peak RSS for N/10 and N items (target: flat in N).
@@ -21,6 +22,7 @@ import argparse
 import asyncio
 import json
 import resource
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,8 +31,9 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import header, on_path, ratio_line, spread, table
+
+ROOT = on_path()
 
 import openai  # noqa: E402
 
@@ -108,8 +111,8 @@ def judgekit_run(base_url: str, db: Path, n: int, concurrency: int, prefix: str)
 def peak_rss_child(base_url: str, n: int) -> float:
     """Peak RSS (MiB) of a fresh process that judges ``n`` streamed items."""
     code = (
-        "import sys, resource; sys.path.insert(0, sys.argv[1]);"
-        "from benchmarks.bench_runner import judgekit_run;"
+        "import sys, resource; sys.path.insert(0, sys.argv[1] + '/benchmarks');"
+        "from bench_runner import judgekit_run;"
         "from pathlib import Path;"
         "judgekit_run(sys.argv[2], Path(sys.argv[3]), int(sys.argv[4]), 64, 'm');"
         "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"
@@ -129,11 +132,13 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=64)
     parser.add_argument("--latency", type=float, default=0.1)
     parser.add_argument("--memory-items", type=int, default=100_000)
-    parser.add_argument("--rounds", type=int, default=2)
-    parser.add_argument("--quick", action="store_true", help="1,000 items, 20,000 for memory")
+    parser.add_argument("--rounds", type=int, default=4, help="pairs of bare and runner rounds")
+    parser.add_argument("--quick", action="store_true",
+                        help="300 items, 2 pairs, 2,000 for memory")
     args = parser.parse_args()
     if args.quick:
-        args.items, args.memory_items = 1000, 20_000
+        args.items, args.memory_items, args.rounds = 300, 2_000, 2
+    header("Runner throughput against a bare AsyncOpenAI loop on the same loopback server")
 
     n, conc = args.items, args.concurrency
     server, url = start_server(args.latency)
@@ -141,8 +146,8 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             db = Path(tmp) / "bench.db"
             judgekit_run(url, db, 1, 1, "warm")  # probe capabilities once
-            # two rounds in alternating order; the best of each side is compared,
-            # which cancels most of the noise of a shared machine
+            # rounds in alternating order, one ratio per pair: a busy machine slows
+            # both sides of a pair alike
             bare_times, jk_times = [], []
             for round_number in range(args.rounds):
                 order = ("bare", "jk") if round_number % 2 == 0 else ("jk", "bare")
@@ -155,16 +160,22 @@ def main() -> None:
                         assert judged == n and requests == n, (judged, requests)
                         jk_times.append(elapsed)
             rerun_s, rejudged, rerun_requests = judgekit_run(url, db, n, conc, "r0-")
-        base_s, jk_s = min(bare_times), min(jk_times)
+        ratios = [b / j for b, j in zip(bare_times, jk_times, strict=True)]
+        base_s, jk_s = statistics.median(bare_times), statistics.median(jk_times)
+        mid, low, high = spread(ratios)
         print(f"throughput, {n} items, concurrency {conc}, server latency "
-              f"{args.latency * 1000:.0f} ms, best of {args.rounds} rounds each")
-        print(f"  bare AsyncOpenAI + semaphore : {n / base_s:8.1f} req/s  "
-              f"({', '.join(f'{t:.2f}' for t in bare_times)} s)")
-        print(f"  judgekit runner (with store) : {n / jk_s:8.1f} judgments/s  "
-              f"({', '.join(f'{t:.2f}' for t in jk_times)} s)")
-        print(f"  ratio judgekit / bare        : {base_s / jk_s:8.3f}  (target >= 0.9)")
+              f"{args.latency * 1000:.0f} ms, {args.rounds} pairs of rounds")
+        print(table(("side", "per s (median)", "seconds per round"), [
+            ("bare AsyncOpenAI + semaphore", f"{n / base_s:.1f} req",
+             ", ".join(f"{t:.2f}" for t in bare_times)),
+            ("judgekit runner (with store)", f"{n / jk_s:.1f} judgments",
+             ", ".join(f"{t:.2f}" for t in jk_times)),
+            ("judgekit / bare (throughput)", f"{mid:.3f} ({low:.3f}-{high:.3f})",
+             "target >= 0.9"),
+        ]))
         print(f"rerun of the {n} finished items : {rerun_s:.3f} s, {rerun_requests} requests, "
               f"{rejudged} judged  (target < 2 s, 0 requests)")
+        print(ratio_line("judgekit / bare client (throughput)", ratios))
     finally:
         server.terminate()
         server.wait()

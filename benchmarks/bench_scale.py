@@ -22,6 +22,14 @@ Peak RSS of every judgekit step is held to 300 MB.
     python benchmarks/bench_scale.py              # the full scale (several minutes)
     python benchmarks/bench_scale.py --scale 0.1  # a tenth, for quick iteration
     python benchmarks/bench_scale.py --only report compare   # some step groups
+    python benchmarks/bench_scale.py --quick      # 999 items, 2 pairs, 4 groups (below)
+
+Each step and its baseline run in turn, ``--repeats`` pairs (default 3; the imports, which
+change the store, once; ``--help`` against ``import click`` 5 pairs); the ratio is the median
+of the pairs' CPU-time ratios, printed with its spread. ``--quick`` runs 999 items, 2 pairs,
+and (without ``--only``) the groups ``help``, ``imports``, ``report`` and ``agree``:
+at that size a process's fixed start-up dominates, so its ratios say that every step runs,
+not how judgekit scales.
 
 - ``probe position --imported`` (judge A's verdicts in both orders, the BA ones imported
   into a copy of the store once): bare ``sqlite3`` reads of both orders, numpy consistency
@@ -52,13 +60,14 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 import scale_exports
+from _common import header, on_path, ratio_line, ratio_text, spread
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = on_path()
 RUBRIC = "preference"
 LABELS = ("A", "B", "tie")
 JUDGES = ("judge-a", "judge-b")
@@ -241,14 +250,35 @@ def measure(argv: Sequence[str], log: Path) -> Measure:
     return Measure(wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, proc.returncode)
 
 
-def median_measure(argv: Sequence[str], log: Path, runs: int) -> Measure:
-    found = [measure(argv, log) for _ in range(runs)]
+def median_measure(found: Sequence[Measure]) -> Measure:
+    """Median wall and CPU time, largest peak RSS and exit code of several runs."""
     return Measure(
         statistics.median(m.wall for m in found),
         statistics.median(m.cpu for m in found),
         max(m.rss_mb for m in found),
         max(m.code for m in found),
     )
+
+
+#: Pairs of each step and its baseline (``--repeats``).
+REPEATS = [3]
+
+
+def paired_measure(step: str, ours: Sequence[str], base: Sequence[str], log: Path,
+                   repeats: int | None = None, before: Callable[[], None] | None = None) -> Row:
+    """The step and its baseline in turn, the order flipping every pair; ``before`` runs
+    ahead of each of the step's runs (a fresh copy for a step that writes)."""
+    mine: list[Measure] = []
+    theirs: list[Measure] = []
+    for k in range(repeats or REPEATS[0]):
+        for side in ("base", "ours") if k % 2 == 0 else ("ours", "base"):
+            if side == "ours":
+                if before is not None:
+                    before()
+                mine.append(measure(ours, log))
+            else:
+                theirs.append(measure(base, log))
+    return Row(step, mine, theirs)
 
 
 # -- baselines (run as ``bench_scale.py --baseline NAME ...``) -----------------------------
@@ -499,14 +529,27 @@ def baseline_prepare(db: str, out: str) -> None:
 @dataclass
 class Row:
     step: str
-    ours: Measure
-    base: Measure
+    runs: list[Measure]  # judgekit's, one per pair
+    base_runs: list[Measure]  # the baseline's, in the same pairs
     rows: int = 0  # > 0: an import, compared by rows/s
 
-    def ratio(self) -> float:
+    @property
+    def ours(self) -> Measure:
+        return median_measure(self.runs)
+
+    @property
+    def base(self) -> Measure:
+        return median_measure(self.base_runs)
+
+    def ratios(self) -> list[float]:
+        """CPU-time ratio per pair (rows/s ours over the baseline's for an import)."""
+        pairs = zip(self.runs, self.base_runs, strict=True)
         if self.rows:  # rows/s ours / rows/s baseline == baseline time / our time
-            return self.base.cpu / self.ours.cpu
-        return self.ours.cpu / self.base.cpu
+            return [b.cpu / o.cpu for o, b in pairs]
+        return [o.cpu / b.cpu for o, b in pairs]
+
+    def ratio(self) -> float:
+        return spread(self.ratios())[0]
 
 
 def main() -> None:
@@ -517,8 +560,15 @@ def main() -> None:
     parser.add_argument("--keep", type=Path, default=None, help="keep the files in this folder")
     parser.add_argument("--only", nargs="+", choices=GROUPS, default=None, metavar="GROUP",
                         help=f"run only these step groups ({', '.join(GROUPS)}); default: all")
+    parser.add_argument("--repeats", type=int, default=3, help="pairs of each step and baseline")
+    parser.add_argument("--quick", action="store_true",
+                        help="999 items, 2 pairs, groups help imports report agree")
     parser.add_argument("--baseline", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.quick:
+        args.scale, args.million, args.repeats = 0.01, 0, 2
+        args.only = args.only or ["help", "imports", "report", "agree"]
+    REPEATS[0] = args.repeats
     if args.baseline:
         name, *rest = args.baseline
         if name == "import":
@@ -536,6 +586,7 @@ def main() -> None:
         elif name == "prepare":
             baseline_prepare(*rest)
         return
+    header("judgekit at scale, each command against a bare baseline (whole processes)")
     folder = args.keep or Path(tempfile.mkdtemp(prefix="judgekit-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
@@ -568,10 +619,10 @@ def run(folder: Path, n_items: int, million: int, only: frozenset[str], reuse: b
     rub = ["--rubric", RUBRIC]
 
     if "help" in only:
-        click = median_measure([python, "-c", "import click"], log, HELP_RUNS)
+        click = [python, "-c", "import click"]
         for step in (["--help"], ["report", "--help"], ["judgments", "import", "--help"]):
-            ours = median_measure([judgekit, *step], log, HELP_RUNS)
-            rows.append(Row(f"judgekit {' '.join(step)}", ours, click))
+            rows.append(paired_measure(f"judgekit {' '.join(step)}", [judgekit, *step], click,
+                                       log, max(HELP_RUNS, REPEATS[0])))
 
     if only & STORE_GROUPS and not built:
         build_store(folder, files, n_items, judgekit, me, log, rows, timed="imports" in only)
@@ -585,30 +636,30 @@ def run(folder: Path, n_items: int, million: int, only: frozenset[str], reuse: b
 
     report = [judgekit, "report", *rub, *env_db, "--model", JUDGES[0], "--format", "json"]
     if "report" in only:
-        rows.append(Row("report --format json", measure(report, log),
-                        measure([*me, "report", str(db), JUDGES[0]], log)))
+        rows.append(paired_measure("report --format json", report,
+                                   [*me, "report", str(db), JUDGES[0]], log))
     if "compare" in only:
         compare = [judgekit, "compare", "judges", *rub, *env_db, "--run-a", run_ids[JUDGES[0]],
                    "--run-b", run_ids[JUDGES[1]], "--format", "json"]
-        rows.append(Row("compare judges --format json", measure(compare, log),
-                        measure([*me, "report", str(db), *JUDGES], log)))
+        rows.append(paired_measure("compare judges --format json", compare,
+                                   [*me, "report", str(db), *JUDGES], log))
         cand = build_candidates(folder, n_items, judgekit, log, reuse=built)
         compare = [judgekit, "compare", "candidates", "--rubric", CANDIDATE_RUBRIC, "--db",
                    str(cand), "--dataset-a", CANDIDATES[0], "--dataset-b", CANDIDATES[1],
                    "--format", "json"]
-        rows.append(Row("compare candidates --format json", measure(compare, log),
-                        measure([*me, "candidates", str(cand)], log)))
+        rows.append(paired_measure("compare candidates --format json", compare,
+                                   [*me, "candidates", str(cand)], log))
     if "agree" in only:
         agree = [judgekit, "agree", str(files["ratings"]), "--format", "json"]
-        rows.append(Row(f"agree ({3 * n_items:,} ratings)", measure(agree, log),
-                        measure([*me, "agree", str(files["ratings"])], log)))
+        rows.append(paired_measure(f"agree ({3 * n_items:,} ratings)", agree,
+                                   [*me, "agree", str(files["ratings"])], log))
     if "million" in only and million:
         big = folder / "million.db"
         copy_db(db, big)
         total = grow_to_million(big, million)
         report[report.index(str(db))] = str(big)
-        rows.append(Row(f"report, {total:,}-judgment store", measure(report, log),
-                        measure([*me, "report", str(big), JUDGES[0]], log)))
+        rows.append(paired_measure(f"report, {total:,}-judgment store", report,
+                                   [*me, "report", str(big), JUDGES[0]], log))
         big.unlink()
     if "exports" in only:
         rows.extend(export_rows(folder, db, judgekit, me, log))
@@ -622,11 +673,12 @@ def export_rows(folder: Path, db: Path, judgekit: str, me: list[str], log: Path)
     rows = []
     tasks_db = folder / "tasks-copy.db"
     for step, argv, kind in scale_exports.commands(judgekit, RUBRIC, db, folder):
-        if kind == "tasks":
-            copy_db(db, tasks_db)  # export-tasks saves the queue it draws
-        ours = measure(argv, log)
-        base = measure([*me, "exports", kind, str(db), str(folder / f"baseline-{kind}.out")], log)
-        rows.append(Row(step, ours, base))
+        def fresh(kind: str = kind) -> None:
+            if kind == "tasks":
+                copy_db(db, tasks_db)  # export-tasks saves the queue it draws
+
+        base = [*me, "exports", kind, str(db), str(folder / f"baseline-{kind}.out")]
+        rows.append(paired_measure(step, argv, base, log, before=fresh))
     for name in ("export.jsonl", "export.csv", "labels.jsonl", "disagreements.jsonl",
                  "tasks.json", "tasks.xml", "tasks-copy.db", "tasks-copy.db-wal",
                  "tasks-copy.db-shm", *(f"baseline-{kind}.out" for *_, kind in
@@ -657,10 +709,10 @@ def probe_rows(folder: Path, db: Path, files: dict[str, Path], n_items: int, jud
                "--db", str(probes), "--model", "bench-judge", "--base-url",
                "http://127.0.0.1:9/v1", "--out", str(out)]
     rows = [
-        Row("probe position --imported --json", measure(position, log),
-            measure([*me, "position", str(probes), JUDGES[0]], log)),
-        Row(f"batch prepare ({n_items:,} calls)", measure(prepare, log),
-            measure([*me, "prepare", str(probes), str(base_out)], log)),
+        paired_measure("probe position --imported --json", position,
+                       [*me, "position", str(probes), JUDGES[0]], log),
+        paired_measure(f"batch prepare ({n_items:,} calls)", prepare,
+                       [*me, "prepare", str(probes), str(base_out)], log),
     ]
     for path in (out, base_out, out.with_name("batch.2.jsonl")):
         path.unlink(missing_ok=True)
@@ -730,7 +782,7 @@ def build_store(
             raise SystemExit(f"{name} failed (exit {ours.code}); see {log}")
         if timed:
             base = measure([*me, "import", kind, str(files[kind]), str(before)], log)
-            rows.append(Row(f"{name} ({n:,})", ours, base, rows=n))
+            rows.append(Row(f"{name} ({n:,})", [ours], [base], rows=n))
             before.unlink()
 
     import_step("import", ["import", str(files["items"]), "--name", DATASET, *env_db],
@@ -743,8 +795,9 @@ def build_store(
 
 def print_table(rows: list[Row], n_items: int) -> None:
     print(f"judgekit at scale: {n_items:,} pair items, {2 * n_items:,} verdicts (2 judges), "
-          f"{3 * n_items:,} labels (3 annotators); medians of {HELP_RUNS} runs for --help")
-    print("| step | wall s | CPU s | peak RSS MB | baseline CPU s | ratio | target | ok |")
+          f"{3 * n_items:,} labels (3 annotators); medians of {REPEATS[0]} pairs "
+          f"({max(HELP_RUNS, REPEATS[0])} for --help, 1 for the imports)")
+    print("| step | wall s | CPU s | peak RSS MB | baseline CPU s | ratio (spread) | target | ok |")
     print("|---|---:|---:|---:|---:|---:|---|---|")
     for row in rows:
         if row.rows:
@@ -757,7 +810,8 @@ def print_table(rows: list[Row], n_items: int) -> None:
         rate = f" ({row.rows / row.ours.cpu:,.0f}/s vs {row.rows / row.base.cpu:,.0f}/s)" \
             if row.rows else ""
         print(f"| {row.step}{rate} | {row.ours.wall:.2f} | {row.ours.cpu:.2f} | "
-              f"{row.ours.rss_mb:.0f} | {row.base.cpu:.2f} | {row.ratio():.2f}x | {target}, "
+              f"{row.ours.rss_mb:.0f} | {row.base.cpu:.2f} | {ratio_text(row.ratios())} | "
+              f"{target}, "
               f"<= {RSS_LIMIT_MB:.0f} MB | {'yes' if good else 'NO'} |")
     print("ratios compare CPU time (user + system; rows/s for imports), steadier than wall "
           "time on a shared machine")
@@ -766,6 +820,10 @@ def print_table(rows: list[Row], n_items: int) -> None:
           "numpy kappas/Fleiss with 1,000 resamples; --help = python -c 'import click'; probe "
           "position = sqlite3 + numpy shares and bootstraps; batch prepare = str.format + "
           f"json.dumps per line; {scale_exports.BASELINE_NOTE}")
+    print()
+    for row in rows:
+        what = "rows/s, judgekit / baseline" if row.rows else "CPU time, judgekit / baseline"
+        print(ratio_line(f"{row.step} ({what})", row.ratios()))
 
 
 if __name__ == "__main__":

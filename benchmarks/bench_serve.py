@@ -30,6 +30,11 @@ server) over 25 items labeled once by each of ``--crowd`` annotators (default
 1,000, 10,000 and 100,000), its time and peak RSS in a fresh process; the baseline
 folds the human reference with tuples grown per annotator, as before (run up to
 ``--crowd-baseline-max`` annotators: it is quadratic).
+
+Every comparison runs its two sides in turn, ``--repeats`` pairs (the order flipping every
+pair), and prints the ratio with its spread over the pairs. ``--quick``: 10 labels per
+annotator, 2,000 items, 8 queues of 300, 10 pages, 2 pairs, and no crowd rows (they start a
+process per report; ``--quick --only crowd`` runs them on a crowd of 500).
 """
 
 from __future__ import annotations
@@ -41,10 +46,12 @@ import sys
 import tempfile
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+from _common import alternate, header, on_path, ratio_line, ratio_text, table
+
+ROOT = on_path()
 
 import httpx2 as httpx  # noqa: E402
 
@@ -220,33 +227,119 @@ def crowd_report(tmp: Path, annotators: int, mode: str) -> tuple[float, float]:
     return float(seconds), float(mib)
 
 
-def crowd_rows(args: argparse.Namespace) -> None:
-    print(f"{'report over 25 items, one label per annotator':<46} {'annotators':>10} "
-          f"{'seconds':>8} {'peak MiB':>9}")
+def crowd_rows(args: argparse.Namespace) -> list[str]:
+    rows, lines = [], []
     with tempfile.TemporaryDirectory() as tmp:
         for n in args.crowd:
+            if n > args.crowd_baseline_max:
+                seconds, mib = crowd_report(Path(tmp), n, "current")
+                rows.append(("dict per crowded item", n, f"{seconds:.1f}", f"{mib:.0f}",
+                             "(baseline skipped: quadratic)"))
+                continue
+            seen: dict[str, list[tuple[float, float]]] = {"current": [], "baseline": []}
+
+            def side(mode: str, n: int = n,
+                     seen: dict[str, list[tuple[float, float]]] = seen) -> float:
+                seen[mode].append(crowd_report(Path(tmp), n, mode))
+                return seen[mode][-1][0]
+
+            pairs = alternate(lambda: side("current"), lambda: side("baseline"), args.repeats)
             for mode, name in (("baseline", "baseline: tuples grown per annotator"),
                                ("current", "dict per crowded item")):
-                if mode == "baseline" and n > args.crowd_baseline_max:
-                    print(f"{name:<46} {n:>10} {'(skipped: quadratic)':>19}")
-                    continue
-                seconds, mib = crowd_report(Path(tmp), n, mode)
-                print(f"{name:<46} {n:>10} {seconds:>8.1f} {mib:>9.0f}")
+                rows.append((name, n, f"{statistics.median(x[0] for x in seen[mode]):.1f}",
+                             f"{max(x[1] for x in seen[mode]):.0f}",
+                             ratio_text(pairs.ratios) if mode == "current" else ""))
+            lines.append(ratio_line(f"crowd report, dict / tuples (time), {n} annotators",
+                                    pairs.ratios))
+    print(table(("report over 25 items, one label per annotator", "annotators", "seconds",
+                 "peak MiB", "current / baseline"), rows))
+    return lines
 
 
-def annotate_rows(args: argparse.Namespace) -> None:
-    rates = {}
-    for cache in (False, True):
+def cache_rows(title: str, columns: tuple[str, ...], cells: tuple[object, ...],
+               names: tuple[str, str], measure: Callable[[bool], float], repeats: int,
+               what: str) -> list[str]:
+    """A cached and an uncached server in turn; the throughput ratio cached / uncached."""
+    pairs = alternate(lambda: measure(True), lambda: measure(False), repeats)
+    print(table((title, *columns, "per s", "cached / baseline (spread)"), [
+        (names[0], *cells, f"{statistics.median(pairs.baseline):.1f}", ""),
+        (names[1], *cells, f"{statistics.median(pairs.candidate):.1f}",
+         ratio_text(pairs.ratios)),
+    ]))
+    return [ratio_line(f"{what}, cached / baseline (throughput)", pairs.ratios)]
+
+
+def annotate_rows(args: argparse.Namespace) -> list[str]:
+    def measure(cache: bool) -> float:
         with tempfile.TemporaryDirectory() as tmp:
-            rates[cache] = annotate_pages_per_second(Path(tmp), args.pages, args.queues,
-                                                     args.queue_size, cache)
-    print(f"{'GET /annotate, one annotate token':<46} {'queues':>6} {'items':>6} "
-          f"{'pages':>6} {'pages/s':>9}")
-    for cache, name in ((False, "baseline: every queue read per request"),
-                        (True, "cached assignments (queues marker)")):
-        print(f"{name:<46} {args.queues:>6} {args.queue_size:>6} {args.pages:>6} "
-              f"{rates[cache]:>9.1f}")
-    print(f"pages/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
+            return annotate_pages_per_second(Path(tmp), args.pages, args.queues,
+                                             args.queue_size, cache)
+
+    return cache_rows("GET /annotate, one annotate token", ("queues", "items", "pages"),
+                      (args.queues, args.queue_size, args.pages),
+                      ("baseline: every queue read per request",
+                       "cached assignments (queues marker)"), measure, args.repeats,
+                      "GET /annotate pages")
+
+
+def load_rows(args: argparse.Namespace) -> list[str]:
+    people = ANNOTATORS if args.annotators == 3 else tuple(
+        f"annotator{i:02d}" for i in range(args.annotators))
+    n = len(people)
+    loads = [(f"baseline: {n} annotators, nothing else writing", False, False),
+             (f"{n} annotators while a judge run writes", True, False)]
+    if args.report_loop:
+        loads.append((f"{n} annotators, judge run writing, gate loop", True, True))
+    seen: dict[str, list[tuple[list[float], int, int]]] = {name: [] for name, _, _ in loads}
+    for k in range(args.repeats):
+        for name, writer, reports in loads if k % 2 == 0 else loads[::-1]:
+            with tempfile.TemporaryDirectory() as tmp:
+                seen[name].append(run(Path(tmp), args.labels, writer, people, reports))
+    base_name = loads[0][0]
+    base_p95 = [percentile(r[0], 0.95) for r in seen[base_name]]
+    rows, lines = [], []
+    for name, _, _ in loads:
+        ms = [1000 * x for r in seen[name] for x in r[0]]
+        p95s = [percentile(r[0], 0.95) for r in seen[name]]
+        ratios = [a / b for a, b in zip(p95s, base_p95, strict=True)]
+        rows.append((name, len(ms), sum(r[1] for r in seen[name]),
+                     f"{statistics.median(ms):.1f}", f"{percentile(ms, 0.95):.1f}",
+                     f"{percentile(ms, 0.99):.1f}", f"{max(ms):.1f}",
+                     sum(r[2] for r in seen[name]),
+                     ratio_text(ratios) if name != base_name else ""))
+        if name != base_name:
+            lines.append(ratio_line(f"label POST p95, {name} / nothing else writing", ratios))
+    print(table(("load", "POSTs", "failed", "p50 ms", "p95 ms", "p99 ms", "max ms", "gates",
+                 "p95 / baseline (spread)"), rows))
+    return lines
+
+
+def label_rows(args: argparse.Namespace) -> list[str]:
+    posts = 3 * args.labels
+
+    def plain(cache: bool) -> float:
+        with tempfile.TemporaryDirectory() as tmp:
+            return labels_per_second(Path(tmp), posts, args.items, cache)
+
+    lines = cache_rows("POST /api/v1/labels, one client", ("items", "POSTs"),
+                       (args.items, posts),
+                       ("baseline: rubric parsed, ids indexed per request",
+                        "cached rubric and item-id index"), plain, args.repeats,
+                       "label POSTs (write token)")
+    print()
+    annotate_posts = {False: max(10, posts // 10), True: posts}
+
+    def queued(cache: bool) -> float:
+        with tempfile.TemporaryDirectory() as tmp:
+            return annotate_labels_per_second(Path(tmp), annotate_posts[cache], args.items,
+                                              cache)
+
+    lines += cache_rows("POST /api/v1/labels, one annotate token", ("items",),
+                        (args.items,),
+                        ("baseline: every queue read per request (fewer POSTs)",
+                         "cached queue membership (queues marker)"), queued, args.repeats,
+                        "label POSTs (annotate token)")
+    return lines
 
 
 def main() -> None:
@@ -267,61 +360,31 @@ def main() -> None:
                         help="annotator counts of the crowd report rows")
     parser.add_argument("--crowd-baseline-max", type=int, default=20_000,
                         help="largest crowd the (quadratic) baseline is run on")
+    parser.add_argument("--repeats", type=int, default=3, help="pairs of every comparison")
+    parser.add_argument("--quick", action="store_true",
+                        help="10 labels each, 2,000 items, 8 queues of 300, 10 pages, 2 pairs, "
+                             "no crowd rows unless --only crowd (a crowd of 500)")
     args = parser.parse_args()
+    if args.quick:
+        args.labels, args.items, args.queues, args.queue_size = 10, 2_000, 8, 300
+        args.pages, args.crowd, args.repeats = 10, [500], 2
+    header("judgekit serve: label POST latency and throughput, each against its baseline")
     if args.only == "crowd":
-        crowd_rows(args)
-        return
-    if args.only == "annotate":
-        annotate_rows(args)
-        return
-    rows = []
-    people = ANNOTATORS if args.annotators == 3 else tuple(
-        f"annotator{i:02d}" for i in range(args.annotators))
-    n = len(people)
-    loads = [(f"baseline: {n} annotators, nothing else writing", False, False),
-             (f"{n} annotators while a judge run writes", True, False)]
-    if args.report_loop:
-        loads.append((f"{n} annotators, judge run writing, gate loop", True, True))
-    for name, writer, reports in loads:
-        with tempfile.TemporaryDirectory() as tmp:
-            latencies, failed, gates = run(Path(tmp), args.labels, writer, people, reports)
-        ms = [1000 * x for x in latencies]
-        rows.append((name, len(ms), failed, statistics.median(ms), percentile(ms, 0.95),
-                     percentile(ms, 0.99), max(ms), gates))
-    print(f"{'load':<46} {'POSTs':>6} {'failed':>6} {'p50 ms':>8} {'p95 ms':>8} {'p99 ms':>8} "
-          f"{'max ms':>8} {'gates':>6}")
-    for name, count, failed, p50, p95, p99, top, gates in rows:
-        print(f"{name:<46} {count:>6} {failed:>6} {p50:>8.1f} {p95:>8.1f} {p99:>8.1f} "
-              f"{top:>8.1f} {gates:>6}")
-    print(f"p95 ratio, judge run writing / baseline: {rows[1][4] / rows[0][4]:.2f}x")
-    posts = 3 * args.labels
-    rates = {}
-    for cache in (False, True):
-        with tempfile.TemporaryDirectory() as tmp:
-            rates[cache] = labels_per_second(Path(tmp), posts, args.items, cache)
-    print()
-    print(f"{'POST /api/v1/labels, one client':<46} {'items':>6} {'POSTs':>6} {'labels/s':>9}")
-    for cache, name in ((False, "baseline: rubric parsed, ids indexed per request"),
-                        (True, "cached rubric and item-id index")):
-        print(f"{name:<46} {args.items:>6} {posts:>6} {rates[cache]:>9.1f}")
-    print(f"labels/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
-    annotate_posts = {False: max(10, posts // 10), True: posts}
-    for cache in (False, True):
-        with tempfile.TemporaryDirectory() as tmp:
-            rates[cache] = annotate_labels_per_second(Path(tmp), annotate_posts[cache],
-                                                      args.items, cache)
-    print()
-    print(f"{'POST /api/v1/labels, one annotate token':<46} {'items':>6} {'POSTs':>6} "
-          f"{'labels/s':>9}")
-    for cache, name in ((False, "baseline: every queue read per request"),
-                        (True, "cached queue membership (queues marker)")):
-        print(f"{name:<46} {args.items:>6} {annotate_posts[cache]:>6} {rates[cache]:>9.1f}")
-    print(f"labels/s ratio, cached / baseline: {rates[True] / rates[False]:.2f}x")
-    if args.only is None:
+        lines = crowd_rows(args)
+    elif args.only == "annotate":
+        lines = annotate_rows(args)
+    else:
+        lines = load_rows(args)
         print()
-        annotate_rows(args)
-        print()
-        crowd_rows(args)
+        lines += label_rows(args)
+        if args.only is None:
+            print()
+            lines += annotate_rows(args)
+            if not args.quick:
+                print()
+                lines += crowd_rows(args)
+    print()
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ instead of a judgment. This measures, on 100,000 judgments and 2,000 labels (the
 
 - ``links``: recording 100,000 links for a fully cached rerun (one transaction per
   1,000, as the runner writes them), and the bytes they add to the file;
-- ``report``: the whole report's CPU time (200 resamples, best of 3) when the judge
-  run wrote its rows and when it stands for a probe's rows.
+- ``report``: the whole report's time (200 resamples) when the judge run stands for a
+  probe's rows, against the baseline of the same report when the judge run wrote its rows,
+  the two built in turn (``--repeats`` pairs); the ratio is median and spread over the pairs.
 
     python benchmarks/bench_stand_for.py [--quick]
 """
@@ -16,13 +17,13 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO))
+from _common import header, on_path, paired, ratio_line, ratio_text, table
+
+REPO = on_path()
 
 import bench_report  # noqa: E402
 
@@ -51,25 +52,21 @@ def _link(path: Path, rub_hash: str) -> float:
     return elapsed
 
 
-def _report(path: Path, rub_path: Path, repeats: int) -> tuple[float, int]:
+def _report(path: Path, rub_path: Path) -> int:
     rub = load_rubric(rub_path)
-    best, n = float("inf"), 0
     with open_store(path) as store:
-        for _ in range(repeats):
-            started = time.process_time()  # CPU: the machine may be shared
-            report = build_report(store, rub, ReportOptions(n_resamples=200))
-            best = min(best, time.process_time() - started)
-            n = report.provenance.n_judgments
-    return best, n
+        return build_report(store, rub, ReportOptions(n_resamples=200)).provenance.n_judgments
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="20,000 judgments, one repeat")
+    parser.add_argument("--repeats", type=int, default=5, help="pairs of report builds")
+    parser.add_argument("--quick", action="store_true", help="20,000 judgments, 2 pairs")
     args = parser.parse_args()
     if args.quick:
-        bench_report.N_JUDGMENTS = 20_000
-    repeats = 1 if args.quick else 3
+        bench_report.N_JUDGMENTS, args.repeats = 20_000, 2
+    n = bench_report.N_JUDGMENTS
+    header(f"Standing for another run's outcomes, {n:,} judgments")
     rub_path = REPO / "rubrics" / "correctness.toml"
     rub = load_rubric(rub_path)
     with tempfile.TemporaryDirectory() as tmp:
@@ -82,16 +79,18 @@ def main() -> None:
         before = stood.stat().st_size
         link_s = _link(stood, rub.sha256)
         added = stood.stat().st_size - before
-        own_s, own_n = _report(own, rub_path, repeats)
-        stood_s, stood_n = _report(stood, rub_path, repeats)
-    n = bench_report.N_JUDGMENTS
-    print(f"| measure ({n:,} judgments) | value |")
-    print("|---|---|")
-    print(f"| links written (1,000 per transaction) | {link_s:.2f} s ({n / link_s:,.0f}/s) |")
-    print(f"| bytes added by the links | {added / 1e6:.1f} MB ({added / n:.0f} B per link) |")
-    print(f"| report (CPU), judge run wrote its rows | {own_s:.2f} s ({own_n:,} judgments) |")
-    print(f"| report (CPU), judge run stands for a probe's rows | {stood_s:.2f} s "
-          f"({stood_n:,} judgments) |")
+        assert _report(own, rub_path) == _report(stood, rub_path) == n
+        pairs = paired(lambda: _report(stood, rub_path), lambda: _report(own, rub_path),
+                       args.repeats, warmup=False)
+    print(table(("measure", "value"), [
+        ("links written (1,000 per transaction)", f"{link_s:.2f} s ({n / link_s:,.0f}/s)"),
+        ("bytes added by the links", f"{added / 1e6:.1f} MB ({added / n:.0f} B per link)"),
+        ("report, judge run wrote its rows (baseline)", f"{pairs.baseline_median:.2f} s"),
+        ("report, judge run stands for a probe's rows", f"{pairs.candidate_median:.2f} s"),
+        ("stands for / wrote (time)", ratio_text(pairs.ratios)),
+    ]))
+    print()
+    print(ratio_line("report, stands for / wrote its rows (time)", pairs.ratios))
 
 
 if __name__ == "__main__":

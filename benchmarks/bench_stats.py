@@ -2,8 +2,9 @@
 
 Run: ``python benchmarks/bench_stats.py [--quick]``. Prints one table row per
 case with judgekit's time, the baseline's time (when there is one) and their
-ratio (judgekit / baseline; below 1 means judgekit is faster). Each time is the
-best of several repeats so a busy machine distorts it less.
+ratio (judgekit / baseline; below 1 means judgekit is faster). judgekit and the baseline run in
+turn, pair by pair; the times are the medians and the ratio is the median of the pairs' ratios
+with its spread, so a busy machine moves both sides of a pair alike.
 
 Targets (2 cores): Cohen's kappa + 2,000-resample bootstrap CI on 100,000 pairs
 under 1 s (baseline: the textbook per-resample index bootstrap); Krippendorff's
@@ -14,26 +15,16 @@ as statsmodels.
 from __future__ import annotations
 
 import argparse
-import time
 from collections.abc import Callable
 from typing import Any
 
 import krippendorff
 import numpy as np
+from _common import header, on_path, paired, ratio_line, ratio_text, table
 
-from judgekit.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha
+on_path()
 
-
-def best_time(fn: Callable[[], Any], repeats: int) -> float:
-    """Fastest wall-clock time of ``repeats`` calls (after one warm-up call)."""
-    fn()
-    times = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return min(times)
-
+from judgekit.stats import cohen_kappa, fleiss_kappa, krippendorff_alpha  # noqa: E402
 
 BASELINE_RESAMPLES = 200
 
@@ -116,13 +107,13 @@ def fleiss_case(
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="10x smaller inputs, one repeat")
+    parser.add_argument("--quick", action="store_true", help="10x smaller inputs, 3 pairs")
     args = parser.parse_args()
     scale = 10 if args.quick else 1
-    repeats = 1 if args.quick else 5
+    repeats = 3 if args.quick else 7
     rng = np.random.default_rng(20240601)
     n = 100_000 // scale
-    cases: list[tuple[str, Callable[[], Any], Callable[[], Any] | None, str]] = [
+    cases: list[tuple[str, Callable[[], Any], Callable[[], Any], str]] = [
         (
             f"cohen_kappa + bootstrap CI (B=2000), {n:,} pairs *",
             *kappa_case(n, rng),
@@ -140,22 +131,24 @@ def main() -> None:
         ),
         (f"fleiss_kappa, {n:,} items x 5 raters", *fleiss_case(n, 5, rng), "<= 1.0x"),
     ]
-    header = f"{'case':<56} {'judgekit':>10} {'baseline':>10} {'ratio':>7}  target"
-    print(header)
-    print("-" * len(header))
+    header("judgekit.stats against reference implementations, paired")
+    rows = []
+    lines = []
     for name, ours, baseline, target in cases:
-        ours_s = best_time(ours, repeats)
-        if baseline is None:
-            print(f"{name:<56} {ours_s:>9.3f}s {'-':>10} {'-':>7}  {target}")
-            continue
-        base_s = best_time(baseline, repeats)
-        if name.startswith("cohen_kappa"):
-            base_s *= 2000 / BASELINE_RESAMPLES  # extrapolated from 200 index resamples
-        print(f"{name:<56} {ours_s:>9.3f}s {base_s:>9.3f}s {ours_s / base_s:>6.2f}x  {target}")
+        scale = 2000 / BASELINE_RESAMPLES if name.startswith("cohen_kappa") else 1.0
+        pairs = paired(ours, baseline, repeats)
+        # the kappa baseline's 200 index resamples, scaled to 2,000 (linear in resamples)
+        ratios = [r / scale for r in pairs.ratios]
+        rows.append((name, f"{pairs.candidate_median:.3f}s",
+                     f"{pairs.baseline_median * scale:.3f}s", ratio_text(ratios), target))
+        lines.append(ratio_line(f"judgekit / baseline (time), {name}", ratios))
+    print(table(("case", "judgekit", "baseline", "ratio (spread)", "target"), rows))
     print(
         "* baseline: redraw item indices and recompute kappa once per resample "
         f"({BASELINE_RESAMPLES} resamples timed, scaled to 2,000)"
     )
+    print()
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

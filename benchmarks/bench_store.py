@@ -1,14 +1,23 @@
 """Store speed on a real file: the operations a judge run, a report and the annotate app hit.
 
-Run: ``python benchmarks/bench_store.py [--n 100000]``. Prints one row per
-operation with its time and rate. The baseline in the same run is a bare
-``sqlite3`` loop doing the same single-row commits without the store, so the
-ratio shows what the store's own overhead costs.
+Run: ``python benchmarks/bench_store.py [--n 100000] [--repeats 5] [--quick]``. Prints one
+row per operation with its time and rate. The baselines, in the same run and alternated with the
+store pair by pair, answer "what does the store cost over a bare INSERT?":
+
+- ``record_judgment`` (one transaction per judgment, as a run commits) against a bare ``sqlite3``
+  loop of one ``INSERT`` + ``COMMIT`` per row of the same judgment columns in WAL mode;
+- ``record_judgments`` (one transaction for many) against one ``executemany`` of those rows;
+- ``add_label`` against the same bare loop for label rows.
+
+Each ratio is the store's time over the bare loop's, median and spread over the pairs.
 """
 
 from __future__ import annotations
 
 import argparse
+import atexit
+import json
+import shutil
 import sqlite3
 import tempfile
 import time
@@ -16,8 +25,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from judgekit.store import RunRecord, open_store
-from judgekit.types import Judgment, Label
+from _common import header, on_path, paired, ratio_line, ratio_text, table
+
+on_path()
+
+from judgekit.store import RunRecord, open_store  # noqa: E402
+from judgekit.types import Judgment, Label  # noqa: E402
 
 RUBRIC = "b" * 64
 
@@ -41,49 +54,102 @@ def timed(label: str, count: int, fn: Callable[[], Any]) -> float:
     return elapsed
 
 
-def bare_sqlite_commits(path: Path, n: int) -> None:
-    """Baseline: WAL + one INSERT and COMMIT per row, no store."""
-    conn = sqlite3.connect(path, isolation_level=None)
-    conn.execute("PRAGMA journal_mode=wal")
-    conn.execute("PRAGMA synchronous=NORMAL")
-    conn.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, key TEXT, label TEXT, raw TEXT)")
-    for k in range(n):
-        conn.execute("BEGIN IMMEDIATE")
-        conn.execute("INSERT INTO t (key, label, raw) VALUES (?, ?, ?)", [f"k{k}", "pass", "{}"])
-        conn.execute("COMMIT")
-    conn.close()
+class BareTable:
+    """The baseline: a plain WAL file with the judgment's columns, written with bare ``sqlite3``."""
+
+    COLUMNS = ("run_id", "dataset", "item_id", "status", "label", "score", "reasoning",
+               "raw_text", "model", "base_url", "sampling", "cache_key")
+
+    def __init__(self, path: Path) -> None:
+        self.conn = sqlite3.connect(path, isolation_level=None)
+        self.conn.execute("PRAGMA journal_mode=wal")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
+        self.conn.execute(f"CREATE TABLE t (id INTEGER PRIMARY KEY, {', '.join(self.COLUMNS)})")
+        self.sql = f"INSERT INTO t ({', '.join(self.COLUMNS)}) VALUES ({', '.join('?' * 12)})"
+
+    @staticmethod
+    def row(j: Judgment) -> tuple[Any, ...]:
+        return (j.run_id, j.dataset, j.item_id, j.status, j.label, j.score, j.reasoning,
+                j.raw_text, j.model_requested, j.base_url, json.dumps(j.sampling), j.cache_key)
+
+    def commits(self, judgments: list[Judgment]) -> None:
+        """One INSERT and COMMIT per row, as the store's single-row writes."""
+        for j in judgments:
+            self.conn.execute("BEGIN IMMEDIATE")
+            self.conn.execute(self.sql, self.row(j))
+            self.conn.execute("COMMIT")
+
+    def bulk(self, judgments: list[Judgment]) -> None:
+        """One transaction, one ``executemany``."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        self.conn.executemany(self.sql, [self.row(j) for j in judgments])
+        self.conn.execute("COMMIT")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, default=100_000, help="judgments for the bulk reads")
-    parser.add_argument("--commits", type=int, default=5_000, help="single-row commits")
+    parser.add_argument("--commits", type=int, default=2_000, help="single-row commits per pair")
+    parser.add_argument("--repeats", type=int, default=5, help="pairs of store and bare runs")
+    parser.add_argument("--quick", action="store_true",
+                        help="10,000 judgments, 300 commits per pair, 3 pairs")
     args = parser.parse_args()
+    if args.quick:
+        args.n, args.commits, args.repeats = 10_000, 300, 3
+    header("Store speed: judgekit's store against bare sqlite3 writes of the same rows")
     folder = Path(tempfile.mkdtemp(prefix="judgekit-bench-"))
+    atexit.register(shutil.rmtree, folder, True)
     store = open_store(folder / "bench.db")
     store.create_run(RunRecord(
         id="bench", kind="judge", dataset="ds", rubric_hash=RUBRIC, model="m",
         base_url="http://127.0.0.1:1/v1", sampling={}, capabilities={},
         judgekit_version="bench", started_at="",
     ))
-    print(f"store at {folder}")
-    base = timed(f"bare sqlite3: {args.commits:,} single commits", args.commits,
-                 lambda: bare_sqlite_commits(folder / "bare.db", args.commits))
-    ours = timed(f"record_judgment x {args.commits:,} (one txn each)", args.commits,
-                 lambda: [store.record_judgment(judgment(k)) for k in range(args.commits)])
-    print(f"{'  store / bare sqlite3 throughput ratio':<44} {base / ours:8.2f}")
-    rest = range(args.commits, args.n)
-    timed(f"record_judgments: {len(rest):,} in one txn", len(rest),
-          lambda: store.record_judgments([judgment(k) for k in rest]))
-    keys = [f"key{k}" for k in range(args.n)]
-    timed(f"cached_judgments({args.n:,} keys)", args.n, lambda: store.cached_judgments(keys))
-    timed(f"judgments(rubric_hash) -> {args.n:,}", args.n,
+    bare = BareTable(folder / "bare.db")
+    counter = iter(range(10**9))
+
+    def batch(size: int) -> list[Judgment]:
+        return [judgment(next(counter)) for _ in range(size)]
+
+    rows: list[tuple[str, int, float, float, str]] = []
+    ratios: dict[str, list[float]] = {}
+    bulk_size = max(1, args.n // (2 * (args.repeats + 1)))
+    labels = iter(range(10**9))
+
+    def label_batch(size: int) -> list[Label]:
+        return [Label(dataset="ds", item_id=f"i{k}", rubric_hash=RUBRIC, annotator=f"a{k % 3}",
+                      label="pass") for k in (next(labels) for _ in range(size))]
+
+    cases = (
+        ("record_judgment (one txn each)", args.commits,
+         lambda: [store.record_judgment(j) for j in batch(args.commits)],
+         lambda: bare.commits(batch(args.commits))),
+        ("record_judgments (one txn)", bulk_size,
+         lambda: store.record_judgments(batch(bulk_size)),
+         lambda: bare.bulk(batch(bulk_size))),
+        ("add_label (one txn each)", args.commits,
+         lambda: [store.add_label(label) for label in label_batch(args.commits)],
+         lambda: bare.commits(batch(args.commits))),
+    )
+    for name, count, ours, base in cases:
+        pairs = paired(ours, base, args.repeats)
+        ratios[name] = pairs.ratios
+        rows.append((name, count, pairs.candidate_median, pairs.baseline_median,
+                     ratio_text(pairs.ratios)))
+    print(table(("write", "rows", "store s", "bare s", "store / bare (spread)"), rows))
+    print()
+    for name, values in ratios.items():
+        print(ratio_line(f"store / bare sqlite3 (time), {name}", values))
+    print()
+    rest = batch(max(1, args.n - len(store.judgments(rubric_hash=RUBRIC))))
+    timed(f"record_judgments: {len(rest):,} more in one txn", len(rest),
+          lambda: store.record_judgments(rest))
+    keys = [j.cache_key for j in store.judgments(rubric_hash=RUBRIC)]
+    timed(f"cached_judgments({len(keys):,} keys)", len(keys),
+          lambda: store.cached_judgments(keys))
+    timed(f"judgments(rubric_hash) -> {len(keys):,}", len(keys),
           lambda: store.judgments(rubric_hash=RUBRIC))
-    labels = [Label(dataset="ds", item_id=f"i{k}", rubric_hash=RUBRIC, annotator=f"a{k % 3}",
-                    label="pass") for k in range(2_000)]
-    timed("add_label x 2,000 (one txn each)", 2_000,
-          lambda: [store.add_label(label) for label in labels])
-    timed("latest_labels (2,000)", 2_000, lambda: store.latest_labels(RUBRIC))
+    timed("latest_labels", 1, lambda: store.latest_labels(RUBRIC))
     store.close()
 
 

@@ -10,11 +10,13 @@ defines them (``NOT EXISTS`` a later row of the same key, one index probe per ro
 both are checked to give the same rows.
 
     python benchmarks/bench_views.py                 # 200,000 judgments, 10,000 labels
-    python benchmarks/bench_views.py --quick         # 20,000 x 2,000
+    python benchmarks/bench_views.py --quick         # 5,000 x 1,000, old queries stopped at 10 s
     python benchmarks/bench_views.py --old-timeout 5 # stop an old-view query after 5 s
 
-Prints one row per query: seconds on the old views (or ``> T`` when stopped), on the new
-ones, and the row count. Results are recorded in docs/store.md.
+Prints one row per query: seconds on the old views (the baseline; ``> T`` when stopped), on
+the new ones, the row count, and the ratio new / old: the two run in turn, ``--repeats`` pairs
+(one when the old query was stopped: the ratio is then an upper bound, ``<``). Results are
+recorded in docs/store.md and docs/benchmarks.md.
 """
 
 from __future__ import annotations
@@ -22,14 +24,16 @@ from __future__ import annotations
 import argparse
 import random
 import sqlite3
-import sys
+import statistics
 import tempfile
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from _common import header, on_path, ratio_line, ratio_text, table
 
-from judgekit.store import open_store
+on_path()
+
+from judgekit.store import open_store  # noqa: E402
 
 #: The first views (migration 0005), with the source value adjudications are stored
 #: with (0005 compared with 'adjudicated'; migration 0011 fixed that in the views).
@@ -109,34 +113,67 @@ def timed(conn: sqlite3.Connection, sql: str, limit: float | None) -> tuple[floa
     return time.perf_counter() - start, rows
 
 
+def compare(conn: sqlite3.Connection, old_sql: str, new_sql: str, limit: float,
+            repeats: int) -> tuple[list[float | None], list[float], bool, int]:
+    """Old and new query in turn; (old seconds, new seconds, same rows, row count)."""
+    olds: list[float | None] = []
+    news: list[float] = []
+    same, count = True, 0
+    for k in range(repeats):
+        if k % 2:
+            new, new_rows = timed(conn, new_sql, None)
+            old, old_rows = timed(conn, old_sql, limit)
+        else:
+            old, old_rows = timed(conn, old_sql, limit)
+            new, new_rows = timed(conn, new_sql, None)
+        olds.append(old)
+        news.append(new or 0.0)
+        count = len(new_rows)
+        if old is None:
+            break  # stopped: one pair says enough (an upper bound)
+        same = same and sorted(map(repr, old_rows)) == sorted(map(repr, new_rows))
+    return olds, news, same, count
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="20,000 judgments, 2,000 labels")
+    parser.add_argument("--quick", action="store_true",
+                        help="5,000 judgments, 1,000 labels, old queries stopped at 10 s, 2 pairs")
     parser.add_argument("--old-timeout", type=float, default=60.0,
                         help="seconds before an old-view query is stopped (default 60)")
+    parser.add_argument("--repeats", type=int, default=3, help="pairs of old and new queries")
     args = parser.parse_args()
-    judgments, labels = (20_000, 2_000) if args.quick else (200_000, 10_000)
+    judgments, labels = (200_000, 10_000)
+    if args.quick:
+        judgments, labels, args.old_timeout, args.repeats = 5_000, 1_000, 10.0, 2
+    header(f"Browsing views, {judgments:,} judgments, {labels:,} labels: migration 0007's "
+           "against 0005's (the baseline)")
+    cases = {name: (sql.format(v="old_judge_vs_human"), sql.format(v="judge_vs_human"))
+             for name, sql in QUERIES.items()}
+    for view in ("latest_judgments", "latest_labels"):
+        cases[f"{view} ids"] = (f"SELECT id FROM old_{view}", f"SELECT id FROM {view}")
+    rows, lines = [], []
     with tempfile.TemporaryDirectory() as scratch:
         db = Path(scratch) / "views.db"
         build(db, judgments, labels)
         conn = sqlite3.connect(db)
-        print(f"{judgments:,} judgments, {labels:,} labels")
-        print(f"{'query':20} {'old views s':>12} {'new views s':>12} {'rows':>8}  same")
-        for name, sql in QUERIES.items():
-            old, old_rows = timed(conn, sql.format(v="old_judge_vs_human"), args.old_timeout)
-            new, new_rows = timed(conn, sql.format(v="judge_vs_human"), None)
-            shown = f"> {args.old_timeout:g}" if old is None else f"{old:.3f}"
-            same = "-" if old is None else ("yes" if sorted(map(repr, old_rows)) == sorted(
-                map(repr, new_rows)) else "NO")
-            print(f"{name:20} {shown:>12} {new or 0:>12.3f} {len(new_rows):>8}  {same}")
-        for view in ("latest_judgments", "latest_labels"):
-            old, old_rows = timed(conn, f"SELECT id FROM old_{view}", args.old_timeout)
-            new, new_rows = timed(conn, f"SELECT id FROM {view}", None)
-            same = "-" if old is None else ("yes" if sorted(old_rows) == sorted(new_rows)
-                                            else "NO")
-            shown = f"> {args.old_timeout:g}" if old is None else f"{old:.3f}"
-            print(f"{view + ' ids':20} {shown:>12} {new or 0:>12.3f} {len(new_rows):>8}  {same}")
+        for name, (old_sql, new_sql) in cases.items():
+            olds, news, same, count = compare(conn, old_sql, new_sql, args.old_timeout,
+                                              args.repeats)
+            new_s = statistics.median(news)
+            if olds[-1] is None:
+                rows.append((name, f"> {args.old_timeout:g}", f"{new_s:.3f}", count, "-",
+                             f"< {new_s / args.old_timeout:.3g}x"))
+                continue
+            ratios = [n / o for n, o in zip(news, olds, strict=True) if o]
+            rows.append((name, f"{statistics.median(o for o in olds if o):.3f}",
+                         f"{new_s:.3f}", count, "yes" if same else "NO", ratio_text(ratios)))
+            lines.append(ratio_line(f"new / old views (time), {name}", ratios))
         conn.close()
+    print(table(("query", "old views s", "new views s", "rows", "same", "new / old (spread)"),
+                rows))
+    print()
+    print("\n".join(lines))
 
 
 if __name__ == "__main__":

@@ -11,29 +11,19 @@ Usage: ``python benchmarks/compare_kappa.py [--quick] [--reps R] [--seed S]``.
 
 from __future__ import annotations
 
-import argparse
-import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from _common import on_path, rate_cells, simulation_parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+on_path()
 
-from judgekit import stats
-from judgekit.compare.judges import kappa_difference_fn, swap_pvalue
-
-
-def se(p: float, reps: int) -> float:
-    return math.sqrt(max(p * (1 - p), 1 / reps) / reps)
+from judgekit import stats  # noqa: E402
+from judgekit.compare.judges import kappa_difference_fn, swap_pvalue  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="100 replications, n = 50")
-    parser.add_argument("--reps", type=int, default=None, help="replications per row (1000)")
-    parser.add_argument("--seed", type=int, default=20261204)
+    parser = simulation_parser(__doc__, "100 replications, n = 50", "replications per row (1000)")
     args = parser.parse_args()
     reps = args.reps or (100 if args.quick else 1000)
     rng = np.random.default_rng(args.seed)
@@ -52,7 +42,7 @@ def main() -> None:
             boot += not low <= 0 <= high
             swap += swap_pvalue(fn, a, b, human, 2, r, 1000) < 0.05
         rates = [boot / reps, swap / reps]
-        print(f"{n:>4}  " + " ".join(f"{x:.3f} ({se(x, reps):.3f})" for x in rates))
+        print(f"{n:>4}  " + rate_cells(rates, reps))
     print(f"\n({time.time() - start:.0f} s)")
 
 

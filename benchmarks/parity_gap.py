@@ -13,28 +13,18 @@ Usage: ``python benchmarks/parity_gap.py [--quick] [--reps R] [--seed S]``.
 
 from __future__ import annotations
 
-import argparse
-import math
-import sys
 import time
-from pathlib import Path
 
 import numpy as np
+from _common import on_path, rate_cells, simulation_parser
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+on_path()
 
-from judgekit.stats.parity import agreement_gap, agreement_gap_pvalue
-
-
-def se(p: float, reps: int) -> float:
-    return math.sqrt(max(p * (1 - p), 1 / reps) / reps)
+from judgekit.stats.parity import agreement_gap, agreement_gap_pvalue  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="100 replications, n = 50")
-    parser.add_argument("--reps", type=int, default=None, help="replications per row (400)")
-    parser.add_argument("--seed", type=int, default=20261204)
+    parser = simulation_parser(__doc__, "100 replications, n = 50", "replications per row (400)")
     args = parser.parse_args()
     reps = args.reps or (100 if args.quick else 400)
     rng = np.random.default_rng(args.seed)
@@ -58,7 +48,7 @@ def main() -> None:
             perm += p < 0.05
             both += excludes and p < 0.05
         rates = [x / reps for x in (boot, perm, both)]
-        print(f"{n:>4}  " + " ".join(f"{x:.3f} ({se(x, reps):.3f})" for x in rates))
+        print(f"{n:>4}  " + rate_cells(rates, reps))
     print(f"\n({time.time() - start:.0f} s)")
 
 
