@@ -1,6 +1,7 @@
 """Key press -> label committed and screen redrawn: every criterion on one screen vs one rubric.
 
-Run: ``python benchmarks/bench_annotate_criteria.py [--items 100000] [--presses 200]``.
+Run: ``python benchmarks/bench_annotate_criteria.py [--items 100000] [--presses 200]
+[--rounds 3] [--quick]``.
 
 The same store and queue (a stratified draw over ``--items`` items) are labeled twice:
 by the single-criterion app on the file's first criterion, and by the multi-criteria
@@ -9,7 +10,9 @@ posting the key (through the driver, as a terminal delivers it) until the screen
 committed the row and redrawn (focus moved, or the next item shown). Outside the timed
 window a separate SQLite connection checks that the row is committed, so every sample
 is a durable label. One key is one row in both apps; the multi-criteria screen moves
-to the next item after every fourth key.
+to the next item after every fourth key. The two apps take turns over ``--rounds``
+rounds (each a fresh annotator, ``--presses`` keys split among the rounds), and the
+ratio line is the four-criteria median over the one-criterion median, round by round.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
+from _common import header, ratio_line  # noqa: E402
 from textual import events  # noqa: E402
 
 from judgekit.cli._annotate_criteria import criteria_file  # noqa: E402
@@ -125,7 +130,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--items", type=int, default=100_000)
     parser.add_argument("--presses", type=int, default=200)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--quick", action="store_true", help="5,000 items, 40 presses, 2 rounds")
     args = parser.parse_args()
+    if args.quick:
+        args.items, args.presses, args.rounds = 5_000, 40, 2
+    header("annotate: a key on the four-criteria screen against one criterion's, same store")
+    per_round = max(4, args.presses // max(1, args.rounds))
+    single: list[float] = []
+    multi: list[float] = []
+    ratios: list[float] = []
     with tempfile.TemporaryDirectory() as tmp:
         rubric_path = Path(tmp) / "summeval.toml"
         rubric_path.write_text(RUBRIC, encoding="utf-8")
@@ -137,22 +151,31 @@ def main() -> None:
         for criterion in found.criteria:
             store.save_rubric(criterion.rubric)
         queue = prepare_queue(store, first, dataset="bench", strategy="random",
-                              sample=args.presses + 10, seed=0)
-        single = asyncio.run(timed_presses(
-            make_app(store, first, queue.name, annotator="one"), path, "one", args.presses))
-        started = time.perf_counter()
-        app = make_criteria_app(store, title_rubric(found.name, found.criteria),
-                                found.criteria, queue.entries, annotator="all")
-        open_ms = (time.perf_counter() - started) * 1000
-        multi = asyncio.run(timed_presses(app, path, "all", args.presses))
+                              sample=per_round + 10, seed=0)
+        open_ms: list[float] = []
+        for k in range(max(1, args.rounds)):
+            one = asyncio.run(timed_presses(
+                make_app(store, first, queue.name, annotator=f"one-{k}"), path, f"one-{k}",
+                per_round))
+            started = time.perf_counter()
+            app = make_criteria_app(store, title_rubric(found.name, found.criteria),
+                                    found.criteria, queue.entries, annotator=f"all-{k}")
+            open_ms.append((time.perf_counter() - started) * 1000)
+            four = asyncio.run(timed_presses(app, path, f"all-{k}", per_round))
+            single += one
+            multi += four
+            ratios.append(statistics.median(four) / statistics.median(one))
         store.close()
     print(f"store: {args.items:,} items; queue of {queue.size}; the four-criteria app opened "
-          f"in {open_ms:.0f} ms")
+          f"in {statistics.median(open_ms):.0f} ms (median of {len(open_ms)})")
     print()
     print(f"{'key press -> row committed, screen redrawn (ms)':<44} {'n':>5} {'p50':>9} "
           f"{'p95':>9} {'max':>9}")
+    print("-" * 44 + "  " + "  ".join("-" * w for w in (5, 9, 9, 9)))
     print(row("one criterion (FILE#coherence)", single))
     print(row("four criteria on one screen", multi))
+    print()
+    print(ratio_line("four criteria / one criterion (median key, time)", ratios, "rounds"))
 
 
 if __name__ == "__main__":

@@ -15,7 +15,8 @@ of ``--repeats`` calls of :func:`judgekit.serve.progress.queue_rows` (what
 and the median wall time of the command ``judgekit queues --format json`` (Python's
 start and imports included). With ``--before REF`` the same cells run on that commit's
 code too (exported with ``git archive``), where a whole-file queue was counted by its
-first criterion only.
+first criterion only. The last line is the ratio of the whole file's queue_rows to the
+single criterion's, timed in this process in alternating pairs.
 """
 
 from __future__ import annotations
@@ -34,8 +35,10 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT))
 
+from _common import header, paired, ratio_line  # noqa: E402
 from click.testing import CliRunner  # noqa: E402
 
 from judgekit.cli.main import cli  # noqa: E402
@@ -162,6 +165,8 @@ def main() -> None:
     args = parser.parse_args()
     if args.quick:
         args.items, args.repeats, args.cli_runs = 2_000, 3, 1
+    header(f"queue progress: a whole {args.criteria}-criteria file's queue against one "
+           "criterion's, same items")
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         whole, single = build(folder, args.items, args.criteria)
@@ -183,6 +188,14 @@ def main() -> None:
                 print(f"| {label} | {name} | {1000 * found['median']:.1f} | "
                       f"{1000 * found['max']:.1f} | {found['statements']} | "
                       f"{found['cli']:.2f} | {counts} |", flush=True)
+        from judgekit.serve.progress import queue_rows
+
+        with open_store(whole) as whole_store, open_store(single) as single_store:
+            pairs = paired(lambda: queue_rows(whole_store), lambda: queue_rows(single_store),
+                           args.repeats)
+        print()
+        print(ratio_line(f"whole file ({args.criteria} criteria) / first criterion alone "
+                         "(queue_rows, time)", pairs.ratios))
 
 
 if __name__ == "__main__":

@@ -34,6 +34,8 @@ DEFAULT = (
     "bench_annotate.py",
     "bench_annotate_long.py",
     "bench_lead.py",
+    "bench_annotate_criteria.py",
+    "bench_queue_progress.py",
 )
 #: The rest of the speed scripts: servers on 127.0.0.1 or a process per step.
 HEAVY = (
