@@ -151,6 +151,18 @@ class Rubric:
     #: how ``annotate`` shows items (rubric ``[display]``): ``titles`` (section -> title),
     #: ``meta`` (meta fields shown as sections), ``show_id`` (ids safe to show when blind)
     display: Mapping[str, Any] = field(default_factory=dict)
+    #: self-consistency voting the rubric declares (``[sampling]``), else None
+    voting: Voting | None = None
+
+
+@dataclass(frozen=True)
+class Voting:
+    """A rubric's ``[sampling]`` table: judge each item ``samples`` times at ``temperature``
+    (no seed) and take ``aggregate`` of the samples as the judge's one verdict."""
+
+    samples: int
+    temperature: float
+    aggregate: str = "majority"
 
 
 @dataclass(frozen=True)
@@ -207,6 +219,9 @@ class SamplingParams:
     max_completion_tokens: int | None = None
     reasoning_effort: str | None = None
     extra_body: str | None = None
+    #: self-consistency voting (:mod:`judgekit.judging.voting`): the canonical JSON of
+    #: ``{"aggregate": ..., "samples": K}``; never sent, but in the key and the provenance
+    vote: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -221,6 +236,8 @@ class SamplingParams:
             found["reasoning_effort"] = self.reasoning_effort
         if self.extra_body is not None:
             found["extra_body"] = self.extra_body
+        if self.vote is not None:
+            found["vote"] = json.loads(self.vote)
         return found
 
 

@@ -1,0 +1,163 @@
+"""Self-consistency voting (a rubric's ``[sampling]``) over real HTTP: K seedless calls per
+item at the rubric's temperature, every sample stored, one vote per item that the report
+reads; votes checked against hand computations (ties, failures), reruns free."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+from judgekit.rubrics import load_rubric
+from judgekit.store import open_store
+from judgekit.types import Item
+from tests.support.cli import run_cli
+from tests.support.openai_server import OpenAIServer, is_probe
+from tests.support.sampling_judge import sampling_judge, script
+
+REPO = Path(__file__).resolve().parents[2]
+SAMPLING = '\n[sampling]\nsamples = 5\ntemperature = 0.7\naggregate = "majority"\n'
+
+
+def voting_rubric(tmp_path: Path, base: str = "correctness.toml") -> Path:
+    path = tmp_path / base.replace(".toml", "-vote.toml")
+    path.write_text((REPO / "rubrics" / base).read_text() + SAMPLING)
+    return path
+
+
+def seed(db: Path, scripts: dict[str, str]) -> None:
+    with open_store(db) as store:
+        store.import_items("d", [Item(i, f"question {i}?", response=f"answer {s}",
+                                      reference="ref") for i, s in scripts.items()])
+
+
+def judge(db: Path, server: OpenAIServer, rubric: Path, *extra: str) -> tuple[int, str, str]:
+    return run_cli("judge", "--rubric", str(rubric), "--dataset", "d", "--db", str(db),
+                   "--base-url", server.base_url, "--model", "m", "--no-progress", *extra)
+
+
+def votes(db: Path) -> dict[str, tuple[str, str | None, dict]]:
+    conn = sqlite3.connect(db)
+    rows = conn.execute(
+        "SELECT item_id, status, label, raw_text FROM judgments WHERE variant = '' "
+        "AND id IN (SELECT MAX(id) FROM judgments GROUP BY cache_key)").fetchall()
+    conn.close()
+    return {i: (status, label, json.loads(raw)) for i, status, label, raw in rows}
+
+
+BINARY = {
+    "clear": script("pass", "fail", "pass", "fail", "pass"),   # 3-2: pass
+    "partial": script("pass", "fail", "fail", "x", "fail"),    # 4 ok of 5, 3-1: fail
+    "tie": script("fail", "pass", "x", "fail", "pass"),        # 2-2: the scale's first, pass
+    "one": script("x", "!", "x", "!", "fail"),                 # the only ok sample: fail
+    "failed": script("x", "!", "x", "!", "x"),                 # none ok: parse_error (3 of 5)
+}
+
+
+def test_binary_votes_match_a_hand_computation(tmp_path: Path) -> None:
+    db = tmp_path / "v.db"
+    seed(db, BINARY)
+    rubric = voting_rubric(tmp_path)
+    with OpenAIServer(sampling_judge()) as server:
+        code, out, err = judge(db, server, rubric)
+        assert code == 0, err
+        calls = [b for b in server.requests if not is_probe(b)]
+        assert len(calls) == 25  # K = 5 calls per item
+        assert all(b["temperature"] == 0.7 and "seed" not in b for b in calls)
+        found = votes(db)
+        assert {i: (s, label) for i, (s, label, _) in found.items()} == {
+            "clear": ("ok", "pass"), "partial": ("ok", "fail"), "tie": ("ok", "pass"),
+            "one": ("ok", "fail"), "failed": ("parse_error", None)}
+        assert found["partial"][2]["ok"] == 4 and found["partial"][2]["failed"] == {
+            "parse_error": 1}
+        assert found["one"][2]["votes"] == {"fail": 1}
+        assert found["failed"][2]["failed"] == {"parse_error": 3, "refusal": 2}
+        assert "votes: the judge's verdict per item is the majority of 5 samples" in out
+        assert "ok 4, parse_error 1; 5 new, 0 unchanged" in out
+        # every sample is stored, failures as data, under the variant "sample"
+        conn = sqlite3.connect(db)
+        samples = conn.execute("SELECT status, COUNT(*) FROM judgments WHERE variant = "
+                               "'sample' GROUP BY status").fetchall()
+        conn.close()
+        assert dict(samples) == {"ok": 14, "parse_error": 7, "refusal": 4}
+        # a rerun makes no request and writes no vote
+        before = server.request_count
+        code, out, err = judge(db, server, rubric)
+        assert code == 0, err
+        assert server.request_count == before
+        assert "0 new, 5 unchanged" in out
+    code, out, err = run_cli("runs", "--db", str(db), "--format", "json")
+    runs = json.loads(out)
+    assert runs[0]["sampling"]["vote"] == {"aggregate": "majority", "samples": 5}
+    assert runs[0]["sampling"]["temperature"] == 0.7 and runs[0]["sampling"]["seed"] is None
+    code, out, err = run_cli("runs", "--db", str(db))
+    assert "majority of 5 samples per item" in out, out
+
+
+def test_ordinal_votes_round_the_mean_ties_down(tmp_path: Path) -> None:
+    db = tmp_path / "o.db"
+    seed(db, {
+        "mid": script("1", "2", "4", "5", "x"),     # mean 3.0: 3
+        "half": script("2", "3", "x", "x", "!"),    # mean 2.5, between 2 and 3: the lower, 2
+        "high": script("5", "5", "4", "x", "!"),    # mean 4.67: 5
+    })
+    rubric = voting_rubric(tmp_path, "helpfulness.toml")
+    with OpenAIServer(sampling_judge()) as server:
+        code, out, err = judge(db, server, rubric)
+        assert code == 0, err
+    found = votes(db)
+    assert {i: label for i, (_, label, _) in found.items()} == {
+        "mid": "3", "half": "2", "high": "5"}
+    assert found["half"][2]["mean"] == 2.5
+    assert "mean score rounded to the nearest level of 5 samples" in out
+
+
+def test_report_reads_the_vote_and_says_so(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    seed(db, BINARY)
+    rubric = voting_rubric(tmp_path)
+    loaded = load_rubric(rubric)
+    with OpenAIServer(sampling_judge()) as server:
+        assert judge(db, server, rubric)[0] == 0
+    from judgekit.types import Label
+    with open_store(db) as store:
+        store.add_labels([Label("d", i, loaded.sha256, "ann", "pass") for i in BINARY])
+    code, out, err = run_cli("report", "--rubric", str(rubric), "--db", str(db),
+                             "--format", "json")
+    assert code != 2 and "Traceback" not in err, err  # 3: too few labels to decide
+    report = json.loads(out)
+    # the votes: pass, fail, pass, fail and one all-failed item; the samples are not read
+    assert report["n_judgments"] == 5 and report["status_counts"]["parse_error"] == 1
+    agreement = report["agreement"]["statistics"]["percent_agreement"]
+    assert (agreement["n"], agreement["statistic"]) == (4, 0.5)
+    code, out, err = run_cli("report", "--rubric", str(rubric), "--db", str(db))
+    assert "verdict is the majority of 5 samples" in out
+
+
+def test_options_that_contradict_the_rubric_are_refused(tmp_path: Path) -> None:
+    db = tmp_path / "c.db"
+    seed(db, BINARY)
+    rubric = voting_rubric(tmp_path)
+    size = db.stat().st_size
+    with OpenAIServer(sampling_judge()) as server:
+        for extra in (("--temperature", "0"), ("--samples", "3"), ("--seed", "4")):
+            code, _out, err = judge(db, server, rubric, *extra)
+            assert code == 2, err
+            assert f"{extra[0]}: rubric correctness declares [sampling] samples = 5" in err
+            assert "Traceback" not in err
+        assert server.request_count == 0
+    assert db.stat().st_size == size
+
+
+def test_bad_sampling_tables_name_the_field(tmp_path: Path) -> None:
+    base = (REPO / "rubrics" / "correctness.toml").read_text()
+    for table, field in (("samples = 1\ntemperature = 0.7", "sampling.samples"),
+                         ("samples = 3\ntemperature = 0", "sampling.temperature"),
+                         ("samples = 3\ntemperature = 0.7\naggregate = \"mean\"",
+                          "sampling.aggregate"),
+                         ("samples = 3\ntemperature = 0.7\nseed = 1", "sampling.seed")):
+        path = tmp_path / "bad.toml"
+        path.write_text(base + "\n[sampling]\n" + table + "\n")
+        code, out, err = run_cli("rubric", "check", str(path))
+        assert code == 1, (table, err)
+        assert field in out + err, (table, out, err)
