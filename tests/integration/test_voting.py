@@ -161,3 +161,87 @@ def test_bad_sampling_tables_name_the_field(tmp_path: Path) -> None:
         code, out, err = run_cli("rubric", "check", str(path))
         assert code == 1, (table, err)
         assert field in out + err, (table, out, err)
+
+
+def test_align_winner_is_adopted_by_judge_with_the_same_votes(tmp_path: Path) -> None:
+    """align's samples-3 wins; judge --rubric on the written file reuses every call and vote
+    align made (no new request on dev or test) and its report on the test split gives the
+    figure align confirmed there."""
+    from judgekit.types import Label
+
+    db = tmp_path / "a.db"
+    baseline = load_rubric(REPO / "rubrics" / "correctness.toml")
+    truth = {f"i{i}": ("pass" if (i * 7919) % 5 < 3 else "fail") for i in range(120)}
+    flip = {"pass": "fail", "fail": "pass"}
+    # greedy decoding (temperature 0) is wrong on every third item; two of three samples
+    # are right on every item
+    scripts = {i: script(flip[h], h, h) if n % 3 == 0 else script(h, h, flip[h])
+               for n, (i, h) in enumerate(truth.items())}
+    with open_store(db) as store:
+        store.import_items("qa", [Item(i, f"question {i}?", response=f"answer {i} {s}",
+                                       reference="ref") for i, s in scripts.items()])
+        store.add_labels([Label("qa", i, baseline.sha256, "ann", h) for i, h in truth.items()])
+    aligned = tmp_path / "correctness.aligned.toml"
+    endpoint = ("--db", str(db), "--model", "m", "--concurrency", "4", "--no-progress")
+    with OpenAIServer(sampling_judge()) as server:
+        code, out, err = run_cli(
+            "align", "--rubric", str(REPO / "rubrics" / "correctness.toml"), *endpoint,
+            "--base-url", server.base_url, "--examples", "0", "--samples", "3",
+            "--out", str(aligned), "--format", "json")
+        assert code == 0, err
+        result = json.loads(out)
+        assert result["picked"]["name"] == "samples-3" and result["written"] == str(aligned)
+        adopted = load_rubric(aligned)
+        assert adopted.voting is not None and adopted.voting.samples == 3
+        assert adopted.voting.temperature == 0.7 and adopted.parent == baseline.sha256
+        with open_store(db) as store:
+            record = store.get_split(baseline.sha256, "")
+            assert record is not None
+            parts = {s.item_id: s.part for s in store.split_items(record.id)}
+        before = len(server.judge_requests())
+        code, out, err = run_cli("judge", "--rubric", str(aligned), "--dataset", "qa",
+                                 *endpoint, "--base-url", server.base_url)
+        assert code == 0, err
+        new = server.judge_requests()[before:]
+    # only train items, which align never judged with samples-3, cost calls
+    judged = {b["messages"][-1]["content"].split("answer ")[1].split(" ")[0] for b in new}
+    assert {parts[i] for i in judged} == {"train"}
+    assert len(new) == 3 * sum(p == "train" for p in parts.values())
+    assert f"{sum(p != 'train' for p in parts.values())} unchanged" in out
+    # the adopted rubric's report on the test split: align's confirmed figure
+    with open_store(db) as store:
+        store.add_labels([Label("qa", i, adopted.sha256, "ann", truth[i])
+                          for i, p in parts.items() if p == "test"])
+    code, out, err = run_cli("report", "--rubric", str(aligned), "--db", str(db),
+                             "--format", "json")
+    assert code != 2 and "Traceback" not in err, err
+    report = json.loads(out)
+    kappa = report["agreement"]["statistics"]["cohen_kappa"]
+    assert kappa["n"] == result["test"]["n"] == sum(p == "test" for p in parts.values())
+    assert kappa["statistic"] == result["test"]["candidate"]["statistic"]
+    assert result["test"]["improvement_shown"]
+
+
+def test_retried_samples_make_a_new_vote_that_supersedes_the_old(tmp_path: Path) -> None:
+    db = tmp_path / "t.db"
+    seed(db, BINARY)
+    rubric = voting_rubric(tmp_path)
+    with OpenAIServer(sampling_judge()) as server:
+        assert judge(db, server, rubric)[0] == 0
+        assert votes(db)["tie"][1] == "pass"
+        before = server.request_count
+        code, out, err = judge(db, server, rubric, "--retry-failed")
+        assert code == 0, err
+        # the 11 failed samples are asked again; their next answers (the scripts from the
+        # start) turn the tie's lone parse_error into a third fail
+        assert server.request_count - before == 11
+        assert "4 new, 1 unchanged" in out
+    found = votes(db)
+    assert found["tie"][:2] == ("ok", "fail") and found["tie"][2]["ok"] == 5
+    assert found["failed"][0] == "parse_error"
+    conn = sqlite3.connect(db)
+    (superseded,) = conn.execute(
+        "SELECT COUNT(*) FROM judgments WHERE variant = '' AND supersedes IS NOT NULL"
+    ).fetchone()
+    conn.close()
+    assert superseded == 4
