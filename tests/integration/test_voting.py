@@ -245,3 +245,16 @@ def test_retried_samples_make_a_new_vote_that_supersedes_the_old(tmp_path: Path)
     ).fetchone()
     conn.close()
     assert superseded == 4
+
+
+def test_batch_prepare_refuses_a_voting_rubric(tmp_path: Path) -> None:
+    db = tmp_path / "b.db"
+    seed(db, BINARY)
+    rubric = voting_rubric(tmp_path)
+    with OpenAIServer(sampling_judge()) as server:
+        code, _out, err = run_cli("batch", "prepare", "-r", str(rubric), "--dataset", "d",
+                                 "--db", str(db), "--base-url", server.base_url, "--model", "m",
+                                 "--out", str(tmp_path / "req.jsonl"))
+    assert code == 2, err
+    assert "declares [sampling]" in err and "Traceback" not in err
+    assert not (tmp_path / "req.jsonl").exists()
