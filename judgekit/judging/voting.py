@@ -32,19 +32,19 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
 
 from judgekit.clients.spec import JudgeSpec
+from judgekit.judging.lookup import CHUNK_SIZE
 from judgekit.judging.outcomes import utc_now
 from judgekit.judging.runner import RunSummary, run_judgments
 from judgekit.judging.units import WorkUnit, unit_key
 from judgekit.store import Store
 from judgekit.types import (
-    ANSWERED_FAILURES,
     STATUSES,
     Item,
     Judgment,
@@ -65,7 +65,6 @@ __all__ = [
 SAMPLE_VARIANT = "sample"
 #: Bump when the rule that turns samples into a vote changes (new votes, same samples).
 VOTE_VERSION = 1
-_FINISHED = frozenset({"ok", *ANSWERED_FAILURES})
 
 
 def aggregate(labels: Sequence[str], scale: Scale) -> str | None:
@@ -163,6 +162,8 @@ class _Tally:
     ok: int
     text: str
     reason: str
+    #: the model the samples' answers name, when they all name one
+    model_returned: str | None = None
 
 
 def _tally(rows: Sequence[tuple[int, Judgment]], scale: Scale, aggregate_name: str) -> _Tally:
@@ -185,7 +186,9 @@ def _tally(rows: Sequence[tuple[int, Judgment]], scale: Scale, aggregate_name: s
         status = "ok"
         votes = ", ".join(f"{k} {v}" for k, v in sorted(Counter(labels).items()))
         reason = f"{label}: vote of {len(labels)} of {len(rows)} samples ok ({votes})"
-    return _Tally(status, label, len(labels), canonical_json(detail), reason)
+    returned = {j.model_returned for _, j in rows if j.model_returned}
+    return _Tally(status, label, len(labels), canonical_json(detail), reason,
+                  returned.pop() if len(returned) == 1 else None)
 
 
 def _stored_from(judgment: Judgment) -> list[int] | None:
@@ -205,19 +208,20 @@ def _vote_row(tally: _Tally, item: Item, key: str, rubric: Rubric, spec: JudgeSp
         status=tally.status,  # type: ignore[arg-type]
         label=tally.label, score=rubric.scale.score_of(tally.label),
         reasoning=tally.reason if tally.label is not None else None, raw_text=tally.text,
-        model_requested=spec.model, model_returned=None, base_url=spec.public_base_url,
+        model_requested=spec.model, model_returned=tally.model_returned,
+        base_url=spec.public_base_url,
         sampling=dict(sampling), rubric_name=rubric.name, rubric_version=rubric.version,
         rubric_hash=rubric.sha256, cache_key=key, variant="",
         error=None if tally.label is not None else tally.reason,
         judgekit_version=__version__, created_at=utc_now(), item_hash=item.content_hash)
 
 
-def write_votes(store: Store, rubric: Rubric, items: Iterable[Item], spec: JudgeSpec, *,
+def write_votes(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec, *,
                 dataset: str, run_id: str) -> VoteSummary:
     """Take (or reuse) the vote of every item whose K samples all have an outcome.
 
     A stored vote taken from the same sample rows is reused (the run stands for it);
-    otherwise a new vote is written under the run, superseding the last finished one.
+    otherwise a new vote is written under the run, superseding the latest one.
     """
     voting = rubric.voting
     assert voting is not None
@@ -228,7 +232,19 @@ def write_votes(store: Store, rubric: Rubric, items: Iterable[Item], spec: Judge
     sampling = dict(run.sampling) if run is not None else voting_spec(
         spec, voting).sampling.as_dict()
     links: list[int] = []
-    chunk = list(items)
+    for start in range(0, len(items), CHUNK_SIZE):  # memory flat in the dataset's size
+        links += _vote_chunk(store, rubric, items[start:start + CHUNK_SIZE], spec, dataset,
+                             run_id, sampling, summary)
+    if links:
+        store.stand_for(run_id, links)
+    return summary
+
+
+def _vote_chunk(store: Store, rubric: Rubric, chunk: Sequence[Item], spec: JudgeSpec,
+                dataset: str, run_id: str, sampling: Mapping[str, Any],
+                summary: VoteSummary) -> list[int]:
+    """Votes of one chunk of items, counted in ``summary``; the stored votes to stand for."""
+    links: list[int] = []
     per_item = {item.id: sample_keys(rubric, item, spec, dataset=dataset) for item in chunk}
     found = store.latest_judgments_by_key(k for ks in per_item.values() for k in ks)
     votes = store.latest_judgments_by_key(vote_key(ks) for ks in per_item.values())
@@ -239,7 +255,7 @@ def write_votes(store: Store, rubric: Rubric, items: Iterable[Item], spec: Judge
             summary.unfinished += 1
             continue
         rows = [found[k] for k in keys]
-        tally = _tally(rows, rubric.scale, name)
+        tally = _tally(rows, rubric.scale, summary.aggregate)
         key = vote_key(keys)
         summary.counts[tally.status] += 1
         summary.partial += int(0 < tally.ok < len(rows))
@@ -249,7 +265,8 @@ def write_votes(store: Store, rubric: Rubric, items: Iterable[Item], spec: Judge
             if stored[1].run_id != run_id:
                 links.append(stored[0])
             continue
-        before = stored[0] if stored is not None and stored[1].status in _FINISHED else None
+        # each vote supersedes the latest: one chain, and two runs cannot both extend it
+        before = stored[0] if stored is not None else None
         new.append((_vote_row(tally, item, key, rubric, spec, sampling, dataset, run_id),
                     before))
     if new:
@@ -259,9 +276,7 @@ def write_votes(store: Store, rubric: Rubric, items: Iterable[Item], spec: Judge
         lost = [j.cache_key for (j, _), ok in zip(new, written, strict=True) if not ok]
         links += [row_id for row_id, _ in store.latest_judgments_by_key(lost).values()]
         summary.reused += len(lost)
-    if links:
-        store.stand_for(run_id, links)
-    return summary
+    return links
 
 
 def run_votes(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec, *,
