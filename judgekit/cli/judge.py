@@ -29,15 +29,12 @@ _SAMPLES = click.option("--samples", type=click.IntRange(min=1), default=1, show
                         "sample 0. For a vote, declare [sampling] in the rubric.")
 
 
-def _check_voting(rubrics: list[Rubric], joint: bool) -> None:
+def _check_voting(rubrics: list[Rubric]) -> None:
     """A rubric's ``[sampling]`` decides samples, temperature and seed: an option that says
     otherwise is refused, not silently overridden (the run would not be the one asked for)."""
     voting = next((r for r in rubrics if r.voting is not None), None)
     if voting is None:
         return
-    if joint:
-        raise InputError(f"rubric {voting.name}: [sampling] votes over calls of one criterion; "
-                         "set per_call = true in the file to judge its criteria one by one")
     ctx = click.get_current_context()
     given = [f"--{name.replace('_', '-')}" for name in ("samples", "temperature", "seed")
              if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
@@ -82,7 +79,7 @@ def command(**params: Any) -> None:
     plan = joint_plan(params["rubric"])  # every criterion of a file in one call per item
     # a multi-criteria file: one rubric per criterion
     rubrics = plan.rubrics if plan is not None else load_rubrics(params["rubric"])
-    _check_voting(rubrics, plan is not None)
+    _check_voting(rubrics)
     run_args = {"samples": params["samples"], "force": params["force"],
                 "retry_failed": params["retry_failed"]}
     read = None

@@ -258,3 +258,11 @@ def test_batch_prepare_refuses_a_voting_rubric(tmp_path: Path) -> None:
     assert code == 2, err
     assert "declares [sampling]" in err and "Traceback" not in err
     assert not (tmp_path / "req.jsonl").exists()
+
+
+def test_a_file_of_several_criteria_may_not_declare_a_vote(tmp_path: Path) -> None:
+    path = tmp_path / "criteria.toml"
+    path.write_text((REPO / "rubrics" / "helpfulness.toml").read_text()
+                    + SAMPLING + '\n[criteria.a]\ndescription = "A."\n')
+    code, out, err = run_cli("rubric", "check", str(path))
+    assert code == 1 and "sampling: a vote ([sampling]) is declared in a rubric of one" in out + err
