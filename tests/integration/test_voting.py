@@ -5,6 +5,7 @@ reads; votes checked against hand computations (ties, failures), reruns free."""
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -266,3 +267,33 @@ def test_a_file_of_several_criteria_may_not_declare_a_vote(tmp_path: Path) -> No
                     + SAMPLING + '\n[criteria.a]\ndescription = "A."\n')
     code, out, err = run_cli("rubric", "check", str(path))
     assert code == 1 and "sampling: a vote ([sampling]) is declared in a rubric of one" in out + err
+
+
+def test_samples_that_never_got_an_answer_are_asked_again_and_the_vote_follows(
+        tmp_path: Path) -> None:
+    """A sample the server failed (api_error, no answer) is a failed sample of its vote; the
+    next plain run asks only those again and votes as if nothing had failed."""
+    db = tmp_path / "e.db"
+    seed(db, BINARY)
+    rubric = voting_rubric(tmp_path)
+    with OpenAIServer(sampling_judge()) as server:
+        assert judge(db, server, rubric, "--limit", "1")[0] == 0  # the endpoint is known now
+        server.inject("server_error", times=3)
+        before = server.request_count
+        code, _out, err = judge(db, server, rubric, "--max-retries", "0")
+        assert code == 0, err
+        assert server.request_count - before == 20  # the 4 other items' samples
+        conn = sqlite3.connect(db)
+        (failed,) = conn.execute("SELECT COUNT(*) FROM judgments WHERE variant = 'sample' AND "
+                                 "status = 'api_error'").fetchone()
+        conn.close()
+        assert failed == 3
+        before = server.request_count
+        code, out, err = judge(db, server, rubric)
+        assert code == 0, err
+        assert server.request_count - before == 3
+        new, unchanged = map(int, re.search(r"(\d+) new, (\d+) unchanged", out).groups())
+        assert 1 <= new <= 3 and new + unchanged == 5  # new votes for the items it hit
+    assert {i: (s, label) for i, (s, label, _) in votes(db).items()} == {
+        "clear": ("ok", "pass"), "partial": ("ok", "fail"), "tie": ("ok", "pass"),
+        "one": ("ok", "fail"), "failed": ("parse_error", None)}
