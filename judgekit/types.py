@@ -33,7 +33,8 @@ ANSWERED_FAILURES: frozenset[str] = frozenset({"parse_error", "refusal", "trunca
 
 #: Presentation variants of an item. ``""`` is the item as written; probes add
 #: others ("swapped" = A/B exchanged, "pad25"/"pad50"/"pad100" = filler added,
-#: "reversed_levels" = rubric levels listed in reverse order).
+#: "reversed_levels" = rubric levels listed in reverse order, "sample" = one of the samples
+#: a rubric's ``[sampling]`` votes over, see ``judgekit.judging.voting``).
 DEFAULT_VARIANT = ""
 #: The variant of a pair shown with A and B exchanged (its label is mapped back).
 SWAPPED_VARIANT = "swapped"
