@@ -94,10 +94,12 @@ def _sample_unit(item: Item) -> WorkUnit:
     return WorkUnit(item, SAMPLE_VARIANT, source_hash=item.content_hash)
 
 
-def sample_keys(rubric: Rubric, item: Item, spec: JudgeSpec, *, dataset: str) -> list[str]:
-    """The cache keys of an item's K sample calls (``spec``: the judge before voting)."""
+def sample_keys(rubric: Rubric, item: Item, spec: JudgeSpec, *, dataset: str,
+                judge: JudgeSpec | None = None) -> list[str]:
+    """The cache keys of an item's K sample calls (``spec``: the judge before voting;
+    ``judge``: ``voting_spec(spec, ...)`` when the caller has it, for many items)."""
     assert rubric.voting is not None
-    judge = voting_spec(spec, rubric.voting)
+    judge = judge or voting_spec(spec, rubric.voting)
     unit = _sample_unit(item)
     return [unit_key(rubric, unit, judge, dataset=dataset, sample=s, item_hash=item.content_hash)
             for s in range(rubric.voting.samples)]
@@ -245,7 +247,10 @@ def _vote_chunk(store: Store, rubric: Rubric, chunk: Sequence[Item], spec: Judge
                 summary: VoteSummary) -> list[int]:
     """Votes of one chunk of items, counted in ``summary``; the stored votes to stand for."""
     links: list[int] = []
-    per_item = {item.id: sample_keys(rubric, item, spec, dataset=dataset) for item in chunk}
+    assert rubric.voting is not None
+    judge = voting_spec(spec, rubric.voting)
+    per_item = {item.id: sample_keys(rubric, item, spec, dataset=dataset, judge=judge)
+                for item in chunk}
     found = store.latest_judgments_by_key(k for ks in per_item.values() for k in ks)
     votes = store.latest_judgments_by_key(vote_key(ks) for ks in per_item.values())
     new: list[tuple[Judgment, int | None]] = []
@@ -296,7 +301,9 @@ def run_votes(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSp
 def read_votes(store: Store, rubric: Rubric, items: Sequence[Item], spec: JudgeSpec, *,
                dataset: str) -> dict[str, Judgment | None]:
     """item id -> its latest stored vote, or None (``spec``: the judge before voting)."""
-    keys = {item.id: vote_key(sample_keys(rubric, item, spec, dataset=dataset))
+    assert rubric.voting is not None
+    judge = voting_spec(spec, rubric.voting)
+    keys = {item.id: vote_key(sample_keys(rubric, item, spec, dataset=dataset, judge=judge))
             for item in items}
     found = store.latest_judgments_by_key(keys.values())
     return {item_id: (found[k][1] if k in found else None) for item_id, k in keys.items()}
