@@ -221,6 +221,20 @@ def test_align_winner_is_adopted_by_judge_with_the_same_votes(tmp_path: Path) ->
     assert kappa["n"] == result["test"]["n"] == sum(p == "test" for p in parts.values())
     assert kappa["statistic"] == result["test"]["candidate"]["statistic"]
     assert result["test"]["improvement_shown"]
+    # compare reads the votes too: always right here, where greedy decoding is right on 2/3
+    # (a sample read in their place would be wrong on a third of the items)
+    with OpenAIServer(sampling_judge()) as server:
+        code, out, err = run_cli("judge", "--rubric", str(REPO / "rubrics" / "correctness.toml"),
+                                 "--dataset", "qa", *endpoint, "--base-url", server.base_url)
+        assert code == 0, err
+    code, out, err = run_cli("compare", "judges", "-r", str(REPO / "rubrics" / "correctness.toml"),
+                             "--rubric-b", str(aligned), "--db", str(db), "--format", "json")
+    assert code == 0, err
+    compared = json.loads(out)
+    assert compared["b"]["rubric"] == "correctness v1+samples3"
+    assert (compared["b"]["percent_agreement"]["statistic"], compared["b"]["status_counts"]) == (
+        1.0, {"ok": 120})
+    assert compared["a"]["percent_agreement"]["statistic"] == 80 / 120
 
 
 def test_retried_samples_make_a_new_vote_that_supersedes_the_old(tmp_path: Path) -> None:
