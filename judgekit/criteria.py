@@ -97,6 +97,9 @@ def criteria_data(source_text: str, path: str) -> dict[str, Any] | None:
         if unknown:
             raise RubricError(f"{path}: criteria.{name}.{unknown[0]}: unknown field "
                               f"(a criterion takes {', '.join(_CRITERION_KEYS)})")
+    if "sampling" in data:  # a vote is one rubric's calls; a file's criteria share none
+        raise RubricError(f"{path}: sampling: a vote ([sampling]) is declared in a rubric of "
+                          "one criterion, not in a file of several")
     per_call = data.get("per_call", False)
     if not isinstance(per_call, bool):
         raise RubricError(f"{path}: per_call: true (one call per criterion) or false "

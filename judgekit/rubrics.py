@@ -33,7 +33,7 @@ from judgekit.prompts import (
     render_scale,
     verdict_json_schema,
 )
-from judgekit.types import Example, Rubric, Scale, ScaleLevel, canonical_json, sha256_text
+from judgekit.types import Example, Rubric, Scale, ScaleLevel, Voting, canonical_json, sha256_text
 
 #: Where a bare rubric name is looked up, after ``./rubrics/``.
 REPO_RUBRICS_DIR = Path(__file__).resolve().parent.parent / "rubrics"
@@ -102,6 +102,14 @@ class _DisplaySpec(_Strict):
     show_id: bool = False
 
 
+class _SamplingSpec(_Strict):
+    """Self-consistency voting (``[sampling]``): part of the hash, so runs record it."""
+
+    samples: int
+    temperature: float | int
+    aggregate: Literal["majority"] = "majority"
+
+
 class _RubricSpec(_Strict):
     name: str
     version: Any  # a string or an integer; checked in _build for a clear message
@@ -114,6 +122,7 @@ class _RubricSpec(_Strict):
     prompt: _PromptSpec
     examples: list[_ExampleSpec] = []
     display: _DisplaySpec | None = None
+    sampling: _SamplingSpec | None = None
 
 
 # -- loading -------------------------------------------------------------------
@@ -255,7 +264,21 @@ def _build(spec: _RubricSpec, data: Mapping[str, Any], source_text: str, path: s
         changes=spec.changes.strip(),
         examples=_examples(spec.examples, scale),
         display=_display(spec.display),
+        voting=_voting(spec.sampling),
     )
+
+
+def _voting(spec: _SamplingSpec | None) -> Voting | None:
+    """``[sampling]``: 2 or more samples at a temperature above 0 (one seedless answer
+    repeated would be no vote), at most 2 as the OpenAI API allows."""
+    if spec is None:
+        return None
+    if not 2 <= spec.samples <= 100:
+        raise RubricError("sampling.samples: a vote needs 2 to 100 samples per item")
+    if not 0 < spec.temperature <= 2:
+        raise RubricError("sampling.temperature: must be above 0 (samples at 0 would agree) "
+                          "and at most 2")
+    return Voting(spec.samples, float(spec.temperature), spec.aggregate)
 
 
 def _examples(specs: list[_ExampleSpec], scale: Scale) -> tuple[Example, ...]:

@@ -33,7 +33,8 @@ ANSWERED_FAILURES: frozenset[str] = frozenset({"parse_error", "refusal", "trunca
 
 #: Presentation variants of an item. ``""`` is the item as written; probes add
 #: others ("swapped" = A/B exchanged, "pad25"/"pad50"/"pad100" = filler added,
-#: "reversed_levels" = rubric levels listed in reverse order).
+#: "reversed_levels" = rubric levels listed in reverse order, "sample" = one of the samples
+#: a rubric's ``[sampling]`` votes over, see ``judgekit.judging.voting``).
 DEFAULT_VARIANT = ""
 #: The variant of a pair shown with A and B exchanged (its label is mapped back).
 SWAPPED_VARIANT = "swapped"
@@ -151,6 +152,18 @@ class Rubric:
     #: how ``annotate`` shows items (rubric ``[display]``): ``titles`` (section -> title),
     #: ``meta`` (meta fields shown as sections), ``show_id`` (ids safe to show when blind)
     display: Mapping[str, Any] = field(default_factory=dict)
+    #: self-consistency voting the rubric declares (``[sampling]``), else None
+    voting: Voting | None = None
+
+
+@dataclass(frozen=True)
+class Voting:
+    """A rubric's ``[sampling]`` table: judge each item ``samples`` times at ``temperature``
+    (no seed) and take ``aggregate`` of the samples as the judge's one verdict."""
+
+    samples: int
+    temperature: float
+    aggregate: str = "majority"
 
 
 @dataclass(frozen=True)
@@ -207,6 +220,9 @@ class SamplingParams:
     max_completion_tokens: int | None = None
     reasoning_effort: str | None = None
     extra_body: str | None = None
+    #: self-consistency voting (:mod:`judgekit.judging.voting`): the canonical JSON of
+    #: ``{"aggregate": ..., "samples": K}``; never sent, but in the key and the provenance
+    vote: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         found: dict[str, Any] = {
@@ -221,6 +237,8 @@ class SamplingParams:
             found["reasoning_effort"] = self.reasoning_effort
         if self.extra_body is not None:
             found["extra_body"] = self.extra_body
+        if self.vote is not None:
+            found["vote"] = json.loads(self.vote)
         return found
 
 

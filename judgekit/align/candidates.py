@@ -1,6 +1,6 @@
 """Candidates for ``judgekit align``: each a rubric version (or a way of sampling it).
 
-Every candidate but a sampling variant is a new rubric version, stored like any rubric:
+Every candidate is a new rubric version, stored like any rubric:
 its file names the ``parent`` (the sha256 it came from) and ``changes`` (what changed),
 so every judgment it makes keeps its exact provenance. Kinds:
 
@@ -8,7 +8,8 @@ so every judgment it makes keeps its exact provenance. Kinds:
 - ``file``: a rubric version the user wrote (``--candidate path.toml``), on the same scale;
 - ``examples``: few-shot examples from the **train** split only, chosen among the judge's
   disagreements with people and balanced over the human labels (:func:`pick_examples`);
-- ``samples``: the baseline judged ``k`` times at a temperature, majority (or mean) verdict;
+- ``samples``: the baseline with ``[sampling]``: judged ``k`` times at a temperature, majority
+  (or mean) verdict, as ``judge`` votes (:mod:`judgekit.judging.voting`);
 - ``revision``: instructions an optimizer model proposed (:mod:`judgekit.align.optimizer`).
 
 :func:`check_no_leak` refuses any candidate whose examples name a dev or test item: the
@@ -73,7 +74,7 @@ def file_candidate(path: str | Path, baseline: Rubric) -> Candidate:
 
 
 def derive(parent: Rubric, *, suffix: str, changes: str, system: str | None = None,
-           examples: Sequence[Example] = ()) -> Rubric:
+           examples: Sequence[Example] = (), sampling: Mapping[str, Any] | None = None) -> Rubric:
     """A new version of ``parent``: same scale and prompt, the changed parts, its provenance.
 
     The text is TOML written from the parent's parsed content and parsed back, so the
@@ -87,6 +88,8 @@ def derive(parent: Rubric, *, suffix: str, changes: str, system: str | None = No
         data.setdefault("prompt", {})["system"] = system
     if examples:
         data["examples"] = [_example_table(e) for e in examples]
+    if sampling is not None:
+        data["sampling"] = dict(sampling)
     text = dump(data, header=f"{parent.name} v{data['version']}: {changes}\n"
                              f"derived from {parent.sha256} by judgekit align")
     if tomllib.loads(text) != data:  # the writer must round-trip; never judge something else
@@ -165,9 +168,14 @@ def examples_candidate(baseline: Rubric, examples: Sequence[Example], k: int) ->
 
 
 def samples_candidate(baseline: Rubric, samples: int, temperature: float) -> Candidate:
+    """The baseline with ``[sampling]``: judged and voted as ``judge`` does with that rubric
+    (:mod:`judgekit.judging.voting`), so the written winner reproduces what was measured."""
     how = "mean score" if baseline.scale.kind == "ordinal" else "majority"
     changes = f"{samples} samples per item at temperature {temperature:g}, {how} verdict"
-    return Candidate(f"samples-{samples}", "samples", baseline, changes, samples, temperature)
+    rubric = derive(baseline, suffix=f"samples{samples}", changes=changes,
+                    sampling={"samples": samples, "temperature": float(temperature),
+                              "aggregate": "majority"})
+    return Candidate(f"samples-{samples}", "samples", rubric, changes, samples, temperature)
 
 
 def check_no_leak(candidates: Sequence[Candidate], held_out: Mapping[ItemKey, str]) -> None:

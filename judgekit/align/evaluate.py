@@ -3,8 +3,10 @@
 Judging goes through the runner (:func:`judgekit.judging.runner.run_judgments`), so every
 call is cached and a killed ``align`` resumes where it stopped; verdicts are read back by
 their cache keys, so exactly the calls of this judge, rubric, sampling and items count.
-A candidate with several samples is scored by its majority label (mean score, rounded to
-the nearest level, on an ordinal scale). Failures are counted, never scored.
+A sampling variant is a rubric with ``[sampling]``, judged and voted exactly as ``judge``
+votes (:mod:`judgekit.judging.voting`: majority label; mean score rounded to the nearest
+level on an ordinal scale), so the adopted rubric reads back these very votes.
+Failures are counted, never scored.
 
 The statistics reuse the report's and ``compare judges``' machinery: the primary statistic
 with its interval (:func:`judgekit.report.agreement.primary_only`), the paired kappa
@@ -18,7 +20,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -31,30 +33,23 @@ from judgekit.compare.kappa_difference import kappa_difference_fn
 from judgekit.judging.cache import needs_call
 from judgekit.judging.runner import run_judgments
 from judgekit.judging.units import WorkUnit, unit_key
+from judgekit.judging.voting import aggregate, read_votes, run_votes, sample_keys
 from judgekit.report.agreement import PRIMARY_BY_KIND, primary_only
 from judgekit.report.model import Stat
 from judgekit.report.pairing import ItemKey
 from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, proportion_stat, to_stat
 from judgekit.store import Store
-from judgekit.types import Item, Scale, majority_label
+from judgekit.types import Item, Judgment, Scale
 
 #: An item's aggregated verdict, or None when every sample failed.
 Verdicts = dict[ItemKey, str | None]
 
 
-def candidate_spec(spec: JudgeSpec, candidate: Candidate) -> JudgeSpec:
-    """The judge as this candidate calls it: a sampling variant sets its temperature and sends
-    no seed (with one seed, every sample of an item would be the same answer)."""
-    if candidate.temperature is None:
-        return spec
-    return replace(spec, sampling=replace(spec.sampling, temperature=candidate.temperature,
-                                          seed=None))
-
-
 def _keys(candidate: Candidate, spec: JudgeSpec, dataset: str, item: Item) -> list[str]:
-    judge = candidate_spec(spec, candidate)
-    return [unit_key(candidate.rubric, WorkUnit(item), judge, dataset=dataset, sample=s)
-            for s in range(candidate.samples)]
+    """The calls judging ``item`` with ``candidate``: one, or the K samples of a vote."""
+    if candidate.rubric.voting is not None:
+        return sample_keys(candidate.rubric, item, spec, dataset=dataset)
+    return [unit_key(candidate.rubric, WorkUnit(item), spec, dataset=dataset)]
 
 
 def pending_calls(store: Store, candidate: Candidate, keys: Sequence[ItemKey],
@@ -70,13 +65,20 @@ def pending_calls(store: Store, candidate: Candidate, keys: Sequence[ItemKey],
 def judge_part(store: Store, candidate: Candidate, keys: Sequence[ItemKey],
                items: Mapping[ItemKey, Item], spec: JudgeSpec, *,
                progress: bool | None = None) -> tuple[Verdicts, Counter[str], int]:
-    """Judge ``keys`` with ``candidate`` (cached calls reused); verdicts, failures, calls made."""
-    judge = candidate_spec(spec, candidate)
+    """Judge ``keys`` with ``candidate`` (cached calls reused); verdicts, failures, calls made.
+
+    A sampling variant is judged as ``judge`` judges a rubric with ``[sampling]``
+    (:func:`judgekit.judging.voting.run_votes`): the same calls, the same stored votes.
+    """
     made = 0
     for dataset in sorted({k[0] for k in keys}):
         chosen = [items[k] for k in keys if k[0] == dataset]
-        summary = run_judgments(store, candidate.rubric, chosen, judge, dataset=dataset,
-                                samples=candidate.samples, progress=progress, kind="align")
+        if candidate.rubric.voting is not None:
+            summary, _ = run_votes(store, candidate.rubric, chosen, spec, dataset=dataset,
+                                   progress=progress, kind="align")
+        else:
+            summary = run_judgments(store, candidate.rubric, chosen, spec, dataset=dataset,
+                                    progress=progress, kind="align")
         made += summary.judged
     verdicts, failures = read_verdicts(store, candidate, keys, items, spec)
     return verdicts, failures, made
@@ -84,10 +86,16 @@ def judge_part(store: Store, candidate: Candidate, keys: Sequence[ItemKey],
 
 def read_verdicts(store: Store, candidate: Candidate, keys: Sequence[ItemKey],
                   items: Mapping[ItemKey, Item], spec: JudgeSpec) -> tuple[Verdicts, Counter[str]]:
-    """Each item's aggregated verdict from the stored calls; failed samples counted by status."""
-    scale = candidate.rubric.scale
+    """Each item's verdict from the stored calls (a vote's from its stored vote, the row a
+    report reads); failed calls (samples) counted by status."""
     per_item = {key: _keys(candidate, spec, key[0], items[key]) for key in keys}
     found = store.latest_judgments_by_key(k for ks in per_item.values() for k in ks)
+    votes: dict[ItemKey, Judgment | None] = {}
+    if candidate.rubric.voting is not None:
+        for dataset in sorted({k[0] for k in keys}):
+            chosen = [items[k] for k in keys if k[0] == dataset]
+            read = read_votes(store, candidate.rubric, chosen, spec, dataset=dataset)
+            votes.update({(dataset, i): v for i, v in read.items()})
     verdicts: Verdicts = {}
     failures: Counter[str] = Counter()
     for key, call_keys in per_item.items():
@@ -100,19 +108,12 @@ def read_verdicts(store: Store, candidate: Candidate, keys: Sequence[ItemKey],
                 failures[row[1].status] += 1
             else:
                 labels.append(row[1].label)
-        verdicts[key] = aggregate(labels, scale)
+        if candidate.rubric.voting is None:
+            verdicts[key] = aggregate(labels, candidate.rubric.scale)
+        else:
+            vote = votes.get(key)
+            verdicts[key] = vote.label if vote is not None and vote.status == "ok" else None
     return verdicts, failures
-
-
-def aggregate(labels: Sequence[str], scale: Scale) -> str | None:
-    """Several samples' verdict: the mean score's nearest level (ordinal), else the majority."""
-    if not labels:
-        return None
-    if scale.kind == "ordinal" and len(labels) > 1:
-        values = [scale.value_of(label) for label in labels]
-        mean = float(np.mean([v for v in values if v is not None]))
-        return min(scale.levels, key=lambda lv: (abs((lv.value or 0.0) - mean), lv.value)).label
-    return majority_label(sorted(labels, key=scale.labels.index))
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,8 @@ large judge. Here the panel costs nothing new: each member is a stored run of th
 baseline rubric (``judgekit judge`` with another model, or imported verdicts), read with
 the report's rule (a run stands for its judge's judgments, cached ones included). Each
 item's verdict is the majority of the members that judged it ok
-(:func:`judgekit.align.evaluate.aggregate`); an item no member judged ok has none.
+(:func:`judgekit.judging.voting.aggregate`, as ``judge`` votes); an item no member judged
+ok has none.
 Each member's cost is its run's tokens per call.
 """
 
@@ -17,9 +18,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from judgekit.align.candidates import Candidate
-from judgekit.align.evaluate import Verdicts, aggregate
+from judgekit.align.evaluate import Verdicts
 from judgekit.compare.judge_verdicts import judge_side
 from judgekit.errors import InputError
+from judgekit.judging.voting import aggregate
 from judgekit.report.pairing import ItemKey
 from judgekit.store import Store
 from judgekit.types import Rubric

@@ -125,11 +125,8 @@ def command(action: str | None, **params: Any) -> None:
                                say=lambda line: echo(line, err=True))
         written = None
         if result.test.improvement_shown and result.picked.kind != "jury":
-            text = result.picked.rubric.source_text
-            if result.picked.kind == "samples":
-                text = (f"# judge with --samples {result.picked.samples} --temperature "
-                        f"{result.picked.temperature:g}: {result.picked.changes}\n{text}")
-            written = write_out(out, text, store=store.path)
+            # a sampling variant's rubric carries [sampling]: judge votes as align measured
+            written = write_out(out, result.picked.rubric.source_text, store=store.path)
     if params["fmt"] == "json":
         echo_json({**result.to_dict(), "written": None if written is None else str(written)},
                   indent=2)

@@ -13,17 +13,38 @@ import sqlite3
 from typing import TYPE_CHECKING, Any
 
 import click
+from click.core import ParameterSource
 
 from judgekit.cli._common import echo, store_for_items
 from judgekit.cli._endpoint import EndpointOptions, endpoint_options, load_dataset, open_endpoint
 from judgekit.clients import JudgeSpec
-from judgekit.errors import StoreError
+from judgekit.errors import InputError, StoreError
 
 if TYPE_CHECKING:  # these import numpy, scipy or sqlite-utils: not for --help
     from judgekit.store import Store
+    from judgekit.types import Rubric
 
 _SAMPLES = click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
-                        help="Independent samples per item (for self-consistency).")
+                        help="Independent samples per item, each stored; the report reads "
+                        "sample 0. For a vote, declare [sampling] in the rubric.")
+
+
+def _check_voting(rubrics: list[Rubric]) -> None:
+    """A rubric's ``[sampling]`` decides samples, temperature and seed: an option that says
+    otherwise is refused, not silently overridden (the run would not be the one asked for)."""
+    voting = next((r for r in rubrics if r.voting is not None), None)
+    if voting is None:
+        return
+    ctx = click.get_current_context()
+    given = [f"--{name.replace('_', '-')}" for name in ("samples", "temperature", "seed")
+             if ctx.get_parameter_source(name) not in (ParameterSource.DEFAULT, None)]
+    if given:
+        v = voting.voting
+        assert v is not None
+        raise InputError(
+            f"{', '.join(given)}: rubric {voting.name} declares [sampling] samples = "
+            f"{v.samples}, temperature = {v.temperature:g} (no seed); drop the option, or "
+            "edit the rubric's [sampling] table")
 
 
 def _saved(store: Store, rubric_hash: str, dataset: str) -> str:
@@ -50,6 +71,7 @@ def command(**params: Any) -> None:
     from judgekit.io.items import load_items
     from judgekit.judging.joint import has_pending_joint, run_joint
     from judgekit.judging.runner import has_pending_calls, run_judgments
+    from judgekit.judging.voting import run_votes, voted
     from judgekit.prompts import check_items_render
     from judgekit.rubrics import load_rubrics
 
@@ -57,6 +79,7 @@ def command(**params: Any) -> None:
     plan = joint_plan(params["rubric"])  # every criterion of a file in one call per item
     # a multi-criteria file: one rubric per criterion
     rubrics = plan.rubrics if plan is not None else load_rubrics(params["rubric"])
+    _check_voting(rubrics)
     run_args = {"samples": params["samples"], "force": params["force"],
                 "retry_failed": params["retry_failed"]}
     read = None
@@ -68,10 +91,14 @@ def command(**params: Any) -> None:
         name, items = load_dataset(store, params["data"], params["dataset"], params["limit"],
                                    read)
 
+        def samples_of(rubric: Rubric) -> int:
+            return params["samples"] if rubric.voting is None else rubric.voting.samples
+
         def has_work(spec: JudgeSpec) -> bool:
             if plan is not None:
                 return has_pending_joint(store, plan, items, spec, dataset=name, **run_args)
-            return any(has_pending_calls(store, loaded, items, spec, dataset=name, **run_args)
+            return any(has_pending_calls(store, loaded, *voted(loaded, items, spec), dataset=name,
+                                         **{**run_args, "samples": samples_of(loaded)})
                        for loaded in rubrics)
 
         with open_endpoint(endpoint, has_work=has_work) as spec:
@@ -89,11 +116,20 @@ def command(**params: Any) -> None:
             for loaded in rubrics if plan is None else []:
                 echo(f"judging {len(items)} item(s) of {name!r} with rubric {loaded.name} "
                      f"[{loaded.sha256[:12]}], judge {spec.model}", err=True)
+                votes = None
                 try:
-                    summary = run_judgments(store, loaded, items, spec, dataset=name,
-                                            progress=params["progress"], **run_args)
+                    if loaded.voting is not None:
+                        summary, votes = run_votes(
+                            store, loaded, items, spec, dataset=name,
+                            progress=params["progress"], force=params["force"],
+                            retry_failed=params["retry_failed"])
+                    else:
+                        summary = run_judgments(store, loaded, items, spec, dataset=name,
+                                                progress=params["progress"], **run_args)
                 except StoreError as exc:
                     raise StoreError(f"{exc}: {_saved(store, loaded.sha256, name)}") from exc
                 echo(summary.format())
+                if votes is not None:
+                    echo(votes.format())
         echo(f"  database: {store.path}")
 

@@ -95,6 +95,10 @@ def _line(row: dict[str, Any]) -> str:
         given = row["provenance"]
         source = "    from " + ", ".join(f"{k} {given[k]}" for k in ("tool", "tool_version",
                                                                     "grader_model") if given.get(k))
+    vote = row["sampling"].get("vote")
+    if isinstance(vote, dict):  # a rubric's [sampling]: K calls per item, one vote
+        source += (f"    verdict per item: the {vote.get('aggregate')} of {vote.get('samples')} "
+                   "samples per item (the counts hold every sample and each item's vote)")
     lines = [head, tail, *(f"    {line}" for line in earlier), source,
              f"    {state}" if state else ""]
     return "\n".join(x for x in lines if x)

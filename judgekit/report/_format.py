@@ -168,7 +168,12 @@ def pvalue_text(p: float) -> str:
 
 def sampling_text(sampling: Mapping[str, object], empty: str = "") -> str:
     """One run's sampling parameters as ``k=v, ...`` in key order (``empty`` when none)."""
-    return ", ".join(f"{k}={v}" for k, v in sorted(sampling.items())) or empty
+    def shown(key: str, value: object) -> object:  # a vote (rubric [sampling]) in words
+        if key == "vote" and isinstance(value, Mapping):
+            return f"verdict is the {value.get('aggregate')} of {value.get('samples')} samples"
+        return value
+
+    return ", ".join(f"{k}={shown(k, v)}" for k, v in sorted(sampling.items())) or empty
 
 
 def provenance_pairs(

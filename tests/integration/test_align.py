@@ -258,7 +258,11 @@ def test_killed_align_resumes_without_paying_twice(tmp_path: Path) -> None:
     with sqlite3.connect(db) as conn:
         rows, calls = conn.execute(
             "SELECT COUNT(*), COUNT(DISTINCT cache_key) FROM judgments").fetchone()
-    assert rows == calls  # no call was made (and stored) twice
+        votes = conn.execute("SELECT COUNT(*) FROM judgments WHERE rubric_version LIKE "
+                             "'%samples3' AND variant = ''").fetchone()[0]
+    assert rows == calls  # no call was made (and stored) twice, no vote taken twice
+    assert votes == 70  # the samples' one vote per dev item (a row, not a call)
+    calls -= votes
     # what one uninterrupted run makes: the baseline on train (60), baseline, examples and
     # 3 samples on dev (70 + 70 + 210), baseline and examples on test (70 + 70); a resumed
     # run that chose other examples would have made more

@@ -26,6 +26,7 @@ from judgekit.clients.request import (
     sent_sampling,
 )
 from judgekit.clients.spec import JudgeSpec, ResponseFormatMode
+from judgekit.errors import InputError
 from judgekit.judging.cache import needs_call
 from judgekit.judging.outcomes import utc_now
 from judgekit.judging.units import WorkUnit, unit_key, unit_messages
@@ -145,6 +146,10 @@ def prepare_batch(
     (``judge`` or ``probe:<name>``); ``batch_id`` defaults to a new one. Streams
     the units in chunks: memory stays flat in their number.
     """
+    if rubric.voting is not None:  # its votes are taken by judge (judging/voting.py)
+        raise InputError(f"rubric {rubric.name} declares [sampling] (the vote of "
+                         f"{rubric.voting.samples} samples per item): judge it with "
+                         "`judgekit judge`; a batch file holds one call per item")
     shape = shape or request_shape(store, spec, None)
     fmt = response_format_for(shape.mode, verdict_json_schema(rubric))
     store.save_rubric(rubric)
