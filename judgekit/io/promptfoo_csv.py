@@ -54,6 +54,8 @@ _REDTEAM = ("Messages", "RedteamHistory", "RedteamTreeHistory", "pluginId", "str
 _STATUSES = ("PASS", "FAIL", "ERROR")
 #: The grader that is the test's overall ``Status`` (the default without named metrics).
 STATUS = "Status"
+#: How the Status's verdicts are told from a metric's while reading (no metric is unnamed).
+_OVERALL = ""
 _METRIC = "Metric: "
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 #: What promptfoo skips before looking for a formula's first character (JavaScript's \s).
@@ -188,7 +190,7 @@ def read_csv(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
     var_names = header[1 if has_description else 0:first_output]
     metrics = list(dict.fromkeys(name for block in blocks for _, name in block.metrics))
     if grader is not None and not blocks[0].legacy:  # an older file names its metrics in rows
-        pick_graders([*metrics, STATUS], grader, path, "grader")
+        pick_graders(_offered(metrics), grader, path, "grader")
     if not records:
         raise InputError(f"{path}: no rows after the header: nothing to import")
     answers: list[Answer] = []
@@ -211,9 +213,9 @@ def read_csv(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
             if answer is not None:
                 answers.append(_keyed(answer, test_index, key))
     named = list(dict.fromkeys([*metrics, *(v["grader"] for a in answers for v in a.verdicts
-                                            if v["grader"] != STATUS)]))
+                                            if v["grader"] != _OVERALL)]))
     wanted = _wanted(path, named, grader)
-    if STATUS in wanted:
+    if _OVERALL in wanted:
         binary_label(True, rubric.scale, "promptfoo")  # refuses a rubric that is not binary
     for answer in answers:
         answer.verdicts = [{k: v for k, v in verdict.items() if k != "grader"}
@@ -221,21 +223,28 @@ def read_csv(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
     numbers = test_numbers(answers)
     items, verdicts = assemble(answers, test_ids(candidates, numbers), numbers)
     if not verdicts:
-        what = "PASS or FAIL status" if wanted == [STATUS] else "metric score"
+        what = "PASS or FAIL status" if wanted == [_OVERALL] else "metric score"
         raise InputError(f"{path}: no {what} in the file: nothing to import as a judge")
     return ToolRun("promptfoo", items, verdicts, {"tool_version": None, "form": "csv"},
                    graders=[_grader(name) for name in wanted])
 
 
+def _offered(metrics: list[str]) -> list[str]:
+    """The graders ``--grader`` picks from: the metrics, and the Status (unless a metric
+    has that name)."""
+    return metrics if STATUS in metrics else [*metrics, STATUS]
+
+
 def _wanted(path: Path, metrics: list[str], grader: str | None) -> list[str]:
-    """The graders to import: ``grader``, else every named metric, else the Status."""
-    if grader is None:
-        return metrics or [STATUS]
-    return pick_graders([*metrics, STATUS], grader, path, "grader")
+    """The graders to import: ``grader``, else every named metric, else the Status (as
+    :data:`_OVERALL`)."""
+    chosen = (metrics or [STATUS]) if grader is None else pick_graders(
+        _offered(metrics), grader, path, "grader")
+    return [_OVERALL if name == STATUS and STATUS not in metrics else name for name in chosen]
 
 
 def _grader(name: str) -> Grader:
-    if name == STATUS:
+    if name == _OVERALL:
         return Grader("column", STATUS, CSV_GRADER,
                       {"grader_model": None, "verdict": "the test's Status over all its "
                        "assertions (promptfoo's CSV output)"})
@@ -289,7 +298,7 @@ def _answer(at: At, header: Sequence[str], cells: Sequence[str], block: _Block, 
     if named["Comment"]:
         raw["comment"] = at.key("column 'Comment'").text(named["Comment"])
     answer.verdicts.append({
-        "grader": STATUS,
+        "grader": _OVERALL,
         "judge": CSV_GRADER,
         "label": binary_label(status == "PASS", rubric.scale, "promptfoo"),
         "reasoning": None if reason in ("", ALL_PASSED) else reason,

@@ -188,3 +188,33 @@ def test_a_rubric_the_scores_cannot_map_to_is_refused(tmp_path: Path) -> None:
                          "--rubric", str(rubric), "--db", str(tmp_path / "x.db"))
     outcome.assert_clean_error("promptfoo's metric scores are 0..1: use a binary rubric")
     assert not (tmp_path / "x.db").exists()
+
+
+def test_the_json_import_keeps_the_graders_score_as_the_csv_does(tmp_path: Path) -> None:
+    """The JSON's verdict score is the assertion's 0..1 score (the CSV's metric cell), not
+    the label's 1/0; a score outside 0..1 leaves the label's."""
+    document = json.loads((METRICS / "results.json").read_text(encoding="utf-8"))
+    changed = {}
+    for result in document["results"]["results"]:
+        for component in result["gradingResult"]["componentResults"]:
+            if result["testCase"]["description"] == "arithmetic":
+                metric = component["assertion"]["metric"]
+                component["score"] = 0.25 if metric == "correctness" else 7
+                changed[metric] = component["score"]
+    assert changed == {"correctness": 0.25, "format": 7}
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps(document), encoding="utf-8")
+    db = tmp_path / "pf.db"
+    found = _by_grader(db, _graders(_import(path, db)))
+    assert found[("arithmetic", "correctness")] == ("fail", 0.25)
+    assert found[("arithmetic", "format")] == ("pass", 1.0)
+
+
+def test_a_metric_named_status_hides_the_overall_status(tmp_path: Path) -> None:
+    """``metric: Status`` is a metric like any other; ``--grader Status`` picks it."""
+    path = tmp_path / "results.csv"
+    path.write_text((METRICS / "results.csv").read_text(encoding="utf-8").replace(
+        "Metric: format", "Metric: Status"), encoding="utf-8")
+    out = _import(path, tmp_path / "pf.db", "--grader", "Status")
+    assert "grader: metric 'Status' -> judge promptfoo-csv:Status" in out
+    assert "imported 4 verdict(s)" in out
