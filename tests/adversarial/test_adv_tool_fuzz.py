@@ -249,7 +249,8 @@ CSV_CELLS = ["", "PASS", "FAIL", "ERROR", "MAYBE", "'=x", "'", '"', "a\nb", "\uf
                                     FIXTURES / "promptfoo" / "two-graders" / "results.csv",
                                     FIXTURES / "promptfoo" / "csv-0.118" / "results.csv",
                                     FIXTURES / "promptfoo" / "csv-providers" / "results.csv",
-                                    FIXTURES / "promptfoo" / "csv-metrics" / "results.csv"],
+                                    FIXTURES / "promptfoo" / "csv-metrics" / "results.csv",
+                                    FIXTURES / "promptfoo" / "csv-metrics-0.118" / "results.csv"],
                          ids=lambda v: v.parent.name)
 @FUZZ
 @given(data=st.data())

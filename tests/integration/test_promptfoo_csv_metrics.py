@@ -130,24 +130,26 @@ def test_a_score_is_a_verdict_by_the_rubrics_scale(tmp_path: Path) -> None:
 
 
 def test_an_older_releases_cell_holds_the_named_scores(tmp_path: Path) -> None:
-    """promptfoo 0.118 wrote ``[FAIL] (0.50, correctness: 0.00, format: 1.00)``."""
-    path = tmp_path / "results.csv"
-    path.write_text('question,[p] Answer: {{question}}\n'
-                    '"What is 2 + 2?","[FAIL] (0.50, correctness: 0.00, format: 1.00)\n\n'
-                    'Wrong answer.\n---\n5\n\nFail Reason: Wrong answer."\n'
-                    '"What is the capital of France?","[PASS] (1.00, correctness: 1.00)\n\n'
-                    'Paris\n\nPass Reason: All assertions passed"\n', encoding="utf-8")
-    db = tmp_path / "pf.db"
-    out = _import(path, db)
-    graders = _graders(out)
-    assert sorted(graders.values()) == ["correctness", "format"]
-    assert _by_grader(db, graders) == {("t0", "correctness"): ("fail", 0.0),
-                                       ("t0", "format"): ("pass", 1.0),
-                                       ("t1", "correctness"): ("pass", 1.0)}
-    with open_store(db) as store:
+    """promptfoo 0.118 wrote ``[FAIL] (0.50, correctness: 0.00, format: 1.00)`` into one cell
+    (csv-metrics-0.118/, the same config): the same graders and verdicts per answer."""
+    old, new = tmp_path / "old.db", tmp_path / "new.db"
+    old_graders = _graders(_import(PROMPTFOO / "csv-metrics-0.118" / "results.csv", old))
+    new_graders = _graders(_import(METRICS / "results.csv", new))
+    assert old_graders == new_graders
+
+    def by_answer(db: Path) -> set[tuple[str, str | None, str, str | None, float | None]]:
+        with open_store(db) as store:
+            items = {i.id: i for i in store.iter_items("run")}
+            return {(items[j.item_id].input, items[j.item_id].response,
+                     old_graders[j.model_requested], j.label, j.score)
+                    for j in store.judgments()}
+
+    found = by_answer(old)
+    assert found == by_answer(new) and len(found) == 9
+    with open_store(old) as store:
         raw = {j.item_id: json.loads(j.raw_text or "{}") for j in store.judgments()
                if j.model_requested == "promptfoo-csv:format"}
-    assert raw["t0"] == {"metric": "format", "score": 1.0, "status": "FAIL",
+    assert raw["t2"] == {"metric": "format", "score": 1.0, "status": "FAIL",
                          "reason": "Wrong answer."}
 
 
