@@ -207,11 +207,11 @@ def read_csv(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
         for name, value in vars_.items():
             at.key(f"column {name!r}").text(value)
         key = repr((description, sorted(vars_.items())))
-        candidates.setdefault(key, [description.strip() or None])
         for prompt, block in enumerate(blocks):
             answer = _answer(at, header, cells, block, prompt, rubric, vars_, description)
-            if answer is not None:
+            if answer is not None:  # a row without any prompt's result is no test's run
                 answers.append(_keyed(answer, test_index, key))
+                candidates.setdefault(key, [description.strip() or None])
     named = list(dict.fromkeys([*metrics, *(v["grader"] for a in answers for v in a.verdicts
                                             if v["grader"] != _OVERALL)]))
     wanted = _wanted(path, named, grader)

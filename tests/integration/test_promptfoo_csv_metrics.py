@@ -220,3 +220,15 @@ def test_a_metric_named_status_hides_the_overall_status(tmp_path: Path) -> None:
     out = _import(path, tmp_path / "pf.db", "--grader", "Status")
     assert "grader: metric 'Status' -> judge promptfoo-csv:Status" in out
     assert "imported 4 verdict(s)" in out
+
+
+def test_a_row_without_any_result_is_skipped(tmp_path: Path) -> None:
+    """A row whose prompt cells are all blank ran nothing; without descriptions, the other
+    rows are still named by their test's number (this was a KeyError)."""
+    path = tmp_path / "results.csv"
+    path.write_text("question,[p] Answer: {{question}},Status,Score,Named Scores,"
+                    "Metric: correctness,Grader Reason,Comment\nq1,,,,,,,\n"
+                    "q2,a,PASS,1.00,,1.00,All assertions passed,\n", encoding="utf-8")
+    db = tmp_path / "pf.db"
+    assert "imported 1 verdict(s)" in _import(path, db)
+    assert _by_grader(db, {"promptfoo-csv:correctness": "c"}) == {("t1", "c"): ("pass", 1.0)}
