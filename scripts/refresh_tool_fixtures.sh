@@ -86,6 +86,10 @@ echo "== promptfoo"
 (cd "$OUT/promptfoo" && cp "$FIX/promptfoo/two-graders/promptfooconfig.yaml" . &&
   "$NODE" "$PROMPTFOO" eval -c promptfooconfig.yaml -o results.json -o results.jsonl \
     -o results.yaml -o results.csv --no-cache --no-progress-bar >run.log 2>&1 || [[ $? == 100 ]])
+mkdir -p "$OUT/promptfoo/csv-metrics"  # two named llm-rubric metrics: Metric: NAME columns
+(cd "$OUT/promptfoo/csv-metrics" && cp "$FIX/promptfoo/csv-metrics/promptfooconfig.yaml" . &&
+  "$NODE" "$PROMPTFOO" eval -c promptfooconfig.yaml -o results.csv -o results.json \
+    --no-cache --no-progress-bar >run.log 2>&1 || [[ $? == 100 ]])
 mkdir -p "$OUT/promptfoo/repeat3"
 (cd "$OUT/promptfoo/repeat3" && cp "$FIX/promptfoo/repeat3/promptfooconfig.yaml" . &&
   "$NODE" "$PROMPTFOO" eval -c promptfooconfig.yaml --repeat 3 -o results.csv -o results.json \
@@ -124,6 +128,8 @@ check() {  # TOOL FILE [options]
 rm -f "$WORK/check.db"
 for form in json jsonl yaml csv; do check promptfoo "$OUT/promptfoo/results.$form"; done
 for form in json jsonl csv; do check promptfoo "$OUT/promptfoo/repeat3/results.$form" --name repeat3; done
+# the CSV's metrics are the JSON's graders: the same items, one judge per metric
+for form in json csv; do check promptfoo "$OUT/promptfoo/csv-metrics/results.$form" --name metrics; done
 check inspect "$OUT/inspect/capitals_scorers.eval"
 check deepeval "$OUT/deepeval/latest_test_run.json"
 check deepeval "$OUT/deepeval/evaluation_result.json"

@@ -11,11 +11,13 @@ Each result is one test case run through one prompt and provider: ``testIdx``,
 ``response.output`` (the answer) and ``gradingResult.componentResults`` (one per
 assertion). A model-graded assertion (``llm-rubric`` and the others of
 :data:`MODEL_GRADED`) is a grader's verdict: ``pass`` -> the binary rubric's first
-label, else its second; ``reason`` is the reasoning; ``{"pass", "score", "reason"}``
-the raw output. A grader is named by the assertion's ``metric`` (else its type, with
-``#2``, ``#3`` for a type repeated in one test); each is its own judge. Its model is
-``testCase.options.provider`` per row, else promptfoo's default grader of the file's
-promptfoo version (the default changes between releases).
+label, else its second; ``reason`` is the reasoning, ``score`` (the grader's 0..1) the
+verdict's score; ``{"pass", "score", "reason"}`` the raw output. A grader is named by
+the assertion's ``metric`` (else its type, with ``#2``, ``#3`` for a type repeated in
+one test); each is its own judge. Its model is ``testCase.options.provider`` per row,
+else promptfoo's default grader of the file's promptfoo version (the default changes
+between releases). The CSV output names the same graders by their metric
+(:mod:`judgekit.io.promptfoo_metrics`).
 
 Item ids are the test's ``metadata.id`` (else ``description``) when unique across the
 file's tests, else ``t<testIdx>`` of the test's first run; several prompts or providers
@@ -234,12 +236,17 @@ def read(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
         rendered = place.obj(component, "metadata").get("renderedGradingPrompt")
         if isinstance(rendered, str):
             fact["prompt"].add(_system_part(rendered))
-        answer.verdicts.append({
+        verdict: dict[str, Any] = {
             "judge": judge,
             "label": binary_label(passed, rubric.scale, "promptfoo"),
             "reasoning": place.optional_text(component, "reason") or None,
             "raw": {k: component.get(k) for k in ("pass", "score", "reason")},
-        })
+        }
+        score = component.get("score")
+        # the grader's 0..1 score, as the CSV's metric columns hold it (promptfoo_metrics)
+        if isinstance(score, int | float) and not isinstance(score, bool) and 0 <= score <= 1:
+            verdict["score"] = float(score)
+        answer.verdicts.append(verdict)
     numbers = test_numbers(answers)
     items, verdicts = assemble(answers, _ids(results, numbers), numbers)
     graders = [Grader("assertion", ", ".join(sorted(f["name"])), judge, _provenance(f))

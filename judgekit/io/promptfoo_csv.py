@@ -1,4 +1,4 @@
-"""promptfoo's CSV output (``promptfoo eval -o results.csv``): each test's verdict.
+"""promptfoo's CSV output (``promptfoo eval -o results.csv``): each named metric's verdicts.
 
 promptfoo (0.121 and 0.123 checked) writes one row per test run and, per prompt and
 provider, a block of columns::
@@ -8,16 +8,17 @@ provider, a block of columns::
 
 Older releases (0.118 checked) write the vars (sorted by name) and one column per
 prompt, each cell ``[PASS] (1.00)\n\nANSWER\n\nPass Reason: REASON`` (a failed test:
-``[FAIL] (0.00)\n\nREASONS\n---\nANSWER\n\nFail Reason: REASON``); both are read.
+``[FAIL] (0.00)\n\nREASONS\n---\nANSWER\n\nFail Reason: REASON``; named scores as
+``(0.50, NAME: 1.00, ...)``); both are read.
 
-``Status`` is ``PASS``, ``FAIL`` or ``ERROR`` (the call failed; no verdict). The CSV
-holds the test's outcome over all its assertions, not each assertion's, and names no
-grader model, so one judge is imported per file: the test's status is its verdict
-(``PASS`` -> the binary rubric's first label), ``Grader Reason`` its reasoning (unless
-promptfoo's own "All assertions passed"), and the judge is called
-:data:`CSV_GRADER` unless ``--judge`` names the model. Per-metric scores are kept in
-each verdict's raw output. A test with several assertions (model-graded or not) has
-one status for all of them: for one verdict per grader, write ``-o results.json``.
+``Status`` is ``PASS``, ``FAIL`` or ``ERROR`` (the call failed; no verdict). Each named
+metric (an assertion's ``metric: NAME``, e.g. two ``llm-rubric`` assertions named
+``correctness`` and ``format``) is a grader and its own judge ``promptfoo-csv:NAME``,
+its score the verdict (:mod:`judgekit.io.promptfoo_metrics`); the JSON import names the
+same graders by the same metric, but the CSV names no grader model. A file without
+named metrics, or ``grader="Status"``, gives the test's status over all its assertions
+as one judge, :data:`CSV_GRADER` (``PASS`` -> the binary rubric's first label;
+``Grader Reason`` its reasoning unless promptfoo's own "All assertions passed").
 
 promptfoo prefixes a cell that a spreadsheet would run as a formula (``=``, ``@``, a
 non-numeric ``+``/``-``) with ``'``; such a prefix is removed. The prompt column's
@@ -36,6 +37,7 @@ from typing import Any, NoReturn
 
 from judgekit.errors import InputError
 from judgekit.io.file_checks import read_text
+from judgekit.io.promptfoo_metrics import ALL_PASSED, judge_of, legacy_scores, metric_verdict
 from judgekit.io.promptfoo_tests import Answer, assemble, test_ids, test_numbers
 from judgekit.io.tool_shape import At
 from judgekit.io.tools import Grader, ToolRun, binary_label, pick_graders
@@ -50,7 +52,11 @@ _BLOCK_TAIL = ("Grader Reason", "Comment")
 _REDTEAM = ("Messages", "RedteamHistory", "RedteamTreeHistory", "pluginId", "strategyId",
             "sessionId", "sessionIds")
 _STATUSES = ("PASS", "FAIL", "ERROR")
-_ALL_PASSED = "All assertions passed"
+#: The grader that is the test's overall ``Status`` (the default without named metrics).
+STATUS = "Status"
+#: How the Status's verdicts are told from a metric's while reading (no metric is unnamed).
+_OVERALL = ""
+_METRIC = "Metric: "
 _VAR = re.compile(r"\{\{\s*([A-Za-z_][A-Za-z0-9_]*)\s*\}\}")
 #: What promptfoo skips before looking for a formula's first character (JavaScript's \s).
 _LEADING_BLANKS = re.compile(r"^[\s\u200b\u200c\u200d\ufeff]+")
@@ -71,6 +77,8 @@ class _Block:
     provider: str
     template: str
     end: int  # one past the block's last column
+    #: (column index, metric name) of the block's ``Metric: NAME`` columns
+    metrics: tuple[tuple[int, str], ...] = ()
     #: the older form: the output column's cell holds status, score, answer and reason
     legacy: bool = False
 
@@ -99,7 +107,7 @@ def _blocks(path: Path, header: Sequence[str]) -> tuple[list[_Block], int]:
     seen: set[str] = set()
     for name in header:
         if name in seen and name not in (*_BLOCK_HEAD, *_BLOCK_TAIL) and not name.startswith(
-                "Metric: "):
+                _METRIC):
             _header_error(path, f"column {name!r} appears twice")
         seen.add(name)
     starts = [n - 1 for n, name in enumerate(header) if name == "Status"]
@@ -117,7 +125,13 @@ def _blocks(path: Path, header: Sequence[str]) -> tuple[list[_Block], int]:
             _header_error(path, f"column {n + 1} starts {header[n:n + 3]}, expected "
                           f"{list(_BLOCK_HEAD)}")
         n += 3
-        while n < len(header) and header[n].startswith("Metric: "):
+        metrics: list[tuple[int, str]] = []
+        while n < len(header) and header[n].startswith(_METRIC):
+            name = header[n][len(_METRIC):]
+            if name in {m for _, m in metrics}:
+                _header_error(path, f"column {n + 1} {header[n]!r}: a metric named twice "
+                              "in one prompt")
+            metrics.append((n, name))
             n += 1
         if tuple(header[n:n + 2]) != _BLOCK_TAIL:
             _header_error(path, f"column {n + 1} is {header[n] if n < len(header) else 'missing'!r}"
@@ -129,7 +143,7 @@ def _blocks(path: Path, header: Sequence[str]) -> tuple[list[_Block], int]:
             _header_error(path, f"unexpected column {header[n]!r} after prompt {number}'s "
                           "'Comment'")
         provider, template = _prompt_label(header[output])
-        blocks.append(_Block(output, provider, template, n))
+        blocks.append(_Block(output, provider, template, n, tuple(metrics)))
     return blocks, starts[0]
 
 
@@ -168,12 +182,15 @@ def _rows(path: Path) -> tuple[list[str], list[tuple[int, list[str]]]]:
 
 
 def read_csv(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
-    """Items and one verdict per test run and prompt from promptfoo's CSV output."""
+    """Items and, per test run and prompt, one verdict per named metric (or the test's
+    Status, in a file without metrics or with ``grader="Status"``)."""
     header, records = _rows(path)
     blocks, first_output = _blocks(path, header)
     has_description = header[0] == "Description" and first_output > 0
     var_names = header[1 if has_description else 0:first_output]
-    pick_graders(["Status"], grader, path, "column")
+    metrics = list(dict.fromkeys(name for block in blocks for _, name in block.metrics))
+    if grader is not None and not blocks[0].legacy:  # an older file names its metrics in rows
+        pick_graders(_offered(metrics), grader, path, "grader")
     if not records:
         raise InputError(f"{path}: no rows after the header: nothing to import")
     answers: list[Answer] = []
@@ -190,21 +207,51 @@ def read_csv(path: Path, rubric: Rubric, grader: str | None = None) -> ToolRun:
         for name, value in vars_.items():
             at.key(f"column {name!r}").text(value)
         key = repr((description, sorted(vars_.items())))
-        candidates.setdefault(key, [description.strip() or None])
         for prompt, block in enumerate(blocks):
             answer = _answer(at, header, cells, block, prompt, rubric, vars_, description)
-            if answer is not None:
+            if answer is not None:  # a row without any prompt's result is no test's run
                 answers.append(_keyed(answer, test_index, key))
+                candidates.setdefault(key, [description.strip() or None])
+    named = list(dict.fromkeys([*metrics, *(v["grader"] for a in answers for v in a.verdicts
+                                            if v["grader"] != _OVERALL)]))
+    wanted = _wanted(path, named, grader)
+    if _OVERALL in wanted:
+        binary_label(True, rubric.scale, "promptfoo")  # refuses a rubric that is not binary
+    for answer in answers:
+        answer.verdicts = [{k: v for k, v in verdict.items() if k != "grader"}
+                           for verdict in answer.verdicts if verdict["grader"] in wanted]
     numbers = test_numbers(answers)
     items, verdicts = assemble(answers, test_ids(candidates, numbers), numbers)
     if not verdicts:
-        raise InputError(f"{path}: no PASS or FAIL status in the file: nothing to import "
-                         "as a judge")
-    graders = [Grader("column", "Status", CSV_GRADER,
-                      {"grader_model": None, "verdict": "the test's Status over all its "
-                       "assertions (promptfoo's CSV output)"})]
+        what = "PASS or FAIL status" if wanted == [_OVERALL] else "metric score"
+        raise InputError(f"{path}: no {what} in the file: nothing to import as a judge")
     return ToolRun("promptfoo", items, verdicts, {"tool_version": None, "form": "csv"},
-                   graders=graders)
+                   graders=[_grader(name) for name in wanted])
+
+
+def _offered(metrics: list[str]) -> list[str]:
+    """The graders ``--grader`` picks from: the metrics, and the Status (unless a metric
+    has that name)."""
+    return metrics if STATUS in metrics else [*metrics, STATUS]
+
+
+def _wanted(path: Path, metrics: list[str], grader: str | None) -> list[str]:
+    """The graders to import: ``grader``, else every named metric, else the Status (as
+    :data:`_OVERALL`)."""
+    chosen = (metrics or [STATUS]) if grader is None else pick_graders(
+        _offered(metrics), grader, path, "grader")
+    return [_OVERALL if name == STATUS and STATUS not in metrics else name for name in chosen]
+
+
+def _grader(name: str) -> Grader:
+    if name == _OVERALL:
+        return Grader("column", STATUS, CSV_GRADER,
+                      {"grader_model": None, "verdict": "the test's Status over all its "
+                       "assertions (promptfoo's CSV output)"})
+    return Grader("metric", name, judge_of(name),
+                  {"metric": name, "grader_model": None,
+                   "verdict": "the metric's score (promptfoo's CSV output): pass where the "
+                   "test passed every assertion, else by the score"})
 
 
 def _keyed(answer: Answer, test_index: int, key: str) -> Answer:
@@ -214,15 +261,19 @@ def _keyed(answer: Answer, test_index: int, key: str) -> Answer:
 
 def _answer(at: At, header: Sequence[str], cells: Sequence[str], block: _Block, prompt: int,
             rubric: Rubric, vars_: dict[str, str], description: str) -> Answer | None:
-    """One prompt's result in this row, None when the row has none for that prompt."""
+    """One prompt's result in this row, None when the row has none for that prompt; its
+    verdicts carry ``grader`` (the Status or a metric's name), dropped once one is picked."""
     own = cells[block.output:block.end]
     if not any(own):
         return None
     column = at.key(f"column {header[block.output]!r}")
     if block.legacy:
         named = _legacy_cell(column, cells[block.output])
+        scores = {name: (column, value) for name, value in legacy_scores(
+            column, named["Named Scores"]).items()}
     else:
         named = {header[n]: cells[n] for n in range(block.output, block.end)}
+        scores = {name: (at.key(f"column {header[n]!r}"), cells[n]) for n, name in block.metrics}
     status = named["Status"].strip()
     if status not in _STATUSES:
         at.key("column 'Status'").fail(f"expected PASS, FAIL or ERROR, got {status!r}")
@@ -234,6 +285,12 @@ def _answer(at: At, header: Sequence[str], cells: Sequence[str], block: _Block, 
                     fail=at.fail, vars=dict(vars_))
     if status == "ERROR":  # the call under test failed: an item without a verdict
         return answer
+    for metric, (place, cell) in scores.items():
+        verdict = metric_verdict(place, metric, cell, rubric.scale, status=status, reason=reason)
+        if verdict is not None:
+            answer.verdicts.append({**verdict, "grader": metric})
+    if rubric.scale.kind != "binary":  # a pass/fail Status needs a binary rubric (read_csv)
+        return answer
     raw: dict[str, Any] = {"status": status, "score": named["Score"] or None,
                            "reason": reason or None}
     if named["Named Scores"]:
@@ -241,9 +298,10 @@ def _answer(at: At, header: Sequence[str], cells: Sequence[str], block: _Block, 
     if named["Comment"]:
         raw["comment"] = at.key("column 'Comment'").text(named["Comment"])
     answer.verdicts.append({
+        "grader": _OVERALL,
         "judge": CSV_GRADER,
         "label": binary_label(status == "PASS", rubric.scale, "promptfoo"),
-        "reasoning": None if reason in ("", _ALL_PASSED) else reason,
+        "reasoning": None if reason in ("", ALL_PASSED) else reason,
         "raw": raw,
     })
     return answer

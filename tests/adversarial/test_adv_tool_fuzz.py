@@ -237,16 +237,20 @@ def test_damaged_inspect_archives(cut: int, flips: list[int], template: Path) ->
 
 
 #: What a cell of promptfoo's CSV becomes: statuses it never writes, formula escapes, a
-#: quote, a newline, a BOM, a header name in a row, a lone surrogate's escape as text.
+#: quote, a newline, a BOM, a header name in a row, a lone surrogate's escape as text, and
+#: metric scores promptfoo never writes (out of 0..1, not finite).
 CSV_CELLS = ["", "PASS", "FAIL", "ERROR", "MAYBE", "'=x", "'", '"', "a\nb", "\ufeff",
-             "Status", "[p] {{question}}", "1e308", "\\ud800"]
+             "Status", "[p] {{question}}", "1e308", "\\ud800", "Metric: correctness", "0.50",
+             "-0.00", "1.5", "NaN", "Infinity"]
 
 
 @pytest.mark.parametrize("source", [FIXTURES / "promptfoo" / "csv" / "results.csv",
                                     FIXTURES / "promptfoo" / "repeat3" / "results.csv",
                                     FIXTURES / "promptfoo" / "two-graders" / "results.csv",
                                     FIXTURES / "promptfoo" / "csv-0.118" / "results.csv",
-                                    FIXTURES / "promptfoo" / "csv-providers" / "results.csv"],
+                                    FIXTURES / "promptfoo" / "csv-providers" / "results.csv",
+                                    FIXTURES / "promptfoo" / "csv-metrics" / "results.csv",
+                                    FIXTURES / "promptfoo" / "csv-metrics-0.118" / "results.csv"],
                          ids=lambda v: v.parent.name)
 @FUZZ
 @given(data=st.data())

@@ -95,8 +95,10 @@ def test_an_older_releases_csv_gives_the_same_items_and_verdicts(tmp_path: Path)
 
 
 def test_csv_names_the_judge_with_judge_and_keeps_named_scores(tmp_path: Path) -> None:
+    """``--grader Status``: the test's overall status as one judge, even beside metrics."""
     db = tmp_path / "pf.db"
-    out = _import(PROMPTFOO / "two-graders" / "results.csv", db, "--judge", "grader-model")
+    out = _import(PROMPTFOO / "two-graders" / "results.csv", db, "--grader", "Status",
+                  "--judge", "grader-model")
     assert "imported 4 verdict(s)" in out
     rubric = load_rubric("correctness")
     with open_store(db) as store:
