@@ -39,8 +39,9 @@ TOOL_CHOICES = ("promptfoo", "inspect", "deepeval", "lm-eval", "openai-batch")
 @click.option("--grader", "--scorer", "--metric", "--assertion", "grader", default=None,
               metavar="NAME",
               help="With --from: import only this grader (an Inspect scorer, a DeepEval or "
-                   "lm-eval metric, a promptfoo assertion's metric or type); by default each "
-                   "grader in the file is imported as its own judge.")
+                   "lm-eval metric, a promptfoo assertion's metric or type; in a promptfoo "
+                   "CSV a named metric, or Status for each test's overall status); by default "
+                   "each grader in the file is imported as its own judge.")
 @click.option("--id-from", default=None, metavar="custom_id|metadata.FIELD",
               help="With --from openai-batch: where a line's item id is: its custom_id "
                    "(default) or the request body's metadata.FIELD in --requests.")
