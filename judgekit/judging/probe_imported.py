@@ -128,16 +128,8 @@ def imported_position_probe(
     warning = orientation_message(judge, *low) if low is not None else None
     if warning is not None:
         result["warning"] = warning
-    phase("saving the probe run")
-    store.create_run(RunRecord(
-        id=run_id, kind="probe:position", dataset=dataset, rubric_hash=rubric.sha256,
-        model=judge, base_url=IMPORTED_ENDPOINT, sampling={}, capabilities={},
-        judgekit_version=__version__, started_at=now, finished_at=now,
-        summary={"imported": True, "pairs": len(ids), "verdicts": len(used)},
-    ))
-    store.stand_for(run_id, used)
-    store.save_rubric(rubric)
-    store.save_probe_result(run_id, "position", rubric.sha256, result)
+    _save_probe_run(store, rubric, "position", run_id, dataset, judge, now, used, result,
+                    {"pairs": len(ids)})
     return ImportedPosition(result, warning)
 
 
@@ -210,14 +202,23 @@ def imported_consistency_probe(
     }
     result.update(outcome.to_dict())
     result["unstable_items"] = [ids[i] for i in outcome.unstable[:MAX_LISTED_IDS]]
+    _save_probe_run(store, rubric, "consistency", run_id, dataset, judge, now, used, result,
+                    {"items": len(ids)})
+    return ImportedConsistency(result)
+
+
+def _save_probe_run(
+    store: Store, rubric: Rubric, probe: str, run_id: str, dataset: str, judge: str, now: str,
+    used: list[int], result: dict[str, Any], counts: dict[str, int],
+) -> None:
+    """Store an imported probe's run, the verdicts it stands for and its result, together."""
     phase("saving the probe run")
     store.create_run(RunRecord(
-        id=run_id, kind="probe:consistency", dataset=dataset, rubric_hash=rubric.sha256,
+        id=run_id, kind=f"probe:{probe}", dataset=dataset, rubric_hash=rubric.sha256,
         model=judge, base_url=IMPORTED_ENDPOINT, sampling={}, capabilities={},
         judgekit_version=__version__, started_at=now, finished_at=now,
-        summary={"imported": True, "items": len(ids), "verdicts": len(used)},
+        summary={"imported": True, **counts, "verdicts": len(used)},
     ))
     store.stand_for(run_id, used)
     store.save_rubric(rubric)
-    store.save_probe_result(run_id, "consistency", rubric.sha256, result)
-    return ImportedConsistency(result)
+    store.save_probe_result(run_id, probe, rubric.sha256, result)
