@@ -21,7 +21,7 @@ from judgekit import stats
 from judgekit.stats.parity_crowd import CrowdLabels
 
 #: Rater pairs (one per shared item) counted at once before they are merged.
-PAIR_BLOCK = 4_000_000
+PAIR_BLOCK = 2_000_000
 
 IntArray = npt.NDArray[np.int64]
 
@@ -46,27 +46,39 @@ def alpha_of(
                                      value_domain=values)
 
 
+def _counted(block: list[IntArray]) -> tuple[IntArray, IntArray]:
+    """Distinct pair codes of a block and how often each occurs (sorted in place: the
+    block's pairs are held once more, not four times as ``np.unique``'s inverse would)."""
+    codes = np.concatenate(block)
+    block.clear()
+    codes.sort()
+    starts = np.flatnonzero(np.concatenate(([True], codes[1:] != codes[:-1])))
+    counts = np.diff(np.append(starts, codes.size))
+    return codes[starts], counts.astype(np.int64)
+
+
 def _merge(keys: IntArray, counts: IntArray, block: list[IntArray]) -> tuple[IntArray, IntArray]:
     """Distinct pair codes and how many items each shares, with one more block added."""
-    merged, inverse = np.unique(np.concatenate([keys, *block]), return_inverse=True)
-    weights = np.concatenate([counts, *(np.ones(b.size, dtype=np.int64) for b in block)])
-    return merged, np.bincount(inverse.ravel(), weights=weights,
-                               minlength=merged.size).astype(np.int64)
+    new, new_counts = _counted(block)
+    if not keys.size:
+        return new, new_counts
+    merged, inverse = np.unique(np.concatenate([keys, new]), return_inverse=True)
+    total = np.bincount(inverse.ravel(), weights=np.concatenate([counts, new_counts]),
+                        minlength=merged.size)
+    return merged, total.astype(np.int64)
 
 
-def _overlaps(
-    by_item: Mapping[str, Mapping[str, Any]], items: Sequence[str], index: Mapping[str, int]
-) -> tuple[IntArray, IntArray]:
-    """Every rater pair ``a < b`` (as ``a * R + b``) that shares an item, and how many.
+def _overlaps(per_item: Sequence[Sequence[int]], n_raters: int) -> tuple[IntArray, IntArray]:
+    """Every rater pair ``a < b`` (as ``a * n_raters + b``) that shares an item, and how many.
 
-    Rows are sorted by item, then rater; the d-th pass pairs each row with the row d
-    further on in its item, over the rows whose item has more than d left: the work
-    is the number of (pair, shared item), not raters squared.
+    ``per_item`` is each item's raters, ascending. Rows are sorted by item, then rater;
+    the d-th pass pairs each row with the row d further on in its item, over the rows
+    whose item has more than d left: the work is the number of (pair, shared item), not
+    raters squared.
     """
-    n_raters = len(index)
-    sizes = np.asarray([len(by_item[i]) for i in items], dtype=np.int64)
-    rater = np.fromiter((j for i in items for j in sorted(index[r] for r in by_item[i])),
-                        dtype=np.int64, count=int(sizes.sum()))
+    sizes = np.asarray([len(raters) for raters in per_item], dtype=np.int64)
+    rater = np.fromiter((j for raters in per_item for j in raters), dtype=np.int64,
+                        count=int(sizes.sum()))
     starts = np.cumsum(sizes) - sizes
     left = np.repeat(starts + sizes, sizes) - np.arange(rater.size)  # rows to the item's end
     keys = np.zeros(0, dtype=np.int64)
@@ -80,10 +92,10 @@ def _overlaps(
         held += active.size
         if held >= PAIR_BLOCK:
             keys, counts = _merge(keys, counts, block)
-            block, held = [], 0
+            held = 0
         d += 1
         active = active[left[active] > d]
-    if block or not keys.size:
+    if block:
         keys, counts = _merge(keys, counts, block)
     return keys, counts
 
@@ -109,7 +121,12 @@ def rater_pairs(
         first, second = np.triu_indices(n, 1)
         keys = first.astype(np.int64) * n + second
     else:
-        keys, counts = _overlaps(by_item, items, index)
+        # a rater with fewer items than min_overlap is in no pair kept: a crowd's
+        # annotators with a few labels each drop out before any pair is formed
+        eligible = {j for j, positions in rated.items() if len(positions) >= min_overlap}
+        per_item = [sorted(j for j in (index[r] for r in by_item[i]) if j in eligible)
+                    for i in items]
+        keys, counts = _overlaps(per_item, n)
         keep = np.flatnonzero(counts >= min_overlap)
     out = []
     for key in keys[keep].tolist():
