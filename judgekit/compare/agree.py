@@ -12,7 +12,6 @@ the store.
 
 from __future__ import annotations
 
-import itertools
 import math
 import sys
 from collections.abc import Callable, Iterable, Mapping
@@ -24,12 +23,13 @@ import numpy as np
 
 from judgekit import stats
 from judgekit.compare.agree_reference import ReferenceFigure, judge_against_reference
+from judgekit.compare.agree_rows import alpha_of, parity_crowd, rater_pairs
 from judgekit.compare.clustering import Clustering
 from judgekit.errors import InputError
 from judgekit.io.records import iter_records
 from judgekit.progress import phase
 from judgekit.report.model import Stat, undefined
-from judgekit.report.parity import ALT_TEST_EPSILON, Parity, judge_parity
+from judgekit.report.parity import ALT_TEST_EPSILON, Parity, parity_of
 from judgekit.report.stat_intervals import IntervalSpec, bootstrap_stat, to_stat
 from judgekit.types import ADJUDICATED_SOURCE
 
@@ -271,9 +271,9 @@ def agreement_from_ratings(
         by_item.setdefault(r.item_id, {})[r.rater] = r.label
     items = sorted(by_item)
     raters = sorted({r.rater for r in ratings})
-    data = [[by_item[i].get(rater) for i in items] for rater in raters]
     phase("Krippendorff's alpha")
-    alpha = to_stat(stats.krippendorff_alpha(data, level=level), spec_for(items))
+    # from per-item value counts: a raters x items table of a crowd is almost all empty
+    alpha = to_stat(alpha_of(by_item, items, level), spec_for(items))
 
     phase("Fleiss' kappa")
     multi = [i for i in items if len(by_item[i]) >= 2]
@@ -293,12 +293,10 @@ def agreement_from_ratings(
     phase("pairwise kappas")
     weights: Literal["quadratic"] | None = None if level == "nominal" else "quadratic"
     domain = _kappa_domain([r.label for r in ratings], level)
-    pairs, skipped = [], 0
-    for a, b in itertools.combinations(raters, 2):
-        shared = [i for i in items if a in by_item[i] and b in by_item[i]]
-        if len(shared) < min_overlap:
-            skipped += 1
-            continue
+    pairs = []
+    # only pairs that share an item are looked at (a crowd's pairs mostly share none)
+    overlapping, skipped = rater_pairs(by_item, items, raters, min_overlap)
+    for a, b, shared in overlapping:
         result = stats.cohen_kappa(
             [by_item[i][a] for i in shared],
             [by_item[i][b] for i in shared],
@@ -347,12 +345,12 @@ def _parity(
             f"--judge {judge!r} is not a rater in the file (raters: {', '.join(raters)})"
         )
     others = [r for r in raters if r != judge]
-    shared = [i for i in items if judge in by_item[i] and sum(r in by_item[i] for r in others) >= 2]
+    shared = [i for i in items if judge in by_item[i] and len(by_item[i]) >= 3]
     if not shared:
         raise InputError(f"no item was rated by {judge!r} and two or more other raters")
-    labels = [by_item[i][judge] for i in shared]
-    per_rater = {r: [by_item[i].get(r) for i in shared] for r in others}
-    numeric = None if level == "nominal" else (labels, per_rater)
+    # labels as rows: the others as columns over the items would be raters x items
+    numbers = None if level == "nominal" else parity_crowd(by_item, shared, judge, others,
+                                                           "neg_rmse")
     spec = spec_for(shared)
-    return judge_parity(labels, per_rater, spec, clusters=spec.clusters, numeric=numeric,
-                        epsilon=epsilon)
+    return parity_of(parity_crowd(by_item, shared, judge, others), numbers, spec,
+                     clusters=spec.clusters, epsilon=epsilon)

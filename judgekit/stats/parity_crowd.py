@@ -45,11 +45,17 @@ class CrowdLabels:
 
     @classmethod
     def from_items(cls, judge: Sequence[Any], labels: Sequence[Mapping[str, Any]],
-                   scoring: str = "accuracy") -> CrowdLabels:
-        """From the judge's label per item and each item's ``{annotator: label}``."""
+                   scoring: str = "accuracy", names: Sequence[str] | None = None) -> CrowdLabels:
+        """From the judge's label per item and each item's ``{annotator: label}``.
+
+        ``names`` lists every annotator, also those with no label here (the alt-test
+        reports them as skipped); default: the annotators of ``labels``, in name order.
+        """
         if len(judge) != len(labels):
             raise ValueError(f"{len(labels)} items of labels for {len(judge)} judge labels")
-        names = tuple(sorted({a for by in labels for a in by}))
+        if names is None:
+            names = sorted({a for by in labels for a in by})
+        names = tuple(names)
         index = {name: j for j, name in enumerate(names)}
         sizes = [len(by) for by in labels]
         item = np.repeat(np.arange(len(labels), dtype=np.int64), sizes)

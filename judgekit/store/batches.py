@@ -19,7 +19,6 @@ from typing import Any
 
 from judgekit.store import rows as R
 from judgekit.store._base import StoreBase, chunks, marks
-from judgekit.store.imports import large_page_cache
 
 __all__ = [
     "ACTIVE_JOB_STATES", "BatchFile", "BatchJob", "BatchRecord", "BatchRequest", "BatchWriter",
@@ -169,36 +168,36 @@ class BatchesMixin(StoreBase):
         The batch counts as prepared only when its files are recorded, in one
         transaction at the end of the block; an error in the block deletes what
         was written. Rows of a process killed meanwhile stay incomplete and are
-        never matched by :meth:`batch_requests` or listed.
+        never matched by :meth:`batch_requests` or listed. SQLite's page cache stays at
+        its default: a larger one fills with index pages in step with the calls.
         """
-        with large_page_cache(self._conn):  # 100,000 calls recorded under random keys
+        with self._write() as conn:
+            conn.execute(
+                "INSERT INTO batches (id, kind, dataset, rubric_hash, model, base_url, "
+                "sampling, request, n_requests, created_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
+                [record.id, record.kind, record.dataset, record.rubric_hash, record.model,
+                 R.strip_credentials(record.base_url), R.dump_json(record.sampling),
+                 R.dump_json(record.request), record.created_at],
+            )
+        writer = BatchWriter(self, record.id)
+        try:
+            yield writer
+        except BaseException:
             with self._write() as conn:
-                conn.execute(
-                    "INSERT INTO batches (id, kind, dataset, rubric_hash, model, base_url, "
-                    "sampling, request, n_requests, created_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?)",
-                    [record.id, record.kind, record.dataset, record.rubric_hash, record.model,
-                     R.strip_credentials(record.base_url), R.dump_json(record.sampling),
-                     R.dump_json(record.request), record.created_at],
-                )
-            writer = BatchWriter(self, record.id)
-            try:
-                yield writer
-            except BaseException:
-                with self._write() as conn:
-                    for table, column in (("batch_requests", "batch_id"),
-                                          ("batch_files", "batch_id"), ("batches", "id")):
-                        conn.execute(f"DELETE FROM {table} WHERE {column} = ?", [record.id])
-                raise
-            with self._write() as conn:
-                conn.executemany(
-                    "INSERT INTO batch_files (batch_id, part, path, sha256, n_requests, bytes) "
-                    "VALUES (?, ?, ?, ?, ?, ?)",
-                    [[f.batch_id, f.part, f.path, f.sha256, f.n_requests, f.bytes]
-                     for f in writer.files],
-                )
-                conn.execute("UPDATE batches SET n_requests = ? WHERE id = ?",
-                             [writer.n_requests, record.id])
+                for table, column in (("batch_requests", "batch_id"),
+                                      ("batch_files", "batch_id"), ("batches", "id")):
+                    conn.execute(f"DELETE FROM {table} WHERE {column} = ?", [record.id])
+            raise
+        with self._write() as conn:
+            conn.executemany(
+                "INSERT INTO batch_files (batch_id, part, path, sha256, n_requests, bytes) "
+                "VALUES (?, ?, ?, ?, ?, ?)",
+                [[f.batch_id, f.part, f.path, f.sha256, f.n_requests, f.bytes]
+                 for f in writer.files],
+            )
+            conn.execute("UPDATE batches SET n_requests = ? WHERE id = ?",
+                         [writer.n_requests, record.id])
 
     def get_batch(self, batch_id: str) -> BatchRecord | None:
         row = self._one("SELECT * FROM batches WHERE id = ?", [batch_id])

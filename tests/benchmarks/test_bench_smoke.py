@@ -36,6 +36,7 @@ DEFAULT = (
     "bench_lead.py",
     "bench_annotate_criteria.py",
     "bench_queue_progress.py",
+    "bench_agree_crowd.py",
 )
 #: The rest of the speed scripts: servers on 127.0.0.1 or a process per step.
 HEAVY = (
