@@ -27,7 +27,13 @@ from typing import Any
 
 from judgekit.criteria import criteria_data, is_joint, load_criteria, split_reference
 from judgekit.errors import RubricError
-from judgekit.prompts import parse_template, placeholders, render_messages, render_scale
+from judgekit.prompts import (
+    parse_template,
+    placeholders,
+    render_messages,
+    render_scale,
+    verdict_json_schema,
+)
 from judgekit.types import Item, Rubric, Scale, canonical_json, sha256_text
 
 #: Heads the list of criteria in the prompt.
@@ -89,18 +95,7 @@ class JointPlan:
 
     def schema(self) -> dict[str, Any]:
         """The JSON schema of the answer, for structured output: every criterion required."""
-        properties = {
-            name: {
-                "type": "object",
-                "properties": {
-                    "reasoning": {"type": "string"},
-                    "verdict": {"type": "string", "enum": list(rubric.scale.labels)},
-                },
-                "required": ["reasoning", "verdict"],
-                "additionalProperties": False,
-            }
-            for name, rubric in self.criteria
-        }
+        properties = {name: verdict_json_schema(rubric) for name, rubric in self.criteria}
         return {"type": "object", "properties": properties, "required": list(self.names),
                 "additionalProperties": False}
 
