@@ -83,14 +83,7 @@ def imported_position_probe(
     if not judges:
         raise InputError(f"no imported BA verdicts for rubric {rubric.name!r} on dataset "
                          f"{dataset!r}; import both orders with: judgekit judgments import")
-    if judge is None:
-        if len(judges) > 1:
-            raise InputError(f"several imported judges ({', '.join(judges)}): choose one "
-                             "with --judge NAME")
-        judge = judges[0]
-    elif judge not in judges:
-        raise InputError(f"no imported BA verdicts of judge {judge!r} (imported judges: "
-                         f"{', '.join(judges)})")
+    judge = _pick_judge(judges, judge, "BA verdicts")
     phase("reading both orders")
     by = _both_orders(store, rubric, dataset, judge)
     ids = [i for i in store.item_ids(dataset) if SWAPPED_VARIANT in by.get(i, {})]
@@ -151,14 +144,7 @@ def imported_consistency_probe(
         raise InputError(f"no imported verdicts for rubric {rubric.name!r} on dataset "
                          f"{dataset!r}; import them with: judgekit judgments import, or "
                          "judgekit import --from TOOL")
-    if judge is None:
-        if len(judges) > 1:
-            raise InputError(f"several imported judges ({', '.join(judges)}): choose one "
-                             "with --judge NAME")
-        judge = judges[0]
-    elif judge not in judges:
-        raise InputError(f"no imported verdicts of judge {judge!r} (imported judges: "
-                         f"{', '.join(judges)})")
+    judge = _pick_judge(judges, judge, "verdicts")
     phase("reading the repeated verdicts")
     by: dict[str, dict[int, _Verdict]] = defaultdict(dict)
     for row_id, item_id, _, sample, status, label in store.judgment_outcomes(
@@ -205,6 +191,19 @@ def imported_consistency_probe(
     _save_probe_run(store, rubric, "consistency", run_id, dataset, judge, now, used, result,
                     {"items": len(ids)})
     return ImportedConsistency(result)
+
+
+def _pick_judge(judges: list[str], judge: str | None, what: str) -> str:
+    """The imported judge a probe reads: the one named, or the only one there is."""
+    if judge is None:
+        if len(judges) > 1:
+            raise InputError(f"several imported judges ({', '.join(judges)}): choose one "
+                             "with --judge NAME")
+        return judges[0]
+    if judge not in judges:
+        raise InputError(f"no imported {what} of judge {judge!r} (imported judges: "
+                         f"{', '.join(judges)})")
+    return judge
 
 
 def _save_probe_run(
