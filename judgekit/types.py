@@ -185,6 +185,12 @@ class Item:
         return self.response_a is not None and self.response_b is not None
 
     @property
+    def source_group(self) -> str | None:
+        """The items this one is not independent of: its ``cluster``, else its prompt (None
+        with neither: it shares nothing known). What a p-value by prompt counts."""
+        return self.cluster if self.cluster is not None else (self.input or None)
+
+    @property
     def content_hash(self) -> str:
         """sha256 of everything a judge sees, so an edited item is re-judged."""
         return sha256_text(

@@ -244,7 +244,7 @@ def _length_section(store: Store, rubric: Rubric, dataset: str, items: Sequence[
     # items of one prompt (or one `cluster`) are not independent evidence: the p-value
     # counts prompts when items share one (an item without either is its own cluster)
     by_cluster = any(i.cluster is not None for i in items)
-    groups = [i.cluster if i.cluster is not None else (i.input or f"\0{i.id}") for i in items]
+    groups = [i.source_group or f"\0{i.id}" for i in items]
     judge = bias.length_effect(scores, lengths, max_points=MAX_POINTS, groups=groups,
                                cluster_by="cluster or prompt" if by_cluster else "prompt")
     humans = _human_scores(store, rubric, dataset)

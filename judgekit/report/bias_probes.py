@@ -106,8 +106,8 @@ def _current_human_length(
     # items of one prompt (or one `cluster`) are not independent evidence: the p-value
     # (and interval) count prompts when labelled items share one, as the slope's do
     by_cluster = any(item.cluster is not None for item in items.values())
-    groups = {i: item.cluster if item.cluster is not None else item.input
-              for i, item in items.items() if item.cluster is not None or item.input}
+    groups = {i: group for i, item in items.items()
+              if (group := item.source_group) is not None}
     fresh = human_length_correlation(scores, lengths, max_points=max_points, groups=groups,
                                      cluster_by="cluster or prompt" if by_cluster
                                      else "prompt")
