@@ -38,7 +38,8 @@ from dataclasses import dataclass
 
 from judgekit.store import QueueEntry, Store
 from judgekit.tui.figures import Progress
-from judgekit.tui.session import Key, LabelingSession, is_note_row
+from judgekit.tui.queue_cursor import Key, QueueCursor
+from judgekit.tui.session import LabelingSession, is_note_row
 from judgekit.types import Item, Label, Rubric
 
 
@@ -50,7 +51,7 @@ class Criterion:
     rubric: Rubric
 
 
-class CriteriaSession:
+class CriteriaSession(QueueCursor):
     """One annotator, one queue, every criterion of a multi-criteria rubric file."""
 
     def __init__(
@@ -87,21 +88,6 @@ class CriteriaSession:
         self._arrive()
 
     # -- where we are --------------------------------------------------------
-    @property
-    def total(self) -> int:
-        return len(self.entries)
-
-    @property
-    def finished(self) -> bool:
-        return self.index >= len(self.entries)
-
-    @property
-    def current(self) -> QueueEntry | None:
-        return None if self.finished else self.entries[self.index]
-
-    @property
-    def current_key(self) -> Key | None:
-        return None if self.finished else self._keys[self.index]
 
     @property
     def focused(self) -> LabelingSession:

@@ -36,13 +36,13 @@ from dataclasses import dataclass, replace
 
 from judgekit.store import QueueEntry, Store
 from judgekit.tui.figures import MIN_AGREEMENT_N, Agreement, Progress, agreement_of
+from judgekit.tui.queue_cursor import Key, QueueCursor
 from judgekit.types import ADJUDICATED_SOURCE, Item, Label, Rubric
 
 __all__ = [
     "MIN_AGREEMENT_N", "Agreement", "JudgeView", "Key", "LabelingSession", "Progress",
 ]
 
-Key = tuple[str, str]  # (dataset, item_id)
 #: Characters of two inputs that, when equal, make them one source (as queues group them:
 #: judgekit.store.exports.GROUP_PREFIX).
 OPENING = 200
@@ -62,7 +62,7 @@ class JudgeView:
     model: str = ""
 
 
-class LabelingSession:
+class LabelingSession(QueueCursor):
     """State of one annotator working through one queue for one rubric."""
 
     def __init__(
@@ -137,21 +137,6 @@ class LabelingSession:
         """Whether to show the guidelines first: a queue not yet started, a rubric with text."""
         has_text = bool(self.rubric.description.strip() or self.rubric.guidelines.strip())
         return has_text and not self.latest
-    @property
-    def total(self) -> int:
-        return len(self.entries)
-
-    @property
-    def finished(self) -> bool:
-        return self.index >= len(self.entries)
-
-    @property
-    def current(self) -> QueueEntry | None:
-        return None if self.finished else self.entries[self.index]
-
-    @property
-    def current_key(self) -> Key | None:
-        return None if self.finished else self._keys[self.index]
 
     def is_labeled(self, key: Key) -> bool:
         row = self.latest.get(key)
